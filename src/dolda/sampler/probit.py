@@ -1,0 +1,217 @@
+"""Gibbs blocks of the Diagonal Orthant probit regression (paper section 3.1, steps 1-4).
+
+The sampler targets, as DESIGN.md section 2 explains, the product of ``L``
+independent one-vs-rest binary probit likelihoods times the prior; the DO
+normaliser only enters at prediction.  Given the regressors ``U`` (D x P) one
+iteration is
+
+1. ``a``      -- truncated-normal utilities (:func:`dolda.sampler.truncnorm.draw_utilities`);
+2. ``eta``    -- ``eta_l ~ N(m_l, Q_l^{-1})`` with the prior *precision* on the
+   diagonal, ``Q_l = U^T U + diag(1 / v_l)`` and ``m_l = Q_l^{-1} U^T a_l``
+   (the paper prints ``(U^T U + tau^2 Lambda)^{-1}``, which puts the prior
+   variance where its inverse belongs);
+3. shrinkage -- the Horseshoe scales by the auxiliary inverse-gamma scheme of
+   Makalic & Schmidt (2016):
+
+   * ``lambda_{lp}^2 | . ~ IG(1, 1/nu_{lp} + eta_{lp}^2 / (2 tau_l^2))``
+   * ``tau_l^2 | .       ~ IG((P_s + 1)/2, 1/xi_l + sum_p eta_{lp}^2 / (2 lambda_{lp}^2))``
+   * ``nu_{lp} | .       ~ IG(1, 1 + 1/lambda_{lp}^2)``
+   * ``xi_l | .          ~ IG(1, 1 + 1/tau_l^2)``
+
+   where ``P_s`` is the number of shrunk coefficients (the intercept and any
+   other unshrunk column keep a N(0, c) prior).  With ``nu ~ IG(1/2, 1)`` and
+   ``lambda^2 | nu ~ IG(1/2, 1/nu)`` the marginal of ``lambda`` is C+(0, 1),
+   and likewise for ``tau``; the Geweke test in ``tests/`` is the proof.
+
+Each block is a plain function of arrays; :func:`gibbs_step` chains them and
+returns a new :class:`ProbitState`.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
+
+import numpy as np
+from scipy.linalg import cho_solve, cholesky, solve_triangular
+from scipy.special import log_ndtr
+
+from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
+from .truncnorm import draw_utilities
+
+#: Smallest prior variance tau^2 lambda^2 used in the eta precision.  Below it the
+#: coefficient is zero to machine precision anyway; the floor keeps Q_l finite.
+MIN_PRIOR_VARIANCE = 1e-100
+
+
+class ProbitPrior(NamedTuple):
+    """What the prior says about each of the ``P`` columns of ``U``.
+
+    Attributes
+    ----------
+    horseshoe : bool
+        True for the Horseshoe prior, False for N(0, c) on every coefficient.
+    shrunk : bool array (P,)
+        Which columns get the Horseshoe (False: N(0, c), e.g. the intercept).
+    variance : float
+        ``c``, the variance of the normal prior.
+    """
+
+    horseshoe: bool
+    shrunk: np.ndarray
+    variance: float
+
+
+class ProbitState(NamedTuple):
+    """One state of the DO-probit chain.
+
+    Attributes
+    ----------
+    a : (D, L) latent utilities.
+    eta : (L, P) coefficients ``eta_l``.
+    lam2 : (L, P) local scales ``lambda_{lp}^2`` (1 where unshrunk).
+    tau2 : (L,) global scales ``tau_l^2``.
+    nu : (L, P) auxiliaries of ``lambda^2``.
+    xi : (L,) auxiliaries of ``tau^2``.
+    """
+
+    a: np.ndarray
+    eta: np.ndarray
+    lam2: np.ndarray
+    tau2: np.ndarray
+    nu: np.ndarray
+    xi: np.ndarray
+
+
+def inverse_gamma(rng: np.random.Generator, shape, scale):
+    """``IG(shape, scale)`` draws (density ∝ x^{-shape-1} exp(-scale/x)), elementwise."""
+    return scale / rng.standard_gamma(shape, size=np.shape(scale))
+
+
+def initial_state(n_samples: int, n_classes: int, n_columns: int) -> ProbitState:
+    """Start at eta = 0 with unit scales; ``a`` is drawn by the first step."""
+    return ProbitState(
+        a=np.zeros((n_samples, n_classes)),
+        eta=np.zeros((n_classes, n_columns)),
+        lam2=np.ones((n_classes, n_columns)),
+        tau2=np.ones(n_classes),
+        nu=np.ones((n_classes, n_columns)),
+        xi=np.ones(n_classes),
+    )
+
+
+def prior_precision(prior: ProbitPrior, lam2: np.ndarray, tau2: np.ndarray) -> np.ndarray:
+    """Diagonal of the prior precision of every ``eta_l``, shape (L, P)."""
+    n_classes, n_columns = lam2.shape
+    prec = np.full((n_classes, n_columns), 1.0 / prior.variance)
+    if prior.horseshoe:
+        var = np.maximum(tau2[:, None] * lam2, MIN_PRIOR_VARIANCE)
+        prec[:, prior.shrunk] = 1.0 / var[:, prior.shrunk]
+    return prec
+
+
+def _draw_one_class(gram, prec_l, rhs_l, z_l):
+    q = gram.copy()
+    q[np.diag_indices_from(q)] += prec_l
+    chol = cholesky(q, lower=True, check_finite=False)
+    mean = cho_solve((chol, True), rhs_l, check_finite=False)
+    return mean + solve_triangular(chol, z_l, lower=True, trans="T", check_finite=False)
+
+
+def draw_coefficients(gram, rhs, prec, normals, n_jobs: int = 1):
+    """The eta-step: ``eta_l ~ N(Q_l^{-1} b_l, Q_l^{-1})``, ``Q_l = gram + diag(prec_l)``.
+
+    Parameters
+    ----------
+    gram : (P, P) ``U^T U``, computed once per iteration for all classes.
+    rhs : (L, P) ``b_l = U^T a_l``.
+    prec : (L, P) prior precisions.
+    normals : (L, P) standard normal draws (the only randomness).
+    n_jobs : int
+        Classes are independent and solved on this many threads (LAPACK
+        releases the GIL).  The result does not depend on it.
+
+    Returns
+    -------
+    eta : (L, P)
+        With ``Q_l = C C^T`` (Cholesky), ``eta_l = C^{-T} C^{-1} b_l + C^{-T} z_l``.
+    """
+    n_classes = rhs.shape[0]
+    if n_jobs > 1 and n_classes > 1:
+        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+            rows = list(pool.map(_draw_one_class, [gram] * n_classes, prec, rhs, normals))
+    else:
+        rows = [_draw_one_class(gram, prec[l], rhs[l], normals[l]) for l in range(n_classes)]
+    return np.stack(rows)
+
+
+def draw_shrinkage(rng, prior: ProbitPrior, eta, lam2, tau2, nu, xi):
+    """The Horseshoe step: new ``(lam2, tau2, nu, xi)`` given ``eta`` (Makalic & Schmidt 2016)."""
+    if not prior.horseshoe:
+        return lam2, tau2, nu, xi
+    s = prior.shrunk
+    eta2 = eta[:, s] ** 2
+    lam2 = lam2.copy()
+    nu = nu.copy()
+    new_lam2 = inverse_gamma(rng, 1.0, 1.0 / nu[:, s] + eta2 / (2.0 * tau2[:, None]))
+    lam2[:, s] = new_lam2
+    n_shrunk = int(s.sum())
+    tau2 = inverse_gamma(
+        rng, 0.5 * (n_shrunk + 1), 1.0 / xi + (eta2 / (2.0 * new_lam2)).sum(axis=1)
+    )
+    nu[:, s] = inverse_gamma(rng, 1.0, 1.0 + 1.0 / new_lam2)
+    xi = inverse_gamma(rng, 1.0, 1.0 + 1.0 / tau2)
+    return lam2, tau2, nu, xi
+
+
+def gibbs_step(seed: int, iteration: int, state: ProbitState, U, gram, y, prior: ProbitPrior,
+               n_jobs: int = 1) -> ProbitState:
+    """One full iteration ``a -> eta -> (lambda, tau)`` of the DO-probit chain.
+
+    Parameters
+    ----------
+    seed, iteration : int
+        The chain seed and the iteration number; together they fix every draw.
+    state : ProbitState
+    U : (D, P) float64 regressors.
+    gram : (P, P) ``U^T U`` (fixed in DOProbit; recomputed each iteration in DOLDA).
+    y : (D,) int class indices.
+    prior : ProbitPrior
+    """
+    mu = U @ state.eta.T
+    a = draw_utilities(mu, y, seed, iteration, np.empty_like(mu))
+    rng_eta = numpy_generator(seed, iteration * 16 + STEP_ETA)
+    normals = rng_eta.standard_normal(state.eta.shape)
+    prec = prior_precision(prior, state.lam2, state.tau2)
+    eta = draw_coefficients(gram, (U.T @ a).T, prec, normals, n_jobs)
+    rng_shrink = numpy_generator(seed, iteration * 16 + STEP_SHRINK)
+    lam2, tau2, nu, xi = draw_shrinkage(rng_shrink, prior, eta, state.lam2, state.tau2,
+                                        state.nu, state.xi)
+    return ProbitState(a, eta, lam2, tau2, nu, xi)
+
+
+def do_log_scores(mu):
+    """Log of the unnormalised DO class probabilities.
+
+    ``P(y = l) ∝ F(mu_l) prod_{j != l} F(-mu_j) ∝ F(mu_l) / F(-mu_l)``, so the
+    log score is ``log F(mu_l) - log F(-mu_l)`` (the common factor
+    ``prod_j F(-mu_j)`` cancels in the normalisation).  Shape as ``mu``.
+    """
+    return log_ndtr(mu) - log_ndtr(-mu)
+
+
+def do_probabilities(mu):
+    """DO class probabilities (DESIGN.md section 1) from linear predictors ``mu`` (..., L)."""
+    s = do_log_scores(mu)
+    s -= s.max(axis=-1, keepdims=True)
+    p = np.exp(s)
+    p /= p.sum(axis=-1, keepdims=True)
+    return p
+
+
+def do_log_likelihood(mu, y) -> float:
+    """DO probit log-likelihood ``sum_d log P(y_d | mu_d)`` (paper section 3.3)."""
+    s = do_log_scores(mu)
+    m = s.max(axis=1, keepdims=True)
+    log_norm = (m[:, 0] + np.log(np.exp(s - m).sum(axis=1)))
+    return float((s[np.arange(len(y)), y] - log_norm).sum())
