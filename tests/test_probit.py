@@ -178,3 +178,18 @@ def test_predict_before_fit_is_a_clear_error():
 
     with pytest.raises(NotFittedError):
         DOProbit().predict(X_OK)
+
+
+def test_do_log_likelihood_kernel_matches_scipy_reference():
+    from scipy.special import logsumexp
+
+    from dolda.sampler.probit import do_log_likelihood, do_log_scores
+
+    rng = np.random.default_rng(3)
+    mu = rng.normal(scale=3.0, size=(3000, 5))
+    mu[:10] *= 20.0  # far tails: |mu| up to ~200
+    y = rng.integers(0, 5, 3000)
+    s = do_log_scores(mu)
+    ref = (s[np.arange(3000), y] - logsumexp(s, axis=1)).sum()
+    assert np.isfinite(do_log_likelihood(mu, y))
+    np.testing.assert_allclose(do_log_likelihood(mu, y), ref, rtol=1e-10)

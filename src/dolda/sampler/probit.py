@@ -37,11 +37,17 @@ from scipy.linalg import cho_solve, cholesky, solve_triangular
 from scipy.special import log_ndtr
 
 from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
+from .likelihood import do_log_likelihood as _do_log_likelihood
 from .truncnorm import draw_utilities
 
 #: Smallest prior variance tau^2 lambda^2 used in the eta precision.  Below it the
 #: coefficient is zero to machine precision anyway; the floor keeps Q_l finite.
 MIN_PRIOR_VARIANCE = 1e-100
+
+#: Below this many columns a class's Cholesky takes microseconds and a thread
+#: pool costs more than it saves (measured: 120 columns, 20 classes, 2 threads
+#: took 5.1 ms against 1.9 ms serially), so the classes are solved in turn.
+PARALLEL_MIN_COLUMNS = 256
 
 
 class ProbitPrior(NamedTuple):
@@ -137,7 +143,7 @@ def draw_coefficients(gram, rhs, prec, normals, n_jobs: int = 1):
         With ``Q_l = C C^T`` (Cholesky), ``eta_l = C^{-T} C^{-1} b_l + C^{-T} z_l``.
     """
     n_classes = rhs.shape[0]
-    if n_jobs > 1 and n_classes > 1:
+    if n_jobs > 1 and n_classes > 1 and gram.shape[0] >= PARALLEL_MIN_COLUMNS:
         with ThreadPoolExecutor(max_workers=n_jobs) as pool:
             rows = list(pool.map(_draw_one_class, [gram] * n_classes, prec, rhs, normals))
     else:
@@ -211,7 +217,5 @@ def do_probabilities(mu):
 
 def do_log_likelihood(mu, y) -> float:
     """DO probit log-likelihood ``sum_d log P(y_d | mu_d)`` (paper section 3.3)."""
-    s = do_log_scores(mu)
-    m = s.max(axis=1, keepdims=True)
-    log_norm = (m[:, 0] + np.log(np.exp(s - m).sum(axis=1)))
-    return float((s[np.arange(len(y)), y] - log_norm).sum())
+    return float(_do_log_likelihood(np.ascontiguousarray(mu, dtype=np.float64),
+                                    np.ascontiguousarray(y, dtype=np.int64)))
