@@ -1,0 +1,123 @@
+"""The supervised z-step of DOLDA (paper section 3.2, DESIGN.md section 2).
+
+With Phi sampled, documents are independent given ``(Phi, eta, a)``, and
+
+    p(z_{di} = k | .) ∝ phi_{k,w} (n_{dk}^{-i} + alpha) exp(g_{dk}^{-i}),
+    g_{dk}^{-i} = (1/N_d) sum_l eta_{lk} r_{dl}^{-i} - (1/(2 N_d^2)) sum_l eta_{lk}^2,
+    r_{dl}^{-i} = a_{dl} - mu_{dl}^{-i}.
+
+Caching: with ``S = eta_topics^T eta_topics`` (K x K, once per iteration) and
+``h_{dk} = sum_l eta_{lk} r_{dl}`` (once per document), removing a token of
+topic ``k0`` adds ``S[:, k0] / N_d`` to ``h`` and adding it back with topic
+``k1`` subtracts ``S[:, k1] / N_d``: O(K) per token, no O(K L) dot products.
+
+Two kernels share this conditional:
+
+* :func:`sweep_supervised` -- exact Gibbs draw from the full conditional,
+  O(K) per token.
+* :func:`sweep_supervised_mh` -- for large K: a Metropolis-Hastings step whose
+  proposal is the LDA part ``q(k) ∝ phi_{k,w} (n_{dk}^{-i} + alpha)``, drawn
+  sparsely (an alias table of ``alpha phi_{.,w}`` per word plus the
+  document's non-zero topics), accepted with ``exp(g_{k'} - g_{k0})``.  The
+  residual ``r_d`` is kept instead of ``h``, so ``g_k`` costs O(L) on demand
+  and a token costs O(K_d + L) instead of O(K).
+
+Every document draws from its own stream ``stream(seed, iteration*16+STEP_Z, d)``:
+the result does not depend on the number of threads.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .rng import STEP_Z, stream, uniform
+
+
+@njit(cache=True)
+def document_residual(d, ndk, eta_topics, base, inv_n, r):
+    """``r_{dl} = base_{dl} - (1/N_d) sum_k eta_{lk} n_{dk}`` into ``r`` (L,)."""
+    n_classes, n_topics = eta_topics.shape
+    for l in range(n_classes):
+        acc = 0.0
+        for k in range(n_topics):
+            acc += eta_topics[l, k] * ndk[d, k]
+        r[l] = base[d, l] - acc * inv_n
+
+
+@njit(cache=True, parallel=True)
+def sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, gram_topics,
+                     seed, iteration, record):
+    """One exact supervised Gibbs sweep over all tokens, documents in parallel.
+
+    Parameters
+    ----------
+    tokens : int32 (N,)       word id of every token (CSR data).
+    doc_ptr : int64 (D+1,)    document ``d`` owns ``tokens[doc_ptr[d]:doc_ptr[d+1]]``.
+    z : int32 (N,)            topic indicators, updated in place.
+    ndk : int32 (D, K)        document-topic counts, updated in place.
+    phi_wk : float64 (V, K)   Phi transposed (word-major, for cache locality).
+    alpha : float             Dirichlet prior of theta.
+    eta_topics : (L, K)       the topic block of eta.
+    base : (D, L)             ``a_{dl} - x_d . eta_{l,x}``: the residual before topics.
+    gram_topics : (K, K)      ``S = eta_topics^T eta_topics``.
+    seed, iteration : int     fix the random streams.
+    record : float64 (N, K) or (0, K)
+        When it has N rows, the normalised conditional of every token is written
+        there as it is drawn (for tests); pass ``np.empty((0, K))`` otherwise.
+    """
+    n_docs = len(doc_ptr) - 1
+    n_classes, n_topics = eta_topics.shape
+    step = iteration * 16 + STEP_Z
+    recording = record.shape[0] > 0
+    for d in prange(n_docs):
+        start, stop = doc_ptr[d], doc_ptr[d + 1]
+        n_d = stop - start
+        if n_d == 0:
+            continue
+        inv_n = 1.0 / n_d
+        r = np.empty(n_classes)
+        document_residual(d, ndk, eta_topics, base, inv_n, r)
+        h = np.zeros(n_topics)
+        for k in range(n_topics):
+            acc = 0.0
+            for l in range(n_classes):
+                acc += eta_topics[l, k] * r[l]
+            h[k] = acc
+        half_diag = np.empty(n_topics)
+        for k in range(n_topics):
+            half_diag[k] = 0.5 * gram_topics[k, k] * inv_n * inv_n
+        g = np.empty(n_topics)
+        cum = np.empty(n_topics)
+        state = stream(seed, step, d)
+        for i in range(start, stop):
+            w = tokens[i]
+            k0 = z[i]
+            ndk[d, k0] -= 1
+            top = -np.inf
+            for k in range(n_topics):
+                h[k] += gram_topics[k, k0] * inv_n
+                gk = h[k] * inv_n - half_diag[k]
+                g[k] = gk
+                if gk > top:
+                    top = gk
+            total = 0.0
+            for k in range(n_topics):
+                total += phi_wk[w, k] * (ndk[d, k] + alpha) * math.exp(g[k] - top)
+                cum[k] = total
+            u, state = uniform(state)
+            target = u * total
+            k1 = 0
+            while k1 < n_topics - 1 and cum[k1] <= target:
+                k1 += 1
+            if recording:
+                prev = 0.0
+                for k in range(n_topics):
+                    record[i, k] = (cum[k] - prev) / total
+                    prev = cum[k]
+            z[i] = k1
+            ndk[d, k1] += 1
+            for k in range(n_topics):
+                h[k] -= gram_topics[k, k1] * inv_n
