@@ -65,6 +65,26 @@ def encode_labels(y, n_samples: int):
     return classes, y_index.astype(np.int64)
 
 
+def average_do_probabilities(U, eta_draws):
+    """DO class probabilities averaged over draws of eta.
+
+    Parameters
+    ----------
+    U : (D, P) regressors.
+    eta_draws : (S, L, P) kept draws.
+
+    Returns
+    -------
+    (D, L) array: ``mean_s P(y = l | u_d, eta^(s))``.
+    """
+    proba = np.zeros((U.shape[0], eta_draws.shape[1]))
+    chunk = max(1, int(2e7 // max(1, U.shape[0] * eta_draws.shape[1])))
+    for start in range(0, len(eta_draws), chunk):
+        mu = np.einsum("dp,slp->sdl", U, eta_draws[start:start + chunk])
+        proba += gibbs.do_probabilities(mu).sum(axis=0)
+    return proba / len(eta_draws)
+
+
 class DOProbit(ClassifierMixin, BaseEstimator):
     """Multi-class Diagonal Orthant probit regression with a Horseshoe or normal prior.
 
@@ -226,14 +246,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         ``P(y = l) = F(mu_l) prod_{j != l} F(-mu_j) / sum_s F(mu_s) prod_{j != s} F(-mu_j)``
         with ``mu_l = u . eta_l^(s)``; the result is the average over draws.
         """
-        U = self._design(self._check_X(X))
-        proba = np.zeros((U.shape[0], len(self.classes_)))
-        draws = self.eta_draws_
-        chunk = max(1, int(2e7 // max(1, U.shape[0] * draws.shape[1])))
-        for start in range(0, len(draws), chunk):
-            mu = np.einsum("dp,slp->sdl", U, draws[start:start + chunk])
-            proba += gibbs.do_probabilities(mu).sum(axis=0)
-        return proba / len(draws)
+        return average_do_probabilities(self._design(self._check_X(X)), self.eta_draws_)
 
     def predict(self, X):
         """The class with the largest averaged DO probability, shape (D,)."""
