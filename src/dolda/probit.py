@@ -252,3 +252,54 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         """The class with the largest averaged DO probability, shape (D,)."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
+
+    # ---------------------------------------------------------- persistence
+    def _to_state(self):
+        """Metadata and arrays for :func:`dolda.io.save_model` (no pickle)."""
+        from . import io
+
+        check_is_fitted(self, "eta_draws_")
+        meta = {
+            "params": io.encode_params(self.get_params(deep=False)),
+            "classes": io.encode_labels(self.classes_),
+            "n_features_in": int(self.n_features_in_),
+            "feature_names_in": io.encode_strings(getattr(self, "feature_names_in_", None)),
+            "seed": int(self.seed_),
+            "n_iter": int(self.n_iter_),
+        }
+        arrays = {"eta_draws": self.eta_draws_, "tau_draws": self.tau_draws_,
+                  "lambda_draws": self.lambda_draws_, "loglik": self.loglik_,
+                  "coef": self.coef_, "intercept": self.intercept_}
+        return meta, arrays
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        """Rebuild a fitted DOProbit from :meth:`_to_state` output (see :func:`dolda.load`)."""
+        from . import io
+
+        model = cls(**io.decode_params(meta["params"]))
+        model.classes_ = io.decode_labels(meta["classes"])
+        model.n_features_in_ = meta["n_features_in"]
+        names = io.decode_strings(meta.get("feature_names_in"))
+        if names is not None:
+            model.feature_names_in_ = names
+        model.seed_ = meta["seed"]
+        model.n_iter_ = meta["n_iter"]
+        model.eta_draws_ = arrays["eta_draws"]
+        model.tau_draws_ = arrays.get("tau_draws")
+        model.lambda_draws_ = arrays.get("lambda_draws")
+        model.loglik_ = arrays["loglik"]
+        model.coef_ = arrays["coef"]
+        model.intercept_ = arrays["intercept"]
+        return model
+
+    def save(self, path, overwrite=False):
+        """Save the fitted model as a directory (``docs/FORMAT.md``); read it with ``dolda.load``.
+
+        Returns
+        -------
+        pathlib.Path
+        """
+        from .io import save_model
+
+        return save_model(self, path, overwrite=overwrite)

@@ -1,0 +1,628 @@
+"""Saving and loading fitted models and sampler checkpoints, without pickle.
+
+A saved model is a *directory* with two files (the format is specified in
+``docs/FORMAT.md``):
+
+``model.json``
+    A JSON header: the format name and ``format_version``, a type tag such as
+    ``"dolda.DOProbit"``, the dolda version that wrote it, a UTC timestamp, the
+    estimator's metadata (parameters, class labels with their dtype, feature
+    names, vocabulary, ...), a manifest of the arrays (name, dtype, shape) and
+    the SHA-256 of ``arrays.npz``.
+``arrays.npz``
+    The numeric arrays, written with :func:`numpy.savez` and read back with
+    ``allow_pickle=False``: object arrays are refused in both directions, so
+    loading a model file never executes code.
+
+Writes are atomic: everything is written into a temporary directory beside the
+target, flushed to disk and then renamed into place, so an interrupted or
+failed save leaves either the old directory or the new one, never a partial one.
+
+Each estimator class that can be saved implements
+
+* ``_to_state(self) -> (meta, arrays)``: ``meta`` a JSON-encodable dict (use
+  :func:`encode_params`, :func:`encode_labels`, :func:`encode_strings`),
+  ``arrays`` a dict of name -> numeric :class:`numpy.ndarray` (or None, which
+  is skipped and comes back as a missing key);
+* ``_from_state(cls, meta, arrays)``: the classmethod that rebuilds it;
+
+and is listed in the registry (:data:`MODEL_TYPES`, or :func:`register_model_type`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import importlib
+import json
+import logging
+import math
+import numbers
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "MODEL_TYPES",
+    "ModelFormatError",
+    "decode_labels",
+    "decode_params",
+    "decode_strings",
+    "encode_labels",
+    "encode_params",
+    "encode_strings",
+    "load",
+    "load_checkpoint",
+    "read_header",
+    "register_model_type",
+    "save_checkpoint",
+    "save_model",
+]
+
+#: Value of the ``"format"`` field of every ``model.json``.
+FORMAT_NAME = "dolda-model"
+#: The newest on-disk format version this dolda reads and the one it writes.
+FORMAT_VERSION = 1
+#: File names inside a model or checkpoint directory.
+HEADER_FILE = "model.json"
+ARRAYS_FILE = "arrays.npz"
+#: Type tag of the directories written by :func:`save_checkpoint`.
+CHECKPOINT_TYPE = "dolda.Checkpoint"
+
+#: Type tag -> ``"module:ClassName"`` of the estimator class that reads it.
+#: Classes are imported only when a file of that type is loaded.
+MODEL_TYPES: dict[str, str] = {
+    "dolda.DOProbit": "dolda.probit:DOProbit",
+    "dolda.LDA": "dolda.lda:LDA",
+    "dolda.DOLDA": "dolda.model:DOLDA",
+}
+
+_CHUNK = 1 << 20
+
+
+class ModelFormatError(ValueError):
+    """A path is not a readable dolda model or checkpoint directory.
+
+    Raised for a missing or malformed ``model.json``, a checksum mismatch
+    (corrupt or edited ``arrays.npz``), an unknown type tag, a format version
+    newer than this dolda supports, or arrays that would need pickle.
+    """
+
+
+# ---------------------------------------------------------------- registry
+def register_model_type(tag: str, target: str | type) -> None:
+    """Map the type tag ``tag`` to an estimator class.
+
+    Parameters
+    ----------
+    tag : str
+        The ``"type"`` written to ``model.json``, e.g. ``"mypackage.MyModel"``.
+    target : str or type
+        The class, or ``"module:ClassName"`` to import it lazily.  The class
+        must provide ``_to_state`` and the classmethod ``_from_state``.
+    """
+    if isinstance(target, type):
+        target = f"{target.__module__}:{target.__qualname__}"
+    if not isinstance(tag, str) or not tag or ":" not in target:
+        raise ValueError(f"register_model_type needs a non-empty tag and 'module:Class', "
+                         f"got {tag!r} -> {target!r}")
+    MODEL_TYPES[tag] = target
+
+
+def _import_class(tag: str) -> type:
+    try:
+        target = MODEL_TYPES[tag]
+    except KeyError:
+        known = ", ".join(sorted(MODEL_TYPES))
+        raise ModelFormatError(
+            f"unknown model type {tag!r}; this dolda ({_dolda_version()}) knows {known}. "
+            "The file may come from a newer dolda or from an extension that is not imported."
+        ) from None
+    module_name, _, qualname = target.partition(":")
+    try:
+        obj = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ModelFormatError(
+            f"model type {tag!r} maps to {target}, which cannot be imported: {exc}"
+        ) from exc
+    return obj
+
+
+def _type_tag(estimator) -> str:
+    cls = type(estimator)
+    name = f"{cls.__module__}:{cls.__qualname__}"
+    for tag, target in MODEL_TYPES.items():
+        if target == name:
+            return tag
+    # a subclass of a registered class is not silently saved as its parent
+    raise TypeError(
+        f"{cls.__qualname__} has no dolda model type; register it with "
+        "dolda.io.register_model_type(tag, cls)"
+    )
+
+
+def _dolda_version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+# ------------------------------------------------------------ JSON helpers
+def _to_json(value, where: str):
+    """Plain JSON value for ``value``: numpy scalars and small arrays become
+    Python numbers and lists; non-finite floats become ``{"__float__": "nan"}``."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        return value if math.isfinite(value) else {"__float__": repr(value)}
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{where}: dict keys must be str, got {key!r}")
+            out[key] = _to_json(item, f"{where}[{key!r}]")
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_to_json(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        return _to_json(value.tolist(), where)
+    raise TypeError(f"{where}: {type(value).__name__} is not JSON-encodable "
+                    "(put arrays in the arrays dict, not in meta)")
+
+
+def _from_json(value):
+    if isinstance(value, dict):
+        if set(value) == {"__float__"}:
+            return float(value["__float__"])
+        return {key: _from_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_from_json(item) for item in value]
+    return value
+
+
+def encode_params(params: dict) -> dict:
+    """JSON-encodable copy of estimator parameters (``get_params(deep=False)``).
+
+    Numbers, strings, booleans, None and lists/tuples/dicts of them are kept;
+    a parameter that cannot be written as JSON (e.g. a ``numpy.random.Generator``
+    as ``random_state``) is stored as None and listed under ``"__dropped__"``,
+    with a log message.
+
+    Parameters
+    ----------
+    params : dict
+        Parameter name -> value.
+
+    Returns
+    -------
+    dict
+    """
+    out, dropped = {}, []
+    for name, value in params.items():
+        try:
+            out[name] = _to_json(value, name)
+        except TypeError:
+            out[name] = None
+            dropped.append(name)
+    if dropped:
+        logger.warning("parameters %s cannot be stored as JSON and are saved as None", dropped)
+        out["__dropped__"] = dropped
+    return out
+
+
+def decode_params(encoded: dict) -> dict:
+    """Inverse of :func:`encode_params` (tuples come back as lists)."""
+    return {k: _from_json(v) for k, v in encoded.items() if k != "__dropped__"}
+
+
+def encode_labels(classes) -> dict:
+    """Class labels as JSON with their dtype, so that int/str/bool/float labels round-trip.
+
+    Parameters
+    ----------
+    classes : array-like (L,)
+        Labels; numeric, boolean, numpy strings, or an object array of str.
+
+    Returns
+    -------
+    dict
+        ``{"dtype": <numpy dtype string>, "values": [...]}``.
+
+    Raises
+    ------
+    TypeError
+        For labels that are neither numbers, booleans nor strings (they could
+        only be stored with pickle).
+    """
+    classes = np.asarray(classes)
+    kind = classes.dtype.kind
+    if kind == "O":
+        if all(isinstance(v, str) for v in classes):
+            values = [str(v) for v in classes]
+        elif all(isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, bool)
+                 for v in classes):
+            values = [int(v) for v in classes]
+        else:
+            types = sorted({type(v).__name__ for v in classes})
+            raise TypeError(f"labels of type {types} cannot be saved without pickle; "
+                            "use str or int labels")
+    elif kind in "biufU":
+        values = _to_json(classes.tolist(), "classes")
+    else:
+        raise TypeError(f"labels of dtype {classes.dtype} cannot be saved; use str or int labels")
+    return {"dtype": classes.dtype.str if kind != "O" else "object", "values": values}
+
+
+def decode_labels(encoded: dict) -> np.ndarray:
+    """Inverse of :func:`encode_labels`: an array with the original dtype."""
+    values = _from_json(encoded["values"])
+    if encoded["dtype"] == "object":
+        out = np.empty(len(values), dtype=object)
+        out[:] = values
+        return out
+    return np.asarray(values, dtype=np.dtype(encoded["dtype"]))
+
+
+def encode_strings(values) -> list[str] | None:
+    """A list of str (feature names, vocabulary words) as JSON; None stays None."""
+    if values is None:
+        return None
+    return [str(v) for v in values]
+
+
+def decode_strings(encoded) -> np.ndarray | None:
+    """Inverse of :func:`encode_strings`: an object array of str (scikit-learn's
+    convention for ``feature_names_in_``), or None."""
+    if encoded is None:
+        return None
+    out = np.empty(len(encoded), dtype=object)
+    out[:] = list(encoded)
+    return out
+
+
+# ---------------------------------------------------------- file plumbing
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(_CHUNK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # e.g. Windows: directories cannot be opened
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _check_arrays(arrays: dict) -> dict:
+    out = {}
+    for name, array in arrays.items():
+        if array is None:
+            continue
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ValueError(f"array names must be non-empty str without '/', got {name!r}")
+        array = np.asarray(array)
+        if array.dtype.hasobject:
+            raise TypeError(f"array {name!r} has dtype object, which needs pickle; "
+                            "store strings in meta or as a fixed-width str array")
+        out[name] = array
+    return out
+
+
+def _is_model_dir(path: Path) -> bool:
+    return path.is_dir() and (path / HEADER_FILE).is_file()
+
+
+def _write_directory(path, header: dict, arrays: dict, *, overwrite: bool,
+                     compress: bool) -> Path:
+    """Write ``header`` + ``arrays`` as a model directory at ``path``, atomically."""
+    path = Path(path)
+    arrays = _check_arrays(arrays)
+    header = _to_json(header, "meta")
+    if path.exists():
+        if not overwrite:
+            raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
+        if not (_is_model_dir(path) or (path.is_dir() and not any(path.iterdir()))):
+            raise FileExistsError(
+                f"{path} exists and is not a dolda model directory; refusing to replace it")
+    parent = path.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=parent))
+    old = None
+    try:
+        npz = tmp / ARRAYS_FILE
+        with open(npz, "wb") as fh:
+            (np.savez_compressed if compress else np.savez)(fh, **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        header = dict(header)
+        header["arrays"] = {name: {"dtype": a.dtype.str, "shape": list(a.shape)}
+                            for name, a in arrays.items()}
+        header["arrays_file"] = ARRAYS_FILE
+        header["arrays_sha256"] = _sha256(npz)
+        with open(tmp / HEADER_FILE, "w", encoding="utf-8") as fh:
+            json.dump(header, fh, indent=2, allow_nan=False)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        _fsync_dir(tmp)
+        if path.exists():
+            # rename(2) cannot replace a non-empty directory: move the old one
+            # aside, move the new one in, then delete the old one.
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=parent))
+            os.replace(path, old / "model")
+            try:
+                os.replace(tmp, path)
+            except BaseException:
+                os.replace(old / "model", path)
+                raise
+        else:
+            os.replace(tmp, path)
+        _fsync_dir(parent)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None and not (old / "model").exists():
+            shutil.rmtree(old, ignore_errors=True)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return path
+
+
+def read_header(path) -> dict:
+    """Read and check the ``model.json`` of a model or checkpoint directory.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The directory (or its ``model.json``).
+
+    Returns
+    -------
+    dict
+        The header, with ``format_version`` checked.
+
+    Raises
+    ------
+    ModelFormatError
+        When ``path`` is not a model directory, the JSON is missing or
+        malformed, or the format version is newer than this dolda reads.
+    """
+    path = Path(path)
+    if path.is_file() and path.name == HEADER_FILE:
+        path = path.parent
+    if not path.exists():
+        raise ModelFormatError(f"{path} does not exist")
+    if not path.is_dir():
+        raise ModelFormatError(
+            f"{path} is not a dolda model directory (a model is a directory holding "
+            f"{HEADER_FILE} and {ARRAYS_FILE})")
+    header_path = path / HEADER_FILE
+    if not header_path.is_file():
+        raise ModelFormatError(
+            f"{path} is not a dolda model directory: it has no {HEADER_FILE}")
+    try:
+        with open(header_path, encoding="utf-8") as fh:
+            header = json.load(fh)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelFormatError(f"{header_path} is not valid JSON ({exc}); "
+                               "the file is corrupt or was not written by dolda") from exc
+    if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
+        raise ModelFormatError(f"{header_path} is not a dolda model header "
+                               f"(expected \"format\": \"{FORMAT_NAME}\")")
+    version = header.get("format_version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ModelFormatError(f"{header_path} has an invalid format_version {version!r}")
+    if version > FORMAT_VERSION:
+        writer = header.get("dolda_version", "an unknown version")
+        raise ModelFormatError(
+            f"{path} uses model format version {version} (written by dolda {writer}); "
+            f"this dolda ({_dolda_version()}) reads format versions up to {FORMAT_VERSION}. "
+            "Upgrade dolda to load it (pip install --upgrade dolda).")
+    for key in ("type", "arrays_sha256", "arrays"):
+        if key not in header:
+            raise ModelFormatError(f"{header_path} lacks the required field {key!r}")
+    return header
+
+
+def _read_directory(path) -> tuple[dict, dict]:
+    path = Path(path)
+    if path.is_file() and path.name == HEADER_FILE:
+        path = path.parent
+    header = read_header(path)
+    npz = path / header.get("arrays_file", ARRAYS_FILE)
+    if not npz.is_file():
+        raise ModelFormatError(f"{path} lacks its array file {npz.name}")
+    digest = _sha256(npz)
+    if digest != header["arrays_sha256"]:
+        raise ModelFormatError(
+            f"checksum mismatch for {npz}: expected sha256 {header['arrays_sha256']}, "
+            f"found {digest}; the file is corrupt or was modified after saving")
+    try:
+        with np.load(npz, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in data.files}
+    except ValueError as exc:
+        if "pickle" in str(exc):
+            raise ModelFormatError(
+                f"{npz} holds an object array, which dolda never writes and refuses to "
+                "unpickle") from exc
+        raise ModelFormatError(f"{npz} cannot be read: {exc}") from exc
+    except Exception as exc:  # OSError, EOFError, zipfile.BadZipFile, zlib.error
+        raise ModelFormatError(f"{npz} cannot be read: {exc}") from exc
+    manifest = header["arrays"]
+    if set(manifest) != set(arrays):
+        raise ModelFormatError(f"{npz} holds arrays {sorted(arrays)}, but {HEADER_FILE} "
+                               f"lists {sorted(manifest)}")
+    for name, spec in manifest.items():
+        a = arrays[name]
+        if a.dtype.str != spec.get("dtype") or list(a.shape) != spec.get("shape"):
+            raise ModelFormatError(
+                f"array {name!r} is {a.dtype.str}{list(a.shape)} but {HEADER_FILE} says "
+                f"{spec.get('dtype')}{spec.get('shape')}")
+    return header, arrays
+
+
+def _base_header(type_tag: str) -> dict:
+    return {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "type": type_tag,
+        "dolda_version": _dolda_version(),
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+# --------------------------------------------------------------- public API
+def save_model(estimator, path, overwrite: bool = False, compress: bool = False) -> Path:
+    """Save a fitted dolda estimator as a model directory.
+
+    Parameters
+    ----------
+    estimator : DOProbit, LDA or DOLDA
+        A fitted estimator whose class is registered in :data:`MODEL_TYPES`.
+    path : str or path-like
+        The directory to create (missing parent directories are created).
+    overwrite : bool, default=False
+        Replace an existing model directory at ``path``.  A path that exists
+        and is not a dolda model (nor an empty directory) is never replaced.
+    compress : bool, default=False
+        Write ``arrays.npz`` with :func:`numpy.savez_compressed`.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    FileExistsError
+        ``path`` exists and ``overwrite`` is False, or it is not a model directory.
+    TypeError
+        The estimator's class is not registered, or its state needs pickle.
+    sklearn.exceptions.NotFittedError
+        The estimator is not fitted.
+
+    Notes
+    -----
+    The write is atomic: files go to a temporary directory beside ``path``
+    that is renamed into place once complete.  When replacing an existing
+    model the old directory is moved aside first, so for a moment neither
+    exists; a failure at that point puts the old one back.
+    """
+    tag = _type_tag(estimator)
+    meta, arrays = estimator._to_state()
+    header = _base_header(tag)
+    header["meta"] = meta
+    return _write_directory(path, header, arrays, overwrite=overwrite, compress=compress)
+
+
+def load(path):
+    """Load an estimator saved by :func:`save_model` (``dolda.load``).
+
+    Parameters
+    ----------
+    path : str or path-like
+        A model directory (or its ``model.json``).
+
+    Returns
+    -------
+    estimator
+        A fitted instance of the class named by the file's type tag.
+
+    Raises
+    ------
+    ModelFormatError
+        Not a model directory, corrupt header or arrays (checksum mismatch),
+        unknown type tag, or a format version newer than this dolda reads.
+    """
+    header, arrays = _read_directory(path)
+    tag = header["type"]
+    if tag == CHECKPOINT_TYPE:
+        raise ModelFormatError(f"{path} is a sampler checkpoint, not a model; "
+                               "read it with dolda.io.load_checkpoint")
+    cls = _import_class(tag)
+    try:
+        return cls._from_state(header.get("meta", {}), arrays)
+    except ModelFormatError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelFormatError(f"{path}: cannot rebuild a {tag} from the stored state "
+                               f"({type(exc).__name__}: {exc})") from exc
+
+
+def save_checkpoint(path, meta: dict, arrays: dict, compress: bool = False) -> Path:
+    """Write a sampler checkpoint (always replacing an older one), atomically.
+
+    Same directory format as a model, with type ``"dolda.Checkpoint"``.  Safe
+    to call from a ``KeyboardInterrupt`` handler: an interrupted write leaves
+    the previous checkpoint intact.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The checkpoint directory.
+    meta : dict
+        JSON-encodable metadata (iteration, seed, parameters, ...); numpy
+        scalars are converted, non-finite floats are kept.
+    arrays : dict of str -> ndarray
+        Numeric arrays (chain state, draws so far).  None values are skipped.
+    compress : bool, default=False
+        Compress ``arrays.npz``.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    if not isinstance(meta, dict):
+        raise TypeError(f"meta must be a dict, got {type(meta).__name__}")
+    header = _base_header(CHECKPOINT_TYPE)
+    header["meta"] = meta
+    return _write_directory(path, header, arrays, overwrite=True, compress=compress)
+
+
+def load_checkpoint(path) -> tuple[dict, dict]:
+    """Read a checkpoint written by :func:`save_checkpoint`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The checkpoint directory.
+
+    Returns
+    -------
+    meta : dict
+        The metadata as saved (tuples come back as lists).
+    arrays : dict of str -> ndarray
+
+    Raises
+    ------
+    ModelFormatError
+        As :func:`load`; also when the directory holds a model, not a checkpoint.
+    """
+    header, arrays = _read_directory(path)
+    if header["type"] != CHECKPOINT_TYPE:
+        raise ModelFormatError(f"{path} holds a {header['type']} model, not a checkpoint; "
+                               "read it with dolda.load")
+    return _from_json(header.get("meta", {})), arrays
