@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy.stats import norm
 
@@ -235,3 +234,26 @@ def test_films_on_the_shared_data():
     plots = load_films(DATA, with_plots=True)
     assert len(plots) == 118 and plots["Genre"].nunique() == 15
     assert plots.set_index("Id").loc["movie-22", "text"] == "London, 1949."
+
+
+def test_newsgroups_falls_back_to_the_scikit_learn_cache(tmp_path, monkeypatch):
+    """Files absent: the loader asks scikit-learn's cache (never downloading) and
+    returns the same columns, sorted by label then message number."""
+    import sklearn.datasets
+    from sklearn.utils import Bunch
+
+    calls = []
+
+    def fake_fetch(**kwargs):
+        calls.append(kwargs)
+        names = ["rec.autos", "sci.space"]
+        files = [f"/c/20news-bydate-train/{g}/{n}" for g, n in
+                 [("sci.space", "99"), ("rec.autos", "1000"), ("rec.autos", "200")]]
+        return Bunch(data=["s", "a1000", "a200"], target=np.array([1, 0, 0]),
+                     target_names=names, filenames=np.array(files))
+
+    monkeypatch.setattr(sklearn.datasets, "fetch_20newsgroups", fake_fetch)
+    frame = load_20newsgroups(tmp_path, remove=("headers",))
+    assert calls[0]["download_if_missing"] is False and calls[0]["subset"] == "train"
+    assert list(frame["id"]) == ["rec.autos/200", "rec.autos/1000", "sci.space/99"]
+    assert list(frame["label_id"]) == [0, 0, 1] and list(frame["text"]) == ["", "", ""]
