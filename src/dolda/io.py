@@ -316,6 +316,23 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _umask() -> int:
+    # os.umask() can only be read by setting it, which races with other threads;
+    # Linux reports it in /proc, elsewhere assume the common 022.
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022
+
+
+def _chmod_like_mkdir(path: Path) -> None:
+    os.chmod(path, 0o777 & ~_umask())
+
+
 def _check_arrays(arrays: dict) -> dict:
     out = {}
     for name, array in arrays.items():
@@ -352,6 +369,7 @@ def _write_directory(path, header: dict, arrays: dict, *, overwrite: bool,
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=parent))
     old = None
     try:
+        _chmod_like_mkdir(tmp)  # mkdtemp makes it 0700; a model dir is an ordinary dir
         npz = tmp / ARRAYS_FILE
         with open(npz, "wb") as fh:
             (np.savez_compressed if compress else np.savez)(fh, **arrays)
