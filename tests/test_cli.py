@@ -14,7 +14,7 @@ def test_help_lists_commands():
 
 
 def test_demo_reports_accuracy_beside_logistic_regression():
-    result = CliRunner().invoke(main, ["demo", "--iterations", "200"])
+    result = CliRunner().invoke(main, ["demo", "--probit", "--iterations", "200", "--quiet"])
     assert result.exit_code == 0, result.output
     acc = float(re.search(r"DOProbit \(Horseshoe\): test accuracy ([0-9.]+)", result.output)[1])
     acc_lr = float(re.search(r"LogisticRegression  : test accuracy ([0-9.]+)", result.output)[1])
