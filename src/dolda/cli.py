@@ -141,9 +141,10 @@ def _labels(frame, column: str, path):
     import numpy as np
 
     values = frame[column]
-    missing = values.isna().to_numpy()
+    missing = values.isna()
     if values.dtype.kind not in "biufc":
-        missing |= values.astype(str).str.strip().eq("").to_numpy()
+        missing = missing | values.astype(str).str.strip().eq("")
+    missing = missing.to_numpy()
     if missing.any():
         n = int(missing.sum())
         raise click.ClickException(
@@ -155,7 +156,7 @@ def _labels(frame, column: str, path):
         raise click.ClickException(
             f"label column {column!r} has a single class ({levels[0]!r}); a classifier needs "
             "documents of at least 2 classes")
-    return values.to_numpy()
+    return np.array(values.to_numpy())  # a writable copy (pandas may hand out a view)
 
 
 def _split_columns(ctx, param, value):
@@ -910,8 +911,10 @@ def _demo_dolda(n_docs, n_topics, iterations, seed, threads, progress):
     click.echo(f"Simulated corpus: {n_docs} documents ({len(train)} for training, {n_test} "
                f"held out), {n_topics} topics, {len(sim.vocabulary)} words, "
                f"{len(sim.classes)} classes, {sim.params['n_signal']} signal topics per class")
-    model = DOLDA(n_topics=n_topics, n_iter=iterations, alpha=0.1, random_state=seed,
-                  n_jobs=threads, progress=progress, rare_share=0.0)
+    # the simulation's own Dirichlet parameters; keep every word (none is noise here)
+    model = DOLDA(n_topics=n_topics, n_iter=iterations, alpha=sim.params["alpha"],
+                  beta=sim.params["beta"], random_state=seed, n_jobs=threads,
+                  progress=progress, rare_share=0.0)
     tic = time.perf_counter()
     model.fit([texts[i] for i in train], sim.y[train])
     took = time.perf_counter() - tic
