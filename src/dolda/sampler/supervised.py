@@ -124,55 +124,6 @@ def sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, g
 
 
 @njit(cache=True, parallel=True)
-def build_alias_tables(phi_wk, prob, alias, mass):
-    """Walker alias tables of ``phi_{., w}`` for every word ``w`` (parallel over words).
-
-    Parameters
-    ----------
-    phi_wk : (V, K) topics, word-major.
-    prob : float64 (V, K), alias : int32 (V, K)
-        Receive the tables: draw ``k`` uniformly, keep it with probability
-        ``prob[w, k]``, else take ``alias[w, k]``.
-    mass : float64 (V,)
-        Receives ``sum_k phi_{k,w}``.
-    """
-    n_words, n_topics = phi_wk.shape
-    for w in prange(n_words):
-        total = 0.0
-        for k in range(n_topics):
-            total += phi_wk[w, k]
-        mass[w] = total
-        small = np.empty(n_topics, np.int32)
-        large = np.empty(n_topics, np.int32)
-        n_small = 0
-        n_large = 0
-        for k in range(n_topics):
-            p = phi_wk[w, k] * n_topics / total if total > 0 else 1.0
-            prob[w, k] = p
-            alias[w, k] = k
-            if p < 1.0:
-                small[n_small] = k
-                n_small += 1
-            else:
-                large[n_large] = k
-                n_large += 1
-        while n_small > 0 and n_large > 0:
-            n_small -= 1
-            s = small[n_small]
-            g = large[n_large - 1]
-            alias[w, s] = g
-            prob[w, g] = prob[w, g] + prob[w, s] - 1.0
-            if prob[w, g] < 1.0:
-                n_large -= 1
-                small[n_small] = g
-                n_small += 1
-        for i in range(n_large):
-            prob[w, large[i]] = 1.0
-        for i in range(n_small):
-            prob[w, small[i]] = 1.0
-
-
-@njit(cache=True, parallel=True)
 def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, alpha, eta_topics,
                         base, seed, iteration):
     """One Metropolis-Hastings supervised sweep, documents in parallel (for large K).
@@ -185,7 +136,7 @@ def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, alph
     ``min(1, exp(g_{k'} - g_{k0}))``, ``g_k = eta_{.,k} . r^{-i} / N_d - S_kk / (2 N_d^2)``;
     the supervised factor is the only part of the target the proposal lacks.
     Cost per token: O(K_d + L).  Arguments as :func:`sweep_supervised`, plus
-    the alias tables of :func:`build_alias_tables`.
+    the alias tables of :func:`dolda.sampler.lda.build_alias_tables`.
     """
     n_docs = len(doc_ptr) - 1
     n_classes, n_topics = eta_topics.shape

@@ -1,0 +1,199 @@
+"""DOLDA end to end on corpora simulated from its generative model."""
+
+import os
+import signal
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import linear_sum_assignment
+
+from dolda import DOLDA
+from dolda.datasets import simulate
+
+
+def match_topics(phi_fit, phi_true):
+    """Hungarian matching on Hellinger distance: fitted topic of every true topic, distances."""
+    h = np.sqrt(0.5 * ((np.sqrt(phi_true)[:, None, :] - np.sqrt(phi_fit)[None, :, :]) ** 2)
+                .sum(axis=2))
+    rows, cols = linear_sum_assignment(h)
+    return cols, h[rows, cols]
+
+
+def phi_in_true_vocabulary(model, sim):
+    """The fitted Phi re-indexed on the simulator's vocabulary (words it dropped get 0)."""
+    words = list(model.vocabulary_.words)
+    col = {w: i for i, w in enumerate(words)}
+    out = np.zeros((model.phi_.shape[0], len(sim.vocabulary)))
+    for v, w in enumerate(sim.vocabulary):
+        if w in col:
+            out[:, v] = model.phi_[:, col[w]]
+    return out / out.sum(axis=1, keepdims=True)
+
+
+N_TRAIN = 600
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    sim = simulate(n_docs=900, n_topics=8, n_classes=3, vocab_size=400, doc_length=80,
+                   n_signal=1, covariates=True, random_state=3)
+    model = DOLDA(n_topics=8, alpha=0.5, beta=0.01, n_iter=400, random_state=0,
+                  progress=False, rare_share=0.0)
+    model.fit(sim.texts[:N_TRAIN], sim.y[:N_TRAIN], X=sim.X.iloc[:N_TRAIN])
+    return sim, model
+
+
+def test_recovers_topics_signal_topics_and_covariate_effects(fitted):
+    """Topics: Hellinger distance < 0.1 to the true topic after Hungarian matching
+    (the oracle, Phi estimated from the true z, is at 0.03).
+    Signal: each class's true signal topic is among its signal topics with the right
+    sign; the covariate effects have the right sign; of the topics that are signal
+    for no class, >= 80% of the coefficients have 95% intervals covering 0.  (A
+    class's coefficients on *other* classes' signal topics are legitimately
+    negative under the DO model, so they are not counted as noise.)"""
+    sim, model = fitted
+    match, dist = match_topics(phi_in_true_vocabulary(model, sim), sim.phi)
+    assert np.all(dist < 0.1), dist
+    K = sim.phi.shape[0]
+    true_topics = sim.eta[:, -K:]
+    lo, hi = model.coef_interval()
+    noise_cover = []
+    for l, label in enumerate(model.classes_):
+        signal = model.signal_topics(label)
+        for k in np.flatnonzero(true_topics[l]):
+            name = f"topic {match[k]}"
+            assert name in signal.index, (label, k, signal)
+            assert np.sign(signal.loc[name, "coef"]) == np.sign(true_topics[l, k])
+        for k in np.flatnonzero(~true_topics.any(axis=0)):  # signal for no class
+            name = f"topic {match[k]}"
+            noise_cover.append(lo.loc[label, name] < 0 < hi.loc[label, name])
+    assert np.mean(noise_cover) >= 0.8
+    assert model.coef_.loc[model.classes_[0], "x_num"] > 0
+    assert model.coef_.loc[model.classes_[1], "x_cat=c"] > model.coef_.loc[model.classes_[1], "x_cat=a"]
+
+
+def test_predicts_held_out_documents(fitted):
+    """300 held-out documents: accuracy within 0.08 of the Bayes classifier that
+    knows the true Phi, eta and topic proportions."""
+    sim, model = fitted
+    test = slice(N_TRAIN, None)
+    acc = model.score(sim.texts[test], sim.y[test], X=sim.X.iloc[test])
+    bayes = np.mean(sim.classes[np.argmax(sim.proba[test], axis=1)] == sim.y[test])
+    assert acc > bayes - 0.08, (acc, bayes)
+    proba = model.predict_proba(sim.texts[test][:20], X=sim.X.iloc[test].iloc[:20])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_loglik_trace_increases_and_has_both_parts(fitted):
+    _, model = fitted
+    ll = model.loglik_
+    assert list(ll.columns) == ["do", "lda", "total"]
+    assert ll["total"].iloc[-50:].mean() > ll["total"].iloc[:5].mean()
+    assert np.all(np.isfinite(ll.to_numpy()))
+
+
+def test_explain_sums_to_class_scores(fitted):
+    sim, model = fitted
+    ex = model.explain(sim.texts[0], X_row=sim.X.iloc[0])
+    assert set(ex.columns) == {"class", "feature", "value", "coef", "contribution"}
+    top_class = max(ex.attrs["proba"], key=ex.attrs["proba"].get)
+    assert ex["class"].iloc[0] == top_class
+    for label, rows in ex.groupby("class"):
+        np.testing.assert_allclose(rows["contribution"].sum(),
+                                   (rows["value"] * rows["coef"]).sum())
+        assert rows["contribution"].abs().is_monotonic_decreasing
+
+
+def test_top_words_come_from_the_topics(fitted):
+    sim, model = fitted
+    words = model.top_words(5)
+    assert words.shape == (8, 5)
+    match, _ = match_topics(phi_in_true_vocabulary(model, sim), sim.phi)
+    for k_true, k_fit in enumerate(match):
+        block = set(sim.vocabulary[sim.topic_of_word == k_true])
+        assert set(words.loc[f"topic {k_fit}"]) <= block
+
+
+def test_save_load_round_trip_gives_identical_predictions(fitted, tmp_path):
+    import dolda
+
+    sim, model = fitted
+    model.save(tmp_path / "m")
+    loaded = dolda.load(tmp_path / "m")
+    np.testing.assert_array_equal(loaded.predict_proba(sim.texts[:30], X=sim.X.iloc[:30]),
+                                  model.predict_proba(sim.texts[:30], X=sim.X.iloc[:30]))
+    pd.testing.assert_frame_equal(loaded.coef_, model.coef_)
+
+
+def test_same_seed_same_chain_whatever_the_threads():
+    sim = simulate(n_docs=120, n_topics=4, n_classes=2, vocab_size=100, doc_length=30,
+                   random_state=1)
+    kw = dict(n_topics=4, n_iter=12, random_state=5, progress=False, rare_share=0.0)
+    one = DOLDA(n_jobs=1, **kw).fit(sim.texts, sim.y)
+    two = DOLDA(n_jobs=2, **kw).fit(sim.texts, sim.y)
+    np.testing.assert_array_equal(one.doc_topic_counts_, two.doc_topic_counts_)
+    np.testing.assert_array_equal(one.eta_draws_, two.eta_draws_)
+
+
+def test_interrupt_then_resume_gives_the_uninterrupted_chain(tmp_path, monkeypatch):
+    from dolda.model import FitInterrupted
+    from dolda.sampler import chain
+
+    sim = simulate(n_docs=120, n_topics=4, n_classes=2, vocab_size=100, doc_length=30,
+                   random_state=2)
+    kw = dict(n_topics=4, n_iter=20, burn_in=5, random_state=8, progress=False,
+              rare_share=0.0)
+    full = DOLDA(**kw).fit(sim.texts, sim.y)
+
+    real_step = chain.dolda_step
+
+    def step_with_ctrl_c(seed, it, *args):
+        if it == 11:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C in the middle of iteration 11
+        return real_step(seed, it, *args)
+
+    monkeypatch.setattr(chain, "dolda_step", step_with_ctrl_c)
+    ckpt = tmp_path / "ckpt"
+    with pytest.raises(FitInterrupted):
+        DOLDA(checkpoint=ckpt, checkpoint_every=4, **kw).fit(sim.texts, sim.y)
+    monkeypatch.setattr(chain, "dolda_step", real_step)
+    resumed = DOLDA(checkpoint=ckpt, **kw).fit(sim.texts, sim.y, resume=ckpt)
+    np.testing.assert_array_equal(resumed.eta_draws_, full.eta_draws_)
+    np.testing.assert_array_equal(resumed.doc_topic_counts_, full.doc_topic_counts_)
+    np.testing.assert_allclose(resumed.loglik_.to_numpy(), full.loglik_.to_numpy())
+
+
+def test_joint_beats_two_step_when_the_class_topic_is_rare():
+    """The class depends on a topic carrying ~1% of tokens: unsupervised LDA has no
+    reason to keep it, the joint sampler does (paper section 4's claim)."""
+    sim = simulate(n_docs=800, n_topics=6, n_classes=3, vocab_size=300, doc_length=60,
+                   n_signal=1, rare_topic=True, random_state=11)
+    train, test = slice(0, 500), slice(500, 800)
+    texts = np.asarray(sim.texts, dtype=object)
+    kw = dict(n_topics=5, alpha=0.1, n_iter=200, random_state=0, progress=False,
+              rare_share=0.0)
+    joint = DOLDA(**kw).fit(list(texts[train]), sim.y[train])
+    two = DOLDA(two_step=True, **kw).fit(list(texts[train]), sim.y[train])
+    acc_joint = joint.score(list(texts[test]), sim.y[test])
+    acc_two = two.score(list(texts[test]), sim.y[test])
+    assert acc_joint > acc_two + 0.03, (acc_joint, acc_two)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"n_topics": 1}, "n_topics must be >= 2"),
+    ({"alpha": 0.0}, "alpha must be a finite number > 0"),
+    ({"beta": -1.0}, "beta must be a finite number > 0"),
+    ({"z_sampler": "fast"}, "z_sampler must be one of"),
+    ({"prior": "lasso"}, "prior must be one of"),
+])
+def test_bad_parameters_are_named(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        DOLDA(**kwargs).fit(["a b c", "d e f"], [0, 1])
+
+
+def test_bad_data_is_named():
+    with pytest.raises(ValueError, match="different lengths"):
+        DOLDA(n_iter=2, progress=False).fit(["aa bb", "cc dd", "ee ff"], [0, 1])
+    with pytest.raises(ValueError, match="single class"):
+        DOLDA(n_iter=2, progress=False).fit(["aa bb", "cc dd"], ["x", "x"])
