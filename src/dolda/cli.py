@@ -359,6 +359,11 @@ def _model_options(func):
                      show_default=True, help="Dirichlet prior of the topic proportions."),
         click.option("--beta", type=click.FloatRange(min=0, min_open=True), default=0.01,
                      show_default=True, help="Dirichlet prior of the topics."),
+        click.option("--rare-share", type=click.FloatRange(0, 1, max_open=True), default=0.01,
+                     show_default=True, help="Share of tokens, made of the rarest words, that "
+                     "are removed from the vocabulary."),
+        click.option("--min-df", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Drop words found in fewer documents."),
         click.option("--two-step", is_flag=True,
                      help="Fit LDA first and the probit on its topics afterwards "
                           "(the paper's comparison model) instead of the joint sampler."),
@@ -407,6 +412,7 @@ def _estimator(opts, **extra):
 
     return DOLDA(n_topics=opts["n_topics"], prior=opts["prior"], alpha=opts["alpha"],
                  beta=opts["beta"], n_iter=opts["n_iter"], burn_in=opts["burn_in"],
+                 rare_share=opts["rare_share"], min_df=opts["min_df"],
                  two_step=opts["two_step"], random_state=opts["seed"],
                  n_jobs=opts["threads"], progress=not opts["quiet"], **extra)
 
@@ -533,6 +539,7 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
     if opts["burn_in"] is not None:
         args += ["--burn-in", str(opts["burn_in"])]
     args += ["--alpha", repr(opts["alpha"]), "--beta", repr(opts["beta"]),
+             "--rare-share", repr(opts["rare_share"]), "--min-df", str(opts["min_df"]),
              "--seed", str(opts["seed"])]
     if opts["two_step"]:
         args.append("--two-step")
@@ -813,17 +820,14 @@ def explain(model_dir, text, covariate_values, top):
         click.echo(f"  {str(label):<12} {p:.3f}")
     rows = table[table["class"] == best].head(top)
     words = model.top_words(6)
-    shown = pd.DataFrame({
-        "feature": rows["feature"].astype(str),
-        "value": rows["value"].map("{:.3f}".format),
-        "coef": rows["coef"].map("{:+.3f}".format),
-        "contribution": rows["contribution"].map("{:+.3f}".format),
-        "top words": [" ".join(words.loc[f]) if f in words.index else ""
-                      for f in rows["feature"]],
-    })
+    width = max([len("feature")] + [len(str(f)) for f in rows["feature"]])
     click.echo(f"\nLargest contributions to the score of {best!s} (value x coefficient):")
-    for line in shown.to_string(index=False).splitlines():
-        click.echo(f"  {line}")
+    click.echo(f"  {'feature':<{width}}  {'value':>7}  {'coef':>7}  {'contrib':>7}  top words")
+    for feature, value, coef, contribution in zip(rows["feature"], rows["value"], rows["coef"],
+                                                  rows["contribution"]):
+        top_words = " ".join(words.loc[feature]) if feature in words.index else ""
+        click.echo(f"  {str(feature):<{width}}  {value:7.3f}  {coef:+7.3f}  "
+                   f"{contribution:+7.3f}  {top_words}".rstrip())
 
 
 # ================================================================ demo
