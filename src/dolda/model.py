@@ -12,6 +12,7 @@ import logging
 import signal
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -37,6 +38,13 @@ Z_SAMPLERS = ("auto", "exact", "mh")
 #: From this many topics on, "auto" uses the Metropolis-Hastings z-step.
 MH_MIN_TOPICS = 200
 INTERCEPT = "(intercept)"
+
+
+def chain_seed(seed: int, chain: int) -> int:
+    """Seed of chain ``chain``: ``seed`` itself for chain 0, an independent one otherwise."""
+    if chain == 0:
+        return seed
+    return int(np.random.SeedSequence([seed, chain]).generate_state(1, np.uint64)[0] >> 1)
 
 
 def _topic_name(k: int) -> str:
@@ -127,6 +135,11 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         Directory where the chain is saved every ``checkpoint_every``
         iterations and on Ctrl-C; continue with ``fit(..., resume=checkpoint)``.
     checkpoint_every : int, default=100
+    n_chains : int, default=1
+        Independent chains (run one after the other, each on all threads).
+        Their topics are aligned to chain 0 by matching Phi (Hungarian
+        assignment on Hellinger distance) before the draws are pooled; see
+        :meth:`to_inference_data` for R-hat and ESS.
     rare_share : float, default=0.01
         Share of tokens made of the rarest word types that are removed (paper: 1%).
     min_df, max_df : int or float
@@ -146,22 +159,27 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         ``"(intercept)"``, covariate columns, ``"topic 0"`` ... ``"topic K-1"``.
     coef_ : pandas.DataFrame (L, P)
         Posterior mean of eta, rows = classes, columns = ``feature_names_``.
-    eta_draws_ : ndarray (S, L, P)
+    eta_draws_ : ndarray (C * S, L, P)
+        Kept draws of all chains, chain after chain (topics aligned).
+    n_chains_ : int
+    topic_alignment_ : ndarray (C, K)
+        ``topic_alignment_[c][k]``: the topic of chain ``c`` shown as topic ``k``.
     tau_draws_ : ndarray (S, L) or None
     lambda_draws_ : ndarray (S, L, P) or None
     phi_ : ndarray (K, V)
         Mean of the last ``phi_draws`` draws of Phi (rows sum to 1).
     doc_topic_counts_ : ndarray (D, K)
         Final ``n_{d,k}`` of the training documents.
-    loglik_ : pandas.DataFrame (n_iter, 3)
-        Per iteration: ``do`` (probit part), ``lda`` (LDA marginal), ``total``.
+    loglik_ : pandas.DataFrame (C * n_iter, 3)
+        Indexed by (chain, iteration): ``do`` (probit part), ``lda`` (LDA
+        marginal), ``total``.
     """
 
     def __init__(self, n_topics=20, prior="horseshoe", alpha=0.01, beta=0.01,
                  prior_variance=100.0, n_iter=500, burn_in=None, thin=1, z_sampler="auto",
                  two_step=False, predict_sweeps=50, predict_burn_in=None, phi_draws=20,
                  checkpoint=None, checkpoint_every=100, rare_share=0.01, min_df=1,
-                 max_df=1.0, random_state=None, n_jobs=None, progress=True):
+                 max_df=1.0, n_chains=1, random_state=None, n_jobs=None, progress=True):
         self.n_topics = n_topics
         self.prior = prior
         self.alpha = alpha
@@ -180,6 +198,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         self.rare_share = rare_share
         self.min_df = min_df
         self.max_df = max_df
+        self.n_chains = n_chains
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.progress = progress
@@ -202,6 +221,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             predict_sweeps=check_positive_int(self.predict_sweeps, "predict_sweeps"),
             phi_draws=check_positive_int(self.phi_draws, "phi_draws"),
             checkpoint_every=check_positive_int(self.checkpoint_every, "checkpoint_every"),
+            n_chains=check_positive_int(self.n_chains, "n_chains"),
         )
 
     def _resolved_z_sampler(self, n_topics):
@@ -299,10 +319,54 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             return self._fit_two_step(corpus, data, p, prior)
         config = dolda_chain.DOLDAConfig(K, p["alpha"], p["beta"], prior,
                                          self._resolved_z_sampler(K), p["n_jobs"])
-        self._run_chain(data, config, p, resume)
+        base_seed = seed_from(self.random_state)
+        chains = []
+        for c in range(p["n_chains"]):
+            ckpt = self.checkpoint
+            if ckpt is not None and p["n_chains"] > 1:
+                ckpt = Path(ckpt) / f"chain{c}"
+            chain_resume = resume
+            if resume is not None and p["n_chains"] > 1:
+                chain_resume = Path(resume) / f"chain{c}"
+                if not (chain_resume / "model.json").exists():
+                    chain_resume = None  # this chain had not started
+            chains.append(self._run_chain(data, config, p, chain_seed(base_seed, c),
+                                          chain_resume, ckpt, c))
+        self._combine_chains(chains, p["n_iter"])
         return self
 
-    def _run_chain(self, data, config, p, resume):
+    def _combine_chains(self, chains, n_iter):
+        """Align every chain's topics to chain 0 (label switching), then pool the draws."""
+        from .diagnostics import align_topics
+
+        K = chains[0]["phi"].shape[0]
+        n_x = chains[0]["eta_draws"].shape[2] - K
+        perms = [np.arange(K)] + [align_topics(chains[0]["phi"], ch["phi"]) for ch in chains[1:]]
+        for ch, perm in zip(chains, perms):
+            cols = np.concatenate([np.arange(n_x), n_x + perm])
+            ch["phi"] = ch["phi"][perm]
+            ch["eta_draws"] = ch["eta_draws"][:, :, cols]
+            if ch["lambda_draws"] is not None:
+                ch["lambda_draws"] = ch["lambda_draws"][:, :, cols]
+            ch["ndk"] = ch["ndk"][:, perm]
+        self.n_chains_ = len(chains)
+        self.topic_alignment_ = np.array(perms)
+        self.seed_ = chains[0]["seed"]
+        self.n_iter_ = n_iter
+        self.eta_draws_ = np.concatenate([ch["eta_draws"] for ch in chains])
+        horseshoe = chains[0]["tau_draws"] is not None
+        self.tau_draws_ = (np.concatenate([ch["tau_draws"] for ch in chains])
+                           if horseshoe else None)
+        self.lambda_draws_ = (np.concatenate([ch["lambda_draws"] for ch in chains])
+                              if horseshoe else None)
+        phi = np.mean([ch["phi"] for ch in chains], axis=0)
+        self.phi_ = phi / phi.sum(axis=1, keepdims=True)
+        self.doc_topic_counts_ = chains[0]["ndk"]
+        self._set_loglik(np.stack([ch["loglik"] for ch in chains]))
+        self._finish(self.eta_draws_)
+
+    def _run_chain(self, data, config, p, seed, resume, checkpoint, chain):
+        """Run (or resume) one chain; returns its draws as a dict."""
         from . import io
 
         n_iter, burn_in, thin = p["n_iter"], p["burn_in"], p["thin"]
@@ -314,7 +378,10 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         if resume is not None:
             meta, arr = io.load_checkpoint(resume)
             self._check_resume(meta, data, n_iter)
-            seed, start = int(meta["seed"]), int(meta["next_iteration"])
+            start = int(meta["next_iteration"])
+            if int(meta["seed"]) != seed:
+                raise ValueError(f"the checkpoint {resume} belongs to a chain with another "
+                                 "seed: pass the same random_state as the interrupted fit")
             state = dolda_chain.DOLDAState(
                 arr["z"].astype(np.int32), arr["ndk"].astype(np.int32), arr["phi"],
                 probit_blocks.ProbitState(np.zeros((len(data.y), data.n_classes)), arr["eta"],
@@ -322,7 +389,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             eta_draws, loglik, phi_sum = arr["eta_draws"], arr["loglik"], arr["phi_sum"]
             tau_draws, lam_draws = arr.get("tau_draws"), arr.get("lambda_draws")
         else:
-            seed, start = seed_from(self.random_state), 0
+            start = 0
             with using_threads(config.n_jobs):
                 state = dolda_chain.init_state(seed, data, config)
             eta_draws = np.zeros((n_keep, data.n_classes, n_cols))
@@ -330,7 +397,6 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             lam_draws = np.zeros((n_keep, data.n_classes, n_cols)) if horseshoe else None
             loglik = np.full((n_iter, 2), np.nan)
             phi_sum = np.zeros((K, data.n_words))
-        self.seed_ = seed
 
         def save_checkpoint(next_iteration):
             meta = {"seed": seed, "next_iteration": int(next_iteration), "n_iter": n_iter,
@@ -341,13 +407,14 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                       "tau2": state.probit.tau2, "nu": state.probit.nu, "xi": state.probit.xi,
                       "eta_draws": eta_draws, "tau_draws": tau_draws,
                       "lambda_draws": lam_draws, "loglik": loglik, "phi_sum": phi_sum}
-            return io.save_checkpoint(self.checkpoint, meta, arrays)
+            return io.save_checkpoint(checkpoint, meta, arrays)
 
         bar = None
         if self.progress:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=n_iter, initial=start, desc="DOLDA", unit="it")
+            desc = "DOLDA" if p["n_chains"] == 1 else f"DOLDA chain {chain + 1}/{p['n_chains']}"
+            bar = tqdm(total=n_iter, initial=start, desc=desc, unit="it")
         slot = int(np.searchsorted(keep, start))
         tic = time.perf_counter()
         with _DeferredInterrupt() as interrupt, using_threads(config.n_jobs):
@@ -369,27 +436,22 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                                         tokens_per_s=f"{rate:.3g}", refresh=False)
                         bar.update(1)
                     if interrupt.requested and it + 1 < n_iter:
-                        if self.checkpoint is None:
+                        if checkpoint is None:
                             raise KeyboardInterrupt(
                                 "fit interrupted (pass checkpoint=... to be able to resume)")
                         save_checkpoint(it + 1)
                         raise FitInterrupted(self.checkpoint)
-                    if self.checkpoint is not None and (it + 1) % p["checkpoint_every"] == 0 \
-                            and it + 1 < n_iter:
+                    if checkpoint is not None and (
+                            (it + 1) % p["checkpoint_every"] == 0 or it + 1 == n_iter):
                         save_checkpoint(it + 1)
             finally:
                 if bar is not None:
                     bar.close()
 
-        self.n_iter_ = n_iter
-        self.eta_draws_ = eta_draws
-        self.tau_draws_ = tau_draws
-        self.lambda_draws_ = lam_draws
-        self.phi_ = phi_sum / (n_iter - phi_from)
-        self.phi_ /= self.phi_.sum(axis=1, keepdims=True)
-        self.doc_topic_counts_ = state.ndk.copy()
-        self._set_loglik(loglik)
-        self._finish(eta_draws)
+        phi = phi_sum / max(1, n_iter - phi_from)
+        return {"seed": seed, "eta_draws": eta_draws, "tau_draws": tau_draws,
+                "lambda_draws": lam_draws, "phi": phi / phi.sum(axis=1, keepdims=True),
+                "ndk": state.ndk.copy(), "loglik": loglik}
 
     def _check_resume(self, meta, data, n_iter):
         if meta.get("n_tokens") != len(data.tokens) or meta.get("n_docs") != len(data.y):
@@ -402,8 +464,16 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                              f"this model has n_iter={n_iter}")
 
     def _set_loglik(self, loglik):
-        self.loglik_ = pd.DataFrame({"do": loglik[:, 0], "lda": loglik[:, 1],
-                                     "total": loglik[:, 0] + loglik[:, 1]})
+        """``loglik`` (C, n_iter, 2) or (n_iter, 2) -> DataFrame indexed by (chain, iteration)."""
+        loglik = np.asarray(loglik, dtype=np.float64)
+        if loglik.ndim == 2:
+            loglik = loglik[None]
+        n_chains, n_iter, _ = loglik.shape
+        index = pd.MultiIndex.from_product([range(n_chains), range(n_iter)],
+                                           names=["chain", "iteration"])
+        flat = loglik.reshape(-1, 2)
+        self.loglik_ = pd.DataFrame({"do": flat[:, 0], "lda": flat[:, 1],
+                                     "total": flat.sum(axis=1)}, index=index)
 
     def _finish(self, eta_draws):
         mean = eta_draws.mean(axis=0)
@@ -431,6 +501,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         self.tau_draws_ = probit.tau_draws_
         self.lambda_draws_ = probit.lambda_draws_
         self.doc_topic_counts_ = None
+        self.n_chains_ = 1
         ll = np.column_stack([probit.loglik_, np.asarray(lda.loglik_)[-len(probit.loglik_):]])
         self._set_loglik(ll)
         self._finish(self.eta_draws_)
@@ -565,11 +636,13 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             "seed": int(self.seed_),
             "n_iter": int(self.n_iter_),
             "n_tokens": int(self.n_tokens_),
+            "n_chains": int(self.n_chains_),
         }
         arrays = {"eta_draws": self.eta_draws_, "tau_draws": self.tau_draws_,
                   "lambda_draws": self.lambda_draws_, "phi": self.phi_,
                   "doc_topic_counts": self.doc_topic_counts_,
-                  "loglik": self.loglik_[["do", "lda"]].to_numpy()}
+                  "loglik": self.loglik_[["do", "lda"]].to_numpy().reshape(
+                      self.n_chains_, -1, 2)}
         return meta, arrays
 
     @classmethod
@@ -590,6 +663,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         model.seed_ = meta["seed"]
         model.n_iter_ = meta["n_iter"]
         model.n_tokens_ = meta["n_tokens"]
+        model.n_chains_ = int(meta.get("n_chains", 1))
         model.eta_draws_ = arrays["eta_draws"]
         model.tau_draws_ = arrays.get("tau_draws")
         model.lambda_draws_ = arrays.get("lambda_draws")
