@@ -1,0 +1,274 @@
+"""Unsupervised LDA fitted by the partially collapsed parallel Gibbs sampler.
+
+Each iteration draws every topic indicator given the sampled topics ``Phi``
+(documents in parallel), then ``Phi`` given the indicators (topics in
+parallel): paper section 3.1 without the supervised factor, and the sampler
+of Magnusson, Jonsson, Villani & Broman (2018), "Sparse partially collapsed
+MCMC for parallel inference in topic models".  The kernels live in
+:mod:`dolda.sampler.lda`; this module never imports numba.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import (
+    check_burn_in,
+    check_choice,
+    check_n_jobs,
+    check_positive_float,
+    check_positive_int,
+)
+from .corpus import TOKEN_PATTERN, Corpus, Vocabulary
+from .sampler import lda as kernels
+from .sampler.rng import seed_from
+from .sampler.threads import using_threads
+
+logger = logging.getLogger(__name__)
+
+SAMPLERS = ("auto", "dense", "sparse")
+
+__all__ = ["LDA", "SAMPLERS"]
+
+
+class LDA(TransformerMixin, BaseEstimator):
+    """Latent Dirichlet Allocation by partially collapsed Gibbs sampling.
+
+    The model: ``phi_k ~ Dir(beta)``, ``theta_d ~ Dir(alpha)``,
+    ``z_{d,i} ~ Cat(theta_d)``, ``w_{d,i} ~ Cat(phi_{z_{d,i}})``.  theta is
+    integrated out, Phi is sampled, so documents are resampled in parallel and
+    the chain is the same for any number of threads.
+
+    Parameters
+    ----------
+    n_topics : int, default=20
+        ``K`` (at least 2).
+    alpha : float, default=0.1
+        Symmetric Dirichlet prior of the document-topic proportions theta.
+    beta : float, default=0.01
+        Symmetric Dirichlet prior of the topics Phi.
+    n_iter : int, default=200
+        Gibbs iterations, burn-in included.
+    burn_in : int or None, default=None
+        Iterations whose Phi draws are not averaged into ``phi_`` (None: half).
+    sampler : {"auto", "dense", "sparse"}, default="auto"
+        z-sweep: ``"dense"`` costs O(K) per token, ``"sparse"`` O(K_d) per
+        token (alias tables + document non-zero topics).  Both draw from the
+        same conditional.  ``"auto"`` picks sparse from
+        ``dolda.sampler.lda.SPARSE_MIN_TOPICS`` (100) topics on.
+    transform_sweeps : int, default=50
+        Default number of sweeps of :meth:`transform`.
+    random_state : int, numpy Generator or None
+        Seed; the same int gives the same chain for any ``n_jobs``.
+    n_jobs : int or None
+        Threads of the parallel kernels (None or -1: all cores).
+    progress : bool, default=True
+        Show a tqdm progress bar.
+    token_pattern, lowercase, stop_words, rare_share, min_df, max_df
+        Options of the :class:`~dolda.corpus.Vocabulary` built by :meth:`fit`
+        from raw texts (ignored when ``fit`` receives a :class:`Corpus`).
+
+    Attributes
+    ----------
+    phi_ : ndarray (K, V)
+        Posterior mean of the Phi draws after the burn-in (rows sum to one).
+    components_ : ndarray (K, V)
+        Alias of ``phi_`` (scikit-learn's name).
+    loglik_ : ndarray (n_iter,)
+        LDA marginal log-likelihood ``log p(w, z)`` after every iteration.
+    vocabulary_ : Vocabulary
+    doc_topic_counts_ : ndarray int32 (D, K)
+        Final ``n_{d,k}`` of the training documents.
+    z_ : ndarray int32 (N,)
+        Final topic indicators of the training tokens.
+    n_iter_ : int
+    sampler_ : {"dense", "sparse"}
+        The z-sweep used.
+    seed_ : int
+        The chain seed derived from ``random_state``.
+    timings_ : dict
+        Seconds spent in the z-sweeps and in the Phi draws (with alias tables).
+    """
+
+    def __init__(self, n_topics=20, alpha=0.1, beta=0.01, n_iter=200, burn_in=None,
+                 sampler="auto", transform_sweeps=50, random_state=None, n_jobs=None,
+                 progress=True, token_pattern=TOKEN_PATTERN, lowercase=True,
+                 stop_words="english", rare_share=0.01, min_df=1, max_df=1.0):
+        self.n_topics = n_topics
+        self.alpha = alpha
+        self.beta = beta
+        self.n_iter = n_iter
+        self.burn_in = burn_in
+        self.sampler = sampler
+        self.transform_sweeps = transform_sweeps
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.progress = progress
+        self.token_pattern = token_pattern
+        self.lowercase = lowercase
+        self.stop_words = stop_words
+        self.rare_share = rare_share
+        self.min_df = min_df
+        self.max_df = max_df
+
+    # ------------------------------------------------------------- inputs
+    def _check_params(self):
+        n_iter = check_positive_int(self.n_iter, "n_iter")
+        n_topics = check_positive_int(self.n_topics, "n_topics", minimum=2)
+        return dict(
+            n_topics=n_topics,
+            alpha=check_positive_float(self.alpha, "alpha"),
+            beta=check_positive_float(self.beta, "beta"),
+            n_iter=n_iter,
+            burn_in=check_burn_in(self.burn_in, n_iter),
+            sampler=kernels.resolve_sampler(check_choice(self.sampler, "sampler", SAMPLERS),
+                                            n_topics),
+            n_jobs=check_n_jobs(self.n_jobs),
+        )
+
+    def _fit_corpus(self, texts) -> Corpus:
+        if isinstance(texts, Corpus):
+            self.vocabulary_ = texts.vocabulary
+            return texts
+        self.vocabulary_ = Vocabulary(token_pattern=self.token_pattern, lowercase=self.lowercase,
+                                      stop_words=self.stop_words, rare_share=self.rare_share,
+                                      min_df=self.min_df, max_df=self.max_df)
+        return self.vocabulary_.fit_transform(texts)
+
+    # ---------------------------------------------------------------- fit
+    def fit(self, texts, y=None):
+        """Run the Gibbs sampler on ``texts``.
+
+        Parameters
+        ----------
+        texts : iterable of str, pandas Series, token lists, or Corpus (D,)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        p = self._check_params()
+        corpus = self._fit_corpus(texts)
+        K, V = p["n_topics"], corpus.n_words
+        alpha, beta = p["alpha"], p["beta"]
+        tokens, doc_ptr = corpus.tokens, corpus.doc_ptr
+        seed = seed_from(self.random_state)
+        self.seed_ = seed
+        self.sampler_ = p["sampler"]
+        sparse = p["sampler"] == "sparse"
+        loglik = np.empty(p["n_iter"])
+        phi_sum = np.zeros((K, V))
+        n_kept = 0
+        t_z = t_phi = 0.0
+        bar = None
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=p["n_iter"], desc=f"LDA K={K}", unit="it")
+        try:
+            with using_threads(p["n_jobs"]):
+                z, ndk = kernels.init_topics(tokens, doc_ptr, K, seed)
+                nkw = kernels.topic_word_counts(tokens, z, K, V)
+                phi = kernels.draw_phi(nkw, beta, seed, -1)
+                phi_wk = kernels.word_major(phi)
+                tables = kernels.build_alias_tables(phi_wk) if sparse else None
+                for it in range(p["n_iter"]):
+                    t0 = time.perf_counter()
+                    kernels.sweep(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, it, tables)
+                    t1 = time.perf_counter()
+                    nkw = kernels.topic_word_counts(tokens, z, K, V)
+                    phi = kernels.draw_phi(nkw, beta, seed, it)
+                    phi_wk = kernels.word_major(phi)
+                    if sparse:
+                        tables = kernels.build_alias_tables(phi_wk)
+                    t2 = time.perf_counter()
+                    t_z += t1 - t0
+                    t_phi += t2 - t1
+                    loglik[it] = kernels.lda_log_likelihood(ndk, nkw, alpha, beta)
+                    if it >= p["burn_in"]:
+                        phi_sum += phi
+                        n_kept += 1
+                    if bar is not None:
+                        bar.update(1)
+                        bar.set_postfix(loglik=f"{loglik[it]:.6g}",
+                                        tok_s=f"{len(tokens) / max(t2 - t0, 1e-9):.3g}")
+        finally:
+            if bar is not None:
+                bar.close()
+        self.phi_ = phi_sum / n_kept
+        self.loglik_ = loglik
+        self.z_ = z
+        self.doc_topic_counts_ = ndk
+        self.n_iter_ = p["n_iter"]
+        self.n_tokens_ = corpus.n_tokens
+        self.timings_ = {"z_sweep": t_z, "phi_draw": t_phi}
+        logger.info("LDA fitted: K=%d, V=%d, N=%d, %d iterations, %.3g tokens/s",
+                    K, V, corpus.n_tokens, p["n_iter"],
+                    corpus.n_tokens * p["n_iter"] / max(t_z + t_phi, 1e-9))
+        return self
+
+    @property
+    def components_(self):
+        """Alias of ``phi_`` (K, V)."""
+        check_is_fitted(self, "phi_")
+        return self.phi_
+
+    # ----------------------------------------------------------- transform
+    def transform(self, texts, n_sweeps=None, burn_in=None):
+        """Topic proportions of documents with Phi fixed at ``phi_`` (paper section 3.3).
+
+        Parameters
+        ----------
+        texts : iterable of str, pandas Series, token lists, or Corpus (D,)
+            Words not in the vocabulary are dropped (counted in
+            ``vocabulary_.n_unseen_``).
+        n_sweeps : int or None
+            Sweeps of z per document (None: ``transform_sweeps``).
+        burn_in : int or None
+            Sweeps discarded before averaging (None: half of ``n_sweeps``).
+
+        Returns
+        -------
+        theta : ndarray (D, K)
+            Average of ``(n_{d,k} + alpha) / (N_d + K alpha)`` over the kept
+            sweeps; rows sum to one (``1/K`` for an empty document).
+        """
+        check_is_fitted(self, "phi_")
+        n_sweeps = check_positive_int(self.transform_sweeps if n_sweeps is None else n_sweeps,
+                                      "n_sweeps")
+        burn_in = check_burn_in(burn_in, n_sweeps)
+        corpus = self.vocabulary_.transform(texts)
+        with using_threads(check_n_jobs(self.n_jobs)):
+            return kernels.predict_topic_proportions(corpus.tokens, corpus.doc_ptr, self.phi_,
+                                                     float(self.alpha), n_sweeps, burn_in,
+                                                     self.seed_)
+
+    def fit_transform(self, texts, y=None, **kwargs):
+        """:meth:`fit`, then :meth:`transform` of the same texts."""
+        corpus = self._fit_corpus(texts) if not isinstance(texts, Corpus) else texts
+        return self.fit(corpus).transform(corpus, **kwargs)
+
+    # ------------------------------------------------------- interpretation
+    def top_words(self, n=10, as_frame=False):
+        """The ``n`` most probable words of every topic.
+
+        Returns
+        -------
+        list of K lists of str, or a DataFrame (K, n) when ``as_frame``.
+        """
+        check_is_fitted(self, "phi_")
+        n = check_positive_int(n, "n")
+        words = np.asarray(self.vocabulary_.words, dtype=object)
+        order = np.argsort(-self.phi_, axis=1, kind="stable")[:, :n]
+        top = words[order]
+        if as_frame:
+            return pd.DataFrame(top, index=[f"topic {k}" for k in range(len(top))],
+                                columns=[f"word {i + 1}" for i in range(top.shape[1])])
+        return [list(row) for row in top]
