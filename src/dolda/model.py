@@ -29,7 +29,7 @@ from ._validation import (
 from .probit import PRIORS, DOProbit, average_do_probabilities, encode_labels
 from .sampler import chain as dolda_chain
 from .sampler import probit as probit_blocks
-from .sampler.rng import seed_from
+from .sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-exported)
 from .sampler.threads import using_threads
 
 logger = logging.getLogger(__name__)
@@ -38,13 +38,6 @@ Z_SAMPLERS = ("auto", "exact", "mh")
 #: From this many topics on, "auto" uses the Metropolis-Hastings z-step.
 MH_MIN_TOPICS = 200
 INTERCEPT = "(intercept)"
-
-
-def chain_seed(seed: int, chain: int) -> int:
-    """Seed of chain ``chain``: ``seed`` itself for chain 0, an independent one otherwise."""
-    if chain == 0:
-        return seed
-    return int(np.random.SeedSequence([seed, chain]).generate_state(1, np.uint64)[0] >> 1)
 
 
 def _topic_name(k: int) -> str:

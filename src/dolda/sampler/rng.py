@@ -160,3 +160,16 @@ def seed_from(random_state) -> int:
 def numpy_generator(seed: int, step: int) -> np.random.Generator:
     """A numpy ``Generator`` for the serial global steps, keyed like ``stream``."""
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, step])))
+
+
+def chain_seed(seed: int, chain: int) -> int:
+    """Seed of chain ``chain`` of a multi-chain fit with base seed ``seed``.
+
+    Chain 0 uses ``seed`` itself (so ``n_chains=1`` reproduces a single-chain
+    fit); chain ``c > 0`` gets an independent 63-bit seed derived from
+    ``SeedSequence([seed, c])``.
+    """
+    if chain == 0:
+        return int(seed)
+    return int(np.random.SeedSequence([int(seed), int(chain)]).generate_state(1, np.uint64)[0]
+               >> np.uint64(1))
