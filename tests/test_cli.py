@@ -51,10 +51,6 @@ def data_csv(table, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def model_dir(data_csv, tmp_path_factory):
-    from dolda.covariates import CovariateEncoder
-
-    if not hasattr(CovariateEncoder, "to_dict"):  # TEMPORARY until covariates.py has it
-        pytest.skip("CovariateEncoder.to_dict (saving models with covariates) is not there yet")
     out = tmp_path_factory.mktemp("fit") / "model"
     result = run("fit", data_csv, "--text", "body", "--label", "genre",
                  "--covariates", "x_num,x_cat", *FAST, "--out", out)
