@@ -506,19 +506,28 @@ class DOLDA(ClassifierMixin, BaseEstimator):
 
         The topic indicators are sampled with Phi fixed at ``phi_`` and no
         supervision, ``p(z = k) ∝ phibar_{k,w} (n_{dk} + alpha)``, for
-        ``predict_sweeps`` sweeps; the empirical proportions ``zbar`` are
-        averaged over the sweeps after ``predict_burn_in``.
+        ``predict_sweeps`` sweeps; the empirical proportions
+        ``zbar_d = n_{d,.} / N_d`` (what the regression was fitted on) are
+        averaged over the sweeps after ``predict_burn_in``.  A document with no
+        known word gets zeros.
         """
         check_is_fitted(self, "phi_")
         corpus = self._make_corpus(texts, fit=False)
-        from .sampler.topics import predict_topic_proportions
+        from .sampler.lda import predict_topic_proportions
 
         burn = (self.predict_sweeps // 2 if self.predict_burn_in is None
                 else self.predict_burn_in)
         with using_threads(check_n_jobs(self.n_jobs)):
-            return predict_topic_proportions(corpus.tokens, corpus.doc_ptr, self.phi_,
-                                             float(self.alpha), int(self.predict_sweeps),
-                                             int(burn), int(self.seed_))
+            theta = predict_topic_proportions(corpus.tokens, corpus.doc_ptr, self.phi_,
+                                              float(self.alpha), int(self.predict_sweeps),
+                                              int(burn), int(self.seed_))
+        # theta averages (n_dk + alpha) / (N_d + K alpha); the regression uses the
+        # empirical proportions n_dk / N_d, an exact linear function of it.
+        n_d = corpus.doc_lengths.astype(np.float64)[:, None]
+        K = theta.shape[1]
+        zbar = (theta * (n_d + K * self.alpha) - self.alpha) / np.maximum(n_d, 1.0)
+        zbar[n_d[:, 0] == 0] = 0.0  # no words: no topic information, as in training
+        return np.clip(zbar, 0.0, 1.0)
 
     def _regressors(self, texts, X):
         zbar = self.transform(texts)
@@ -671,3 +680,62 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         from .io import save_model
 
         return save_model(self, path, overwrite=overwrite)
+
+    # ------------------------------------------------------ diagnostics and report
+    def to_inference_data(self):
+        """The posterior draws as an ArviZ ``InferenceData``, for R-hat, ESS and plots.
+
+        Chains are comparable because their topics were aligned during ``fit``:
+        each chain's Phi is matched to chain 0's by the Hungarian assignment on
+        the Hellinger distances between topics
+        (:func:`dolda.diagnostics.align_topics`), and the chain's topic columns
+        of eta, lambda and its topic counts are permuted accordingly
+        (``topic_alignment_``).  Without this, label switching would make R-hat
+        of the topic coefficients meaningless.
+
+        Returns
+        -------
+        arviz.InferenceData
+            ``posterior``: ``eta`` (chain, draw, class, feature) with the class
+            labels and ``feature_names_`` (``"(intercept)"``, covariates,
+            ``"topic 0"`` ...) as coordinates; for the Horseshoe also ``tau``
+            (chain, draw, class) and ``lambda`` (chain, draw, class,
+            shrunk_feature), the features without the intercept.
+            ``sample_stats``: ``loglik``, ``loglik_do`` and ``loglik_lda``
+            (chain, draw) at the kept draws, and ``loglik_trace``,
+            ``loglik_do_trace``, ``loglik_lda_trace`` (chain, iteration) over
+            all ``n_iter`` iterations, burn-in included.
+
+        Examples
+        --------
+        >>> import arviz as az                                   # doctest: +SKIP
+        >>> idata = DOLDA(n_chains=4).fit(texts, y).to_inference_data()  # doctest: +SKIP
+        >>> az.summary(idata, var_names=["eta"])                 # doctest: +SKIP
+        """
+        from .diagnostics import dolda_inference_data
+
+        return dolda_inference_data(self)
+
+    def report(self, path, texts=None, y=None, X=None, max_documents=200):
+        """Write one self-contained HTML report (topics, coefficients, diagnostics).
+
+        Parameters
+        ----------
+        path : str or Path
+            The HTML file to write.
+        texts : sequence of str or None
+            Documents to explain in the report (the first ``max_documents``)
+            and, with ``y``, to compute the confusion matrix on.
+        y : array-like or None
+            True labels of ``texts``.
+        X : DataFrame or array or None
+            Covariates of ``texts`` (when the model has covariates).
+        max_documents : int, default=200
+
+        Returns
+        -------
+        pathlib.Path
+        """
+        from .report import make_report
+
+        return make_report(self, path, texts=texts, y=y, X=X, max_documents=max_documents)
