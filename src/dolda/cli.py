@@ -874,12 +874,12 @@ def match_topics(phi_fit, words_fit, phi_true, words_true):
 @main.command()
 @click.option("--probit", is_flag=True,
               help="Run the DO probit demo on scikit-learn's digits instead.")
-@click.option("--docs", "n_docs", type=click.IntRange(min=50), default=1200, show_default=True,
+@click.option("--docs", "n_docs", type=click.IntRange(min=50), default=1000, show_default=True,
               help="Simulated documents (a quarter is held out for testing).")
 @click.option("--topics", "-k", "n_topics", type=click.IntRange(min=2), default=10,
               show_default=True, help="Topics of the simulation and of the model.")
 @click.option("--iterations", "-n", type=click.IntRange(min=2), default=None,
-              help="Gibbs iterations  [default: 300; 600 with --probit].")
+              help="Gibbs iterations  [default: 200; 600 with --probit].")
 @click.option("--seed", default=1, show_default=True, help="Random seed.")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Threads for the sampler  [default: all cores].")
@@ -898,7 +898,7 @@ def demo(probit, n_docs, n_topics, iterations, seed, threads, quiet):
     if probit:
         _demo_probit(iterations or 600, seed, not quiet)
         return
-    _demo_dolda(n_docs, n_topics, iterations or 300, seed, threads, not quiet)
+    _demo_dolda(n_docs, n_topics, iterations or 200, seed, threads, not quiet)
 
 
 def _demo_dolda(n_docs, n_topics, iterations, seed, threads, progress):
@@ -936,7 +936,7 @@ def _demo_dolda(n_docs, n_topics, iterations, seed, threads, progress):
     K = sim.phi.shape[0]
     true_topics = sim.eta[:, -K:]
     click.echo("Signal topics per class, true vs recovered (sign and true topic number):")
-    found = total = 0
+    found = total = n_extra = 0
     for l, label in enumerate(sim.classes):
         true = {int(k): "+" if true_topics[l, k] > 0 else "-"
                 for k in np.flatnonzero(true_topics[l])}
@@ -947,10 +947,15 @@ def _demo_dolda(n_docs, n_topics, iterations, seed, threads, progress):
         hits = sum(recovered.get(k) == s for k, s in true.items())
         found, total = found + hits, total + len(true)
         extra = sorted(set(recovered) - set(true))
+        n_extra += len(extra)
         fmt = lambda d: " ".join(f"{s}{k}" for k, s in sorted(d.items())) or "none"  # noqa: E731
         click.echo(f"  {label}: true {fmt(true):<12} recovered {fmt(recovered):<16} "
                    f"{hits}/{len(true)} found" + (f", {len(extra)} extra" if extra else ""))
     click.echo(f"Recovered {found} of {total} true signal topics with the right sign.")
+    if n_extra:
+        click.echo("(Extra topics: the topic proportions sum to 1, so a shift shared by all "
+                   "topic coefficients of a class and its intercept leaves the likelihood "
+                   "unchanged; only the prior pins the topic coefficients to 0.)")
 
 
 def _demo_probit(iterations, seed, progress):
