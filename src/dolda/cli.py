@@ -207,7 +207,7 @@ def _library_errors(what: str = ""):
 
 
 def _atomic_write(path: Path, write) -> None:
-    """Call ``write(tmp_path)`` on a temporary file beside ``path``, then rename it onto ``path``."""
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it onto ``path``."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
@@ -803,8 +803,6 @@ def explain(model_dir, text, covariate_values, top):
     Example:
       dolda explain model/ "a slow but moving family drama" -c year=1994 -c genre=Drama
     """
-    import pandas as pd
-
     model, _ = _load_model(model_dir)
     if text == "-":
         text = click.get_text_stream("stdin").read()
