@@ -23,7 +23,7 @@ from ._validation import (
     check_positive_int,
 )
 from .sampler import probit as gibbs
-from .sampler.rng import seed_from
+from .sampler.rng import chain_seed, seed_from
 from .sampler.threads import using_threads
 
 logger = logging.getLogger(__name__)
@@ -116,6 +116,11 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         Threads for the parallel steps (None or -1: all cores).
     progress : bool, default=False
         Show a tqdm progress bar during ``fit``.
+    n_chains : int, default=1
+        Independent chains, run one after the other with the seeds
+        ``dolda.sampler.rng.chain_seed(seed, c)`` (chain 0 is the single-chain
+        fit); their draws are pooled chain after chain.  R-hat and ESS:
+        :meth:`to_inference_data`.
 
     Attributes
     ----------
@@ -133,6 +138,9 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         Kept draws of the local scales ``lambda_{lp}`` (Horseshoe only).
     loglik_ : ndarray (n_iter,)
         DO probit log-likelihood of the training data at every iteration.
+    n_chains_ : int
+        ``C``: the draw arrays hold ``C * S`` draws and ``loglik_`` holds
+        ``C * n_iter`` values, chain after chain.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X was a DataFrame with string column names.
@@ -145,7 +153,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
 
     def __init__(self, prior="horseshoe", n_iter=2000, burn_in=None, thin=1,
                  prior_variance=100.0, fit_intercept=True, random_state=None,
-                 n_jobs=None, progress=False):
+                 n_jobs=None, progress=False, n_chains=1):
         self.prior = prior
         self.n_iter = n_iter
         self.burn_in = burn_in
@@ -155,6 +163,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.progress = progress
+        self.n_chains = n_chains
 
     # ------------------------------------------------------------------ fit
     def _check_params(self):
@@ -177,6 +186,9 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        if check_positive_int(self.n_chains, "n_chains") > 1:
+            return self._fit_chains(X, y)
+        self.n_chains_ = 1
         n_iter, burn_in, thin, variance, n_jobs = self._check_params()
         X = validate_data(self, X, reset=True, dtype=np.float64, ensure_min_samples=2,
                           ensure_all_finite=True)
@@ -266,6 +278,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
             "feature_names_in": io.encode_strings(getattr(self, "feature_names_in_", None)),
             "seed": int(self.seed_),
             "n_iter": int(self.n_iter_),
+            "n_chains": int(getattr(self, "n_chains_", 1)),
         }
         arrays = {"eta_draws": self.eta_draws_, "tau_draws": self.tau_draws_,
                   "lambda_draws": self.lambda_draws_, "loglik": self.loglik_,
@@ -285,6 +298,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
             model.feature_names_in_ = names
         model.seed_ = meta["seed"]
         model.n_iter_ = meta["n_iter"]
+        model.n_chains_ = int(meta.get("n_chains", 1))
         model.eta_draws_ = arrays["eta_draws"]
         model.tau_draws_ = arrays.get("tau_draws")
         model.lambda_draws_ = arrays.get("lambda_draws")
@@ -303,3 +317,56 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         from .io import save_model
 
         return save_model(self, path, overwrite=overwrite)
+
+    # ------------------------------------------------------ chains and diagnostics
+    def _fit_chains(self, X, y):
+        """Run ``n_chains`` chains one after the other and pool their draws."""
+        from sklearn.base import clone
+
+        n_chains = check_positive_int(self.n_chains, "n_chains")
+        base = seed_from(self.random_state)
+        fits = [clone(self).set_params(n_chains=1, random_state=chain_seed(base, c)).fit(X, y)
+                for c in range(n_chains)]
+        for name, value in vars(fits[0]).items():
+            if name.endswith("_") and not name.startswith("_"):
+                setattr(self, name, value)
+
+        def pooled(name):
+            if getattr(fits[0], name) is None:
+                return None
+            return np.concatenate([getattr(fit, name) for fit in fits])
+
+        self.eta_draws_ = pooled("eta_draws_")
+        self.tau_draws_ = pooled("tau_draws_")
+        self.lambda_draws_ = pooled("lambda_draws_")
+        self.loglik_ = pooled("loglik_")
+        mean = self.eta_draws_.mean(axis=0)
+        start = 1 if self.fit_intercept else 0
+        self.coef_ = mean[:, start:]
+        self.intercept_ = mean[:, 0] if self.fit_intercept else np.zeros(len(self.classes_))
+        self.seed_ = base
+        self.n_chains_ = n_chains
+        return self
+
+    def to_inference_data(self, feature_names=None):
+        """The posterior draws as an ArviZ ``InferenceData``, for R-hat, ESS and plots.
+
+        Parameters
+        ----------
+        feature_names : sequence of str (n_features,) or None
+            As in :meth:`coef_frame`.
+
+        Returns
+        -------
+        arviz.InferenceData
+            ``posterior``: ``eta`` (chain, draw, class, feature), the features
+            being ``"(intercept)"`` (with ``fit_intercept``) and the feature
+            names; for the Horseshoe also ``tau`` (chain, draw, class) and
+            ``lambda`` (chain, draw, class, shrunk_feature) without the
+            intercept.  ``sample_stats``: ``loglik`` (chain, draw), the DO
+            log-likelihood at the kept draws, and ``loglik_trace`` (chain,
+            iteration) over all ``n_iter`` iterations, burn-in included.
+        """
+        from .diagnostics import probit_inference_data
+
+        return probit_inference_data(self, feature_names)

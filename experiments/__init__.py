@@ -1,0 +1,1 @@
+"""Experiments on real data (paper section 4); run as ``python -m experiments.<name>``."""
