@@ -339,3 +339,12 @@ def test_vocabulary_of_fit_is_reused_for_a_corpus():
     corpus = vocab.fit_transform(["apple banana", "banana cherry"] * 5)
     model = LDA(n_topics=2, n_iter=5, progress=False, random_state=1).fit(corpus)
     assert model.vocabulary_ is vocab
+
+
+@pytest.mark.parametrize("shape", [0.01, 0.3, 0.9])
+def test_small_shape_log_gamma_matches_scipy(shape):
+    # log G for G ~ Gamma(shape) has scipy's loggamma(c=shape) law; 20 000 draws,
+    # fixed seed, Kolmogorov-Smirnov p-value above 1e-3
+    draws = kernels._log_gamma_small_many(shape, 123, 20_000)
+    assert np.all(np.isfinite(draws))
+    assert stats.kstest(draws, stats.loggamma(c=shape).cdf).pvalue > 1e-3

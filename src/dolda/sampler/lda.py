@@ -38,11 +38,21 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from .rng import STEP_INIT, STEP_PHI, STEP_PREDICT, STEP_Z, log_gamma_variate, stream, uniform
+from .rng import (
+    STEP_INIT,
+    STEP_PHI,
+    STEP_PREDICT,
+    STEP_Z,
+    log_gamma_variate,
+    stream,
+    uniform,
+    uniform_open,
+)
 
 __all__ = [
     "AliasTables", "SPARSE_MIN_TOPICS", "build_alias_tables", "draw_phi", "init_topics",
-    "lda_log_likelihood", "predict_topic_proportions", "resolve_sampler", "sweep",
+    "lda_doc_log_likelihood", "lda_log_likelihood", "lda_topic_log_likelihood",
+    "predict_topic_proportions", "resolve_sampler", "sweep",
     "sweep_dense", "sweep_sparse", "topic_word_counts", "word_major",
 ]
 
@@ -102,16 +112,64 @@ def topic_word_counts(tokens, z, n_topics, n_words):
 
 
 # ----------------------------------------------------------------------- Phi
+@njit(cache=True, inline="always")
+def log_gamma_small(shape, state):
+    """``log G`` with ``G ~ Gamma(shape, 1)`` for ``0 < shape < 1``; returns ``(log G, state)``.
+
+    Ahrens & Dieter (1974) algorithm GS, carried out in log space so that
+    ``G = P**(1/shape)`` never underflows (``shape = 0.01`` gives values like
+    ``exp(-300)``).  With ``b = 1 + shape/e`` and ``P = b U``: if ``P <= 1``,
+    ``X = P**(1/shape)`` is accepted with probability ``exp(-X)``, otherwise
+    ``X = -log((b - P)/shape)`` with probability ``X**(shape - 1)``.  When
+    ``log X < -40`` the acceptance probability is 1 to double precision and
+    no second uniform is drawn.  About one uniform and one log per draw, a
+    third of the cost of :func:`dolda.sampler.rng.log_gamma_variate`; used for
+    the zero-count entries ``n_{k,w} = 0`` that make up most of the Phi draw.
+    """
+    inv = 1.0 / shape
+    b = 1.0 + shape / math.e
+    while True:
+        u, state = uniform_open(state)
+        p = b * u
+        if p <= 1.0:
+            log_x = math.log(p) * inv
+            if log_x < -40.0:
+                return log_x, state
+            u2, state = uniform(state)
+            if u2 <= math.exp(-math.exp(log_x)):
+                return log_x, state
+        else:
+            x = -math.log((b - p) * inv)
+            u2, state = uniform(state)
+            if u2 <= x ** (shape - 1.0):
+                return math.log(x), state
+
+
+@njit(cache=True)
+def _log_gamma_small_many(shape, seed, n):
+    """``n`` draws of :func:`log_gamma_small` from one stream (for tests)."""
+    out = np.empty(n)
+    state = stream(seed, 0, 0)
+    for i in range(n):
+        out[i], state = log_gamma_small(shape, state)
+    return out
+
+
 @njit(cache=True, parallel=True)
 def _draw_phi(nkw, beta, seed, step, block_offset, phi):
     n_topics, n_words = nkw.shape
+    small = beta < 1.0
     for k in prange(n_topics):
         state = stream(seed, step, block_offset + k)
         row = phi[k]
         counts = nkw[k]
         top = -np.inf
         for w in range(n_words):
-            g, state = log_gamma_variate(beta + counts[w], state)
+            c = counts[w]
+            if c == 0 and small:
+                g, state = log_gamma_small(beta, state)
+            else:
+                g, state = log_gamma_variate(beta + c, state)
             row[w] = g
             if g > top:
                 top = g
@@ -426,11 +484,9 @@ def sweep(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, iteration, tables=None):
 
 # ------------------------------------------------------------ log-likelihood
 @njit(cache=True, parallel=True)
-def _loglik_parts(ndk, nkw, alpha, beta, doc_part, topic_part):
+def _doc_loglik(ndk, alpha, doc_part):
     n_docs, n_topics = ndk.shape
-    n_words = nkw.shape[1]
     lg_alpha = math.lgamma(alpha)
-    lg_beta = math.lgamma(beta)
     for d in prange(n_docs):
         acc = 0.0
         n_d = 0
@@ -442,6 +498,12 @@ def _loglik_parts(ndk, nkw, alpha, beta, doc_part, topic_part):
         if n_d > 0:
             acc += math.lgamma(n_topics * alpha) - math.lgamma(n_d + n_topics * alpha)
         doc_part[d] = acc
+
+
+@njit(cache=True, parallel=True)
+def _topic_loglik(nkw, beta, topic_part):
+    n_topics, n_words = nkw.shape
+    lg_beta = math.lgamma(beta)
     for k in prange(n_topics):
         acc = 0.0
         n_k = 0
@@ -453,13 +515,43 @@ def _loglik_parts(ndk, nkw, alpha, beta, doc_part, topic_part):
         topic_part[k] = acc + math.lgamma(n_words * beta) - math.lgamma(n_k + n_words * beta)
 
 
+def lda_doc_log_likelihood(ndk, alpha):
+    """The document part of :func:`lda_log_likelihood`, ``sum_d log p(z_d | alpha)``.
+
+    A shard of documents computes its own part; the parts add up (in shard
+    order) to the document sum of the whole corpus.
+
+    Parameters
+    ----------
+    ndk : int (D, K)   ``n_{d,k}``.
+    alpha : float
+    """
+    doc_part = np.empty(ndk.shape[0])
+    _doc_loglik(ndk, float(alpha), doc_part)
+    return float(np.sum(doc_part))
+
+
+def lda_topic_log_likelihood(nkw, beta):
+    """The topic part of :func:`lda_log_likelihood`, ``sum_k log p(w | z, beta)``.
+
+    Parameters
+    ----------
+    nkw : int (K, V)   ``n_{k,w}``.
+    beta : float
+    """
+    topic_part = np.empty(nkw.shape[0])
+    _topic_loglik(nkw, float(beta), topic_part)
+    return float(np.sum(topic_part))
+
+
 def lda_log_likelihood(ndk, nkw, alpha, beta):
     """LDA marginal log-likelihood ``log p(w, z | alpha, beta)``, theta and Phi integrated out.
 
     ``sum_d [log G(K alpha) - log G(N_d + K alpha) + sum_k (log G(n_dk + alpha) - log G(alpha))]
     + sum_k [log G(V beta) - log G(n_k + V beta) + sum_w (log G(n_kw + beta) - log G(beta))]``
-    (``G`` the gamma function).  Parallel over documents and topics, the parts
-    summed serially: the value does not depend on the thread count.
+    (``G`` the gamma function): :func:`lda_doc_log_likelihood` plus
+    :func:`lda_topic_log_likelihood`.  Parallel over documents and topics, the
+    parts summed serially: the value does not depend on the thread count.
 
     Parameters
     ----------
@@ -467,10 +559,7 @@ def lda_log_likelihood(ndk, nkw, alpha, beta):
     nkw : int (K, V)   ``n_{k,w}``.
     alpha, beta : float
     """
-    doc_part = np.empty(ndk.shape[0])
-    topic_part = np.empty(nkw.shape[0])
-    _loglik_parts(ndk, nkw, float(alpha), float(beta), doc_part, topic_part)
-    return float(np.sum(doc_part) + np.sum(topic_part))
+    return float(lda_doc_log_likelihood(ndk, alpha) + lda_topic_log_likelihood(nkw, beta))
 
 
 # ---------------------------------------------------------------- prediction
