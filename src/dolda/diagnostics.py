@@ -1,4 +1,5 @@
-"""Convergence diagnostics: topic alignment across chains and ArviZ export."""
+"""Convergence diagnostics: topic alignment across chains, ArviZ export, R-hat and ESS,
+and the inputs of pyLDAvis."""
 
 from __future__ import annotations
 
@@ -31,3 +32,277 @@ def align_topics(phi_ref, phi):
     """
     _, cols = linear_sum_assignment(hellinger(phi_ref, phi))
     return cols
+
+
+# ------------------------------------------------------------------ ArviZ export
+def _coord_labels(labels):
+    """Class labels usable as xarray coordinates (objects become strings)."""
+    labels = np.asarray(labels)
+    return labels.astype(str) if labels.dtype == object else labels
+
+
+def _by_chain(draws, n_chains, name):
+    """(C * S, ...) pooled chain after chain -> (C, S, ...)."""
+    draws = np.asarray(draws, dtype=np.float64)
+    if draws.shape[0] % n_chains:
+        raise ValueError(f"{name} has {draws.shape[0]} draws, not a multiple of the "
+                         f"{n_chains} chains")
+    return draws.reshape((n_chains, draws.shape[0] // n_chains) + draws.shape[1:])
+
+
+def draws_to_inference_data(eta_draws, *, n_chains, classes, feature_names, tau_draws=None,
+                            lambda_draws=None, lambda_features=None, loglik=None,
+                            kept_iterations=None, attrs=None):
+    """Build an ArviZ ``InferenceData`` from pooled DO-probit draws.
+
+    Parameters
+    ----------
+    eta_draws : ndarray (C * S, L, P)
+        Kept draws of the coefficients ``eta``, chain after chain.
+    n_chains : int
+        ``C``.
+    classes : array-like (L,)
+        Class labels (coordinate ``class``).
+    feature_names : sequence of str (P,)
+        Coordinate ``feature``.
+    tau_draws : ndarray (C * S, L) or None
+        Global Horseshoe scales ``tau_l``.
+    lambda_draws : ndarray (C * S, L, P') or None
+        Local Horseshoe scales ``lambda_{lp}`` of the shrunk coefficients.
+    lambda_features : sequence of str (P',) or None
+        Coordinate ``shrunk_feature`` of ``lambda`` (the features under the
+        Horseshoe, i.e. all but the intercept).
+    loglik : dict of str -> ndarray (C, n_iter), or None
+        Log-likelihood traces over *all* iterations, burn-in included.
+    kept_iterations : int ndarray (S,) or None
+        The iterations at which the draws were kept (``burn_in, burn_in + thin, ...``);
+        used to put the log-likelihood of the kept draws next to the posterior.
+    attrs : dict or None
+        Stored in the attributes of every group.
+
+    Returns
+    -------
+    arviz.InferenceData
+        ``posterior``: ``eta`` (chain, draw, class, feature), ``tau`` (chain, draw,
+        class), ``lambda`` (chain, draw, class, shrunk_feature).
+        ``sample_stats``: for every trace ``name`` in ``loglik``, ``name``
+        (chain, draw) at the kept draws, and ``name + "_trace"`` (chain,
+        iteration) over all iterations, burn-in included.
+    """
+    import arviz as az
+    import xarray as xr
+
+    eta = _by_chain(eta_draws, n_chains, "eta_draws")
+    n_draws = eta.shape[1]
+    coords = {"chain": np.arange(n_chains), "draw": np.arange(n_draws),
+              "class": _coord_labels(classes), "feature": np.asarray(feature_names, dtype=str)}
+    if len(coords["feature"]) != eta.shape[3]:
+        raise ValueError(f"{len(coords['feature'])} feature names for {eta.shape[3]} "
+                         "columns of eta")
+    posterior = {"eta": (("chain", "draw", "class", "feature"), eta)}
+    if tau_draws is not None:
+        posterior["tau"] = (("chain", "draw", "class"), _by_chain(tau_draws, n_chains, "tau"))
+    if lambda_draws is not None:
+        lam = _by_chain(lambda_draws, n_chains, "lambda_draws")
+        coords["shrunk_feature"] = np.asarray(lambda_features, dtype=str)
+        posterior["lambda"] = (("chain", "draw", "class", "shrunk_feature"), lam)
+    attrs = dict(attrs or {})
+    attrs.setdefault("inference_library", "dolda")
+    groups = {"posterior": xr.Dataset(posterior, coords=coords, attrs=attrs)}
+    if loglik:
+        stats = {}
+        n_iter = None
+        for name, trace in loglik.items():
+            trace = np.asarray(trace, dtype=np.float64).reshape(n_chains, -1)
+            n_iter = trace.shape[1]
+            stats[name + "_trace"] = (("chain", "iteration"), trace)
+            if kept_iterations is not None and len(kept_iterations) == n_draws:
+                stats[name] = (("chain", "draw"), trace[:, np.asarray(kept_iterations)])
+        stat_coords = {"chain": coords["chain"], "draw": coords["draw"],
+                       "iteration": np.arange(n_iter)}
+        groups["sample_stats"] = xr.Dataset(stats, coords=stat_coords, attrs=attrs)
+    return az.InferenceData(**groups)
+
+
+def dolda_inference_data(model):
+    """ArviZ export of a fitted :class:`dolda.DOLDA`; see :meth:`dolda.DOLDA.to_inference_data`."""
+    from sklearn.utils.validation import check_is_fitted
+
+    from ._validation import check_burn_in
+
+    check_is_fitted(model, "eta_draws_")
+    n_chains = int(getattr(model, "n_chains_", 1))
+    burn_in = check_burn_in(model.burn_in, model.n_iter_)
+    kept = np.arange(burn_in, model.n_iter_)[::int(model.thin)]
+    names = list(model.feature_names_)
+    lam = model.lambda_draws_
+    if lam is not None:
+        lam = lam[:, :, 1:]  # the intercept is not shrunk
+    loglik = {f"loglik_{part}" if part != "total" else "loglik":
+              model.loglik_[part].to_numpy().reshape(n_chains, -1)
+              for part in ("total", "do", "lda")}
+    attrs = {"model": "DOLDA", "n_iter": int(model.n_iter_), "burn_in": int(burn_in),
+             "thin": int(model.thin), "n_chains": n_chains, "prior": str(model.prior),
+             "topic_alignment": "Hungarian matching of Phi to chain 0 on Hellinger distance"}
+    return draws_to_inference_data(model.eta_draws_, n_chains=n_chains, classes=model.classes_,
+                                   feature_names=names, tau_draws=model.tau_draws_,
+                                   lambda_draws=lam, lambda_features=names[1:], loglik=loglik,
+                                   kept_iterations=kept, attrs=attrs)
+
+
+def probit_inference_data(model, feature_names=None):
+    """ArviZ export of a fitted :class:`dolda.DOProbit`; see its ``to_inference_data``."""
+    from sklearn.utils.validation import check_is_fitted
+
+    from ._validation import check_burn_in
+
+    check_is_fitted(model, "eta_draws_")
+    n_chains = int(getattr(model, "n_chains_", 1))
+    names = [str(n) for n in model._feature_names(feature_names)]
+    all_names = (["(intercept)"] if model.fit_intercept else []) + names
+    burn_in = check_burn_in(model.burn_in, model.n_iter_)
+    kept = np.arange(burn_in, model.n_iter_)[::int(model.thin)]
+    attrs = {"model": "DOProbit", "n_iter": int(model.n_iter_), "burn_in": int(burn_in),
+             "thin": int(model.thin), "n_chains": n_chains, "prior": str(model.prior)}
+    return draws_to_inference_data(
+        model.eta_draws_, n_chains=n_chains, classes=model.classes_, feature_names=all_names,
+        tau_draws=model.tau_draws_, lambda_draws=model.lambda_draws_, lambda_features=names,
+        loglik={"loglik": np.asarray(model.loglik_).reshape(n_chains, -1)},
+        kept_iterations=kept, attrs=attrs)
+
+
+# ------------------------------------------------------------------ R-hat and ESS
+def _split_single_chain(ds):
+    """One chain (1, S) -> its two halves as two chains (2, S // 2), for split R-hat."""
+    import xarray as xr
+
+    n = ds.sizes["draw"] // 2
+    first = ds.isel(chain=0, draw=slice(0, n)).assign_coords(draw=np.arange(n))
+    second = ds.isel(chain=0, draw=slice(ds.sizes["draw"] - n, None)).assign_coords(
+        draw=np.arange(n))
+    return xr.concat([first, second], dim="chain").assign_coords(chain=[0, 1])
+
+
+def convergence_table(idata, var_name="eta"):
+    """R-hat and effective sample sizes of every coefficient, one row each.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData or a fitted DOLDA / DOProbit
+    var_name : str, default="eta"
+        A posterior variable.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per element of ``var_name`` (index: its non-sample
+        coordinates, e.g. ``class, feature``), columns ``mean, sd, ess_bulk,
+        ess_tail, r_hat``.  ``attrs["split_single_chain"]`` is True when the
+        posterior has a single chain: R-hat and ESS are then computed on its
+        two halves taken as two chains (split R-hat, which detects drift within
+        the chain but not a second mode that the chain never visited).
+    """
+    import arviz as az
+
+    if not isinstance(idata, az.InferenceData):
+        idata = idata.to_inference_data()
+    ds = idata.posterior[[var_name]]
+    single = ds.sizes["chain"] == 1
+    chains = _split_single_chain(ds) if single else ds
+    columns = {
+        "mean": ds.mean(dim=("chain", "draw")),
+        "sd": ds.std(dim=("chain", "draw"), ddof=1),
+        "ess_bulk": az.ess(chains, method="bulk"),
+        "ess_tail": az.ess(chains, method="tail"),
+        "r_hat": az.rhat(chains),
+    }
+    frame = None
+    for name, value in columns.items():
+        col = value[var_name].to_series().rename(name)
+        frame = col.to_frame() if frame is None else frame.join(col)
+    frame.attrs["split_single_chain"] = bool(single)
+    return frame
+
+
+def worst_rhat(model, topics_only=True):
+    """The largest R-hat among the eta coefficients (NaN entries ignored).
+
+    Parameters
+    ----------
+    model : fitted DOLDA or DOProbit, or arviz.InferenceData
+    topics_only : bool, default=True
+        Only the topic coefficients (features named ``"topic k"``); the
+        intercept and covariates are left out.  Ignored when no feature is a topic.
+
+    Returns
+    -------
+    float
+    """
+    table = convergence_table(model, "eta")
+    r_hat = table["r_hat"]
+    if topics_only:
+        features = table.index.get_level_values("feature").astype(str)
+        topics = features.str.startswith("topic ")
+        if topics.any():
+            r_hat = r_hat[topics]
+    return float(np.nanmax(r_hat.to_numpy())) if r_hat.notna().any() else float("nan")
+
+
+# ------------------------------------------------------------------ pyLDAvis
+def export_pyldavis(model, texts=None):
+    """The inputs of ``pyLDAvis.prepare`` for a fitted DOLDA (or LDA-like) model.
+
+    Parameters
+    ----------
+    model : fitted DOLDA
+        Uses ``phi_`` (K, V), ``vocabulary_`` and ``doc_topic_counts_`` (D, K).
+    texts : iterable of str, Corpus or None
+        Documents to describe.  None uses the training documents through
+        their final topic counts ``n_{d,k}``; texts are run through
+        ``model.transform`` and counted with the model's vocabulary.
+
+    Returns
+    -------
+    dict
+        ``topic_term_dists`` (K, V), rows ``phi_k`` summing to 1;
+        ``doc_topic_dists`` (D, K), rows ``theta_d = (n_{d,k} + alpha) /
+        (N_d + K alpha)`` summing to 1; ``doc_lengths`` (D,) ``N_d``;
+        ``vocab`` (V,) the words; ``term_frequency`` (V,) corpus counts of every
+        word (without texts: the expected counts ``sum_k n_k phi_{k,w}`` of the
+        training corpus, ``n_k`` the tokens of topic ``k``).
+
+    Examples
+    --------
+    >>> import pyLDAvis                                       # doctest: +SKIP
+    >>> from dolda.diagnostics import export_pyldavis        # doctest: +SKIP
+    >>> vis = pyLDAvis.prepare(**export_pyldavis(model), sort_topics=False)  # doctest: +SKIP
+    >>> pyLDAvis.save_html(vis, "topics.html")                # doctest: +SKIP
+
+    With ``sort_topics=False`` pyLDAvis numbers topic ``k`` as ``k + 1``.
+    """
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(model, "phi_")
+    phi = np.asarray(model.phi_, dtype=np.float64)
+    phi = phi / phi.sum(axis=1, keepdims=True)
+    n_topics, n_words = phi.shape
+    alpha = float(model.alpha)
+    if texts is None:
+        counts = getattr(model, "doc_topic_counts_", None)
+        if counts is None:
+            raise ValueError("this model kept no training topic counts (two-step fit); "
+                             "pass texts")
+        counts = np.asarray(counts, dtype=np.float64)
+        lengths = counts.sum(axis=1)
+        theta = (counts + alpha) / (lengths[:, None] + n_topics * alpha)
+        term_frequency = counts.sum(axis=0) @ phi
+    else:
+        corpus = model._make_corpus(texts, fit=False)
+        lengths = corpus.doc_lengths.astype(np.float64)
+        zbar = model.transform(corpus)
+        theta = (zbar * lengths[:, None] + alpha) / (lengths[:, None] + n_topics * alpha)
+        term_frequency = np.bincount(corpus.tokens, minlength=n_words).astype(np.float64)
+    theta = theta / theta.sum(axis=1, keepdims=True)
+    return {"topic_term_dists": phi, "doc_topic_dists": theta,
+            "doc_lengths": lengths.astype(np.int64), "vocab": list(model.vocabulary_.words),
+            "term_frequency": term_frequency}
