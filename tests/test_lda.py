@@ -66,7 +66,12 @@ def _run_one_sweep(phi, doc_words, z_init, alpha, sampler, copies, iteration=3, 
     for k in z_init:
         ndk[:, k] += 1
     phi_wk = kernels.word_major(phi)
-    tables = kernels.build_alias_tables(phi_wk) if sampler == "sparse" else None
+    if sampler == "sparse":  # every word has an alias table
+        tables = kernels.build_alias_tables(phi_wk)
+    elif sampler == "sparse-scan":  # no word has one: the word bucket is scanned
+        tables = kernels.build_alias_tables(phi_wk, np.full(phi.shape[1], -1, np.int32))
+    else:
+        tables = None
     kernels.sweep(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, iteration, tables)
     return z.reshape(copies, n), ndk
 
@@ -74,7 +79,7 @@ def _run_one_sweep(phi, doc_words, z_init, alpha, sampler, copies, iteration=3, 
 # --------------------------------------------------------- the z conditional
 
 
-@pytest.mark.parametrize("sampler", ["dense", "sparse"])
+@pytest.mark.parametrize("sampler", ["dense", "sparse", "sparse-scan"])
 def test_single_token_conditional_matches_brute_force(sampler):
     # 30 000 copies of one document: the first token's new topic is an
     # independent draw from p(z_0 = k | z_-0, Phi) ∝ phi_{k,w} (n_{d,k}^{-0} + alpha).
@@ -89,7 +94,7 @@ def test_single_token_conditional_matches_brute_force(sampler):
     np.testing.assert_allclose(counts / len(z), expected, atol=5 * np.sqrt(0.25 / len(z)))
 
 
-@pytest.mark.parametrize("sampler", ["dense", "sparse"])
+@pytest.mark.parametrize("sampler", ["dense", "sparse", "sparse-scan"])
 def test_full_sweep_joint_law_matches_enumeration(sampler):
     # the joint law of all four indicators after one sequential sweep (81
     # outcomes), including topics that leave and re-enter the document's
@@ -118,7 +123,7 @@ def test_dense_and_sparse_give_the_same_law_at_large_k():
     z_init = [4, 4, 90, 4, 17, 90]
     copies = 20_000
     expected = _brute_conditional(phi, np.array(doc), np.array(z_init), 0, alpha)
-    for sampler in ("dense", "sparse"):
+    for sampler in ("dense", "sparse", "sparse-scan"):
         z, _ = _run_one_sweep(phi, doc, z_init, alpha, sampler, copies=copies)
         counts = np.bincount(z[:, 0], minlength=K)
         assert _chi_square_p(counts, expected, copies) > 1e-3, sampler
@@ -348,3 +353,39 @@ def test_small_shape_log_gamma_matches_scipy(shape):
     draws = kernels._log_gamma_small_many(shape, 123, 20_000)
     assert np.all(np.isfinite(draws))
     assert stats.kstest(draws, stats.loggamma(c=shape).cdf).pvalue > 1e-3
+
+
+def test_sparse_counts_word_major_phi_and_loglik_agree_with_dense_versions():
+    rng = np.random.default_rng(8)
+    K, V, N = 7, 50, 3000
+    tokens = rng.integers(0, V, N).astype(np.int32)
+    tokens[:5] = V - 1
+    z = rng.integers(0, K, N).astype(np.int32)
+    z[z == 3] = 2  # an empty topic
+    nkw = kernels.topic_word_counts(tokens, z, K, V)
+    word_ptr, order = kernels.word_index(tokens, V)
+    counts = kernels.sparse_topic_word_counts(word_ptr, order, z, K)
+    dense = np.zeros((K, V), np.int32)
+    for k in range(K):
+        sl = slice(counts.ptr[k], counts.ptr[k + 1])
+        assert np.all(np.diff(counts.words[sl]) > 0)
+        dense[k, counts.words[sl]] = counts.counts[sl]
+    np.testing.assert_array_equal(dense, nkw)
+    # the same streams and variates as draw_phi, rounded to float32
+    phi = kernels.draw_phi(nkw, 0.01, 5, 9)
+    phi_wk = np.empty((V, K), np.float32)
+    kernels.draw_phi_word_major(counts, 0.01, 5, 9, phi_wk)
+    expected = np.where(phi.T < 1e-37, 0.0, phi.T).astype(np.float32)
+    np.testing.assert_array_equal(phi_wk, expected)
+    ndk = rng.integers(0, 6, size=(20, K)).astype(np.int32)
+    assert kernels.lda_log_likelihood_sparse(ndk, counts, V, 0.1, 0.01) == pytest.approx(
+        kernels.lda_log_likelihood(ndk, nkw, 0.1, 0.01), rel=1e-12)
+
+
+@pytest.mark.parametrize("shape, n_int", [(0.01, 100), (0.01, 0), (0.3, 0), (0.5, 2)])
+def test_small_shape_gamma_linear_space_matches_scipy(shape, n_int):
+    # the linear-space GS draws of the Phi kernel (integer-power and exp/log
+    # branches); 20 000 draws, fixed seed, KS p-value above 1e-3
+    draws = kernels._gamma_small_many(shape, n_int, 321, 20_000)
+    assert np.all(draws >= 0)
+    assert stats.kstest(draws, stats.gamma(shape).cdf).pvalue > 1e-3

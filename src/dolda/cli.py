@@ -465,6 +465,9 @@ def main(verbose):
 @click.option("--out", "-o", required=True, type=click.Path(path_type=Path),
               help="Directory to save the fitted model in.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing model at --out.")
+@click.option("--chains", "n_chains", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Independent chains (run one after another); with 2 or more the worst "
+                   "R-hat of the topic coefficients is reported.")
 def fit(data, text_column, label_column, covariates, encoding, checkpoint, checkpoint_every,
         resume, out, overwrite, **opts):
     """Fit DOLDA to the documents in DATA and save the model in --out.
@@ -494,7 +497,8 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
                                      param_hint="'--resume'") from None
     frame, texts, y, X = _read_training_data(data, text_column, label_column, covariates,
                                              encoding)
-    model = _estimator(opts, checkpoint=None if checkpoint is None else str(checkpoint),
+    model = _estimator(opts, n_chains=opts.pop("n_chains"),
+                       checkpoint=None if checkpoint is None else str(checkpoint),
                        checkpoint_every=checkpoint_every)
     tic = time.perf_counter()
     try:
@@ -524,6 +528,14 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
     click.echo(f"  iterations        {model.n_iter_}" + (f" (resumed at {start})" if start else ""))
     click.echo(f"  time              {seconds:.1f} s ({rate:,.0f} tokens/s)")
     click.echo(f"  training accuracy {accuracy:.3f}")
+    if model.n_chains_ > 1:
+        from .diagnostics import worst_rhat
+
+        with _echo_warnings(), _library_errors():
+            rhat = worst_rhat(model, topics_only=True)
+        flag = "" if rhat < 1.05 else "  (above 1.05: run more iterations)"
+        click.echo(f"  worst R-hat       {rhat:.3f} over the topic coefficients, "
+                   f"{model.n_chains_} chains{flag}")
     click.echo(f"Model saved to {out}")
 
 
@@ -991,3 +1003,55 @@ def _demo_probit(iterations, seed, progress):
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+
+@main.command()
+@click.argument("model_dir", type=_MODEL)
+@click.option("--out", "-o", required=True, type=click.Path(path_type=Path),
+              help="The HTML file to write.")
+@click.option("--data", type=_DATA, default=None,
+              help="Documents to explain in the report (CSV/TSV/Parquet); with --label also "
+                   "the confusion matrix.")
+@click.option("--text", "text_column", default=None, metavar="COL",
+              help="Column of --data holding the documents  [default: the model's].")
+@click.option("--label", "label_column", default=None, metavar="COL",
+              help="Column of --data holding the true classes (for the confusion matrix).")
+@click.option("--max-docs", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Documents with precomputed explanations in the search box.")
+@click.option("--encoding", default="utf-8", show_default=True,
+              help="Encoding of a CSV/TSV file.")
+def report(model_dir, out, data, text_column, label_column, max_docs, encoding):
+    """Write a self-contained HTML report of the model in MODEL_DIR.
+
+    Topics and top words, coefficient heat map and intervals, log-likelihood
+    traces, R-hat/ESS, and (with --data) a document search with explanations
+    and the confusion matrix.  The file needs no network.
+
+    \b
+    Example:
+      dolda report model/ --out report.html --data test.csv --text review --label rating
+    """
+    out = _check_output_file(out)
+    model, meta = _load_model(model_dir)
+    texts = y = X = None
+    if data is not None:
+        text_column = text_column or meta.get("text_column")
+        if text_column is None:
+            raise click.UsageError("the model does not record its text column; pass --text COL")
+        model_cov, categorical = _model_covariates(model)
+        frame = read_table(data, encoding, text_columns=[c for c in model_cov if c in categorical])
+        _require_columns(frame, [text_column], data, "--text")
+        _require_columns(frame, model_cov, data)
+        texts = _texts(frame, text_column, data)
+        if label_column is not None:
+            _require_columns(frame, [label_column], data, "--label")
+            y = _labels(frame, label_column, data)
+        if model_cov:
+            X = frame[list(model_cov)].copy()
+    elif label_column is not None:
+        raise click.UsageError("--label needs --data")
+    from .report import make_report
+
+    with _echo_warnings(), _library_errors():
+        make_report(model, out, texts=texts, y=y, X=X, max_documents=max_docs)
+    click.echo(f"Report written to {out}")

@@ -164,7 +164,6 @@ class LDA(TransformerMixin, BaseEstimator):
         self.sampler_ = p["sampler"]
         sparse = p["sampler"] == "sparse"
         loglik = np.empty(p["n_iter"])
-        phi_sum = np.zeros((K, V))
         n_kept = 0
         t_z = t_phi = 0.0
         bar = None
@@ -174,26 +173,28 @@ class LDA(TransformerMixin, BaseEstimator):
             bar = tqdm(total=p["n_iter"], desc=f"LDA K={K}", unit="it")
         try:
             with using_threads(p["n_jobs"]):
+                word_ptr, order = kernels.word_index(tokens, V)
                 z, ndk = kernels.init_topics(tokens, doc_ptr, K, seed)
-                nkw = kernels.topic_word_counts(tokens, z, K, V)
-                phi = kernels.draw_phi(nkw, beta, seed, -1)
-                phi_wk = kernels.word_major(phi)
-                tables = kernels.build_alias_tables(phi_wk) if sparse else None
+                counts = kernels.sparse_topic_word_counts(word_ptr, order, z, K)
+                phi_wk = np.empty((V, K), np.float32)
+                kernels.draw_phi_word_major(counts, beta, seed, -1, phi_wk)
+                rows = kernels.alias_rows(np.diff(word_ptr))
+                tables = kernels.build_alias_tables(phi_wk, rows) if sparse else None
+                phi_sum = np.zeros((V, K))
                 for it in range(p["n_iter"]):
                     t0 = time.perf_counter()
                     kernels.sweep(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, it, tables)
                     t1 = time.perf_counter()
-                    nkw = kernels.topic_word_counts(tokens, z, K, V)
-                    phi = kernels.draw_phi(nkw, beta, seed, it)
-                    phi_wk = kernels.word_major(phi)
+                    counts = kernels.sparse_topic_word_counts(word_ptr, order, z, K)
+                    kernels.draw_phi_word_major(counts, beta, seed, it, phi_wk)
                     if sparse:
-                        tables = kernels.build_alias_tables(phi_wk)
+                        kernels.build_alias_tables(phi_wk, out=tables)
                     t2 = time.perf_counter()
                     t_z += t1 - t0
                     t_phi += t2 - t1
-                    loglik[it] = kernels.lda_log_likelihood(ndk, nkw, alpha, beta)
+                    loglik[it] = kernels.lda_log_likelihood_sparse(ndk, counts, V, alpha, beta)
                     if it >= p["burn_in"]:
-                        phi_sum += phi
+                        kernels.accumulate(phi_wk, phi_sum)
                         n_kept += 1
                     if bar is not None:
                         bar.update(1)
@@ -202,7 +203,8 @@ class LDA(TransformerMixin, BaseEstimator):
         finally:
             if bar is not None:
                 bar.close()
-        self.phi_ = phi_sum / n_kept
+        phi_mean = phi_sum.T / n_kept  # float32 draws; renormalise the mean in float64
+        self.phi_ = phi_mean / phi_mean.sum(axis=1, keepdims=True)
         self.loglik_ = loglik
         self.z_ = z
         self.doc_topic_counts_ = ndk

@@ -50,7 +50,7 @@ from .rng import (
 )
 
 __all__ = [
-    "AliasTables", "SPARSE_MIN_TOPICS", "build_alias_tables", "draw_phi", "init_topics",
+    "ALIAS_MIN_TOKENS", "AliasTables", "SPARSE_MIN_TOPICS", "alias_rows", "build_alias_tables", "draw_phi", "init_topics",
     "lda_doc_log_likelihood", "lda_log_likelihood", "lda_topic_log_likelihood",
     "predict_topic_proportions", "resolve_sampler", "sweep",
     "sweep_dense", "sweep_sparse", "topic_word_counts", "word_major",
@@ -111,6 +111,81 @@ def topic_word_counts(tokens, z, n_topics, n_words):
     return nkw
 
 
+class SparseCounts(NamedTuple):
+    """Topic-word counts ``n_{k,w}`` in CSR layout by topic (only the non-zero ones).
+
+    Attributes
+    ----------
+    ptr : int64 (K+1,)      topic ``k`` owns entries ``ptr[k]:ptr[k+1]``.
+    words : int32 (nnz,)    word ids, increasing within a topic.
+    counts : int32 (nnz,)   ``n_{k,w} > 0``.
+    """
+
+    ptr: np.ndarray
+    words: np.ndarray
+    counts: np.ndarray
+
+
+def word_index(tokens, n_words):
+    """Token positions grouped by word, computed once per corpus.
+
+    Returns
+    -------
+    word_ptr : int64 (V+1,)
+        Word ``w`` owns ``order[word_ptr[w]:word_ptr[w+1]]``.
+    order : int64 (N,)
+        Token positions sorted by word id (stable).
+    """
+    order = np.argsort(tokens, kind="stable").astype(np.int64)
+    word_ptr = np.zeros(int(n_words) + 1, np.int64)
+    np.cumsum(np.bincount(tokens, minlength=int(n_words)), out=word_ptr[1:])
+    return word_ptr, order
+
+
+@njit(cache=True)
+def _sparse_counts(word_ptr, order, z, n_topics):
+    n_words = len(word_ptr) - 1
+    n_tokens = len(order)
+    fill = np.zeros(n_topics + 1, np.int64)
+    for i in range(n_tokens):
+        fill[z[i] + 1] += 1
+    for k in range(n_topics):
+        fill[k + 1] += fill[k]
+    bucket_ptr = fill.copy()
+    buf = np.empty(n_tokens, np.int32)
+    for w in range(n_words):  # words in order, so every bucket ends up sorted
+        for j in range(word_ptr[w], word_ptr[w + 1]):
+            k = z[order[j]]
+            buf[fill[k]] = w
+            fill[k] += 1
+    ptr = np.zeros(n_topics + 1, np.int64)
+    words = np.empty(n_tokens, np.int32)
+    counts = np.empty(n_tokens, np.int32)
+    nnz = 0
+    for k in range(n_topics):
+        last = -1
+        for j in range(bucket_ptr[k], bucket_ptr[k + 1]):
+            w = buf[j]
+            if w == last:
+                counts[nnz - 1] += 1
+            else:
+                words[nnz] = w
+                counts[nnz] = 1
+                nnz += 1
+                last = w
+        ptr[k + 1] = nnz
+    return ptr, words[:nnz].copy(), counts[:nnz].copy()
+
+
+def sparse_topic_word_counts(word_ptr, order, z, n_topics):
+    """``n_{k,w}`` as :class:`SparseCounts` from the word index of :func:`word_index`.
+
+    Serial O(N + V + K): integer counts, independent of the thread count, and
+    no dense K x V array to clear every iteration.
+    """
+    return SparseCounts(*_sparse_counts(word_ptr, order, z, int(n_topics)))
+
+
 # ----------------------------------------------------------------------- Phi
 @njit(cache=True, inline="always")
 def log_gamma_small(shape, state):
@@ -155,21 +230,104 @@ def _log_gamma_small_many(shape, seed, n):
     return out
 
 
-@njit(cache=True, parallel=True)
-def _draw_phi(nkw, beta, seed, step, block_offset, phi):
-    n_topics, n_words = nkw.shape
-    small = beta < 1.0
-    for k in prange(n_topics):
-        state = stream(seed, step, block_offset + k)
-        row = phi[k]
-        counts = nkw[k]
+@njit(cache=True, inline="always")
+def _int_power(x, n):
+    """``x**n`` for a positive integer ``n`` by binary exponentiation."""
+    result = 1.0
+    while n > 0:
+        if n & 1:
+            result *= x
+        x *= x
+        n >>= 1
+    return result
+
+
+@njit(cache=True, inline="always")
+def gamma_small(shape, inv, b, n_int, state):
+    """``G ~ Gamma(shape, 1)`` for ``0 < shape < 1`` in linear space; returns ``(G, state)``.
+
+    Algorithm GS of :func:`log_gamma_small` without logarithms where they can
+    be avoided: when ``1/shape`` is an integer ``n_int`` (``beta = 0.01`` gives
+    100) ``P**(1/shape)`` is ``n_int`` squarings-and-products, otherwise
+    ``exp(log(P)/shape)`` (pass ``n_int = 0``).  The acceptance test
+    ``U <= exp(-X)`` uses the squeeze ``U <= 1 - X`` first.  Values below
+    ~1e-308 underflow to 0; the Phi draw only uses this for rows that also
+    hold a ``Gamma(>= 1)`` variate, so such entries are < 1e-290 after
+    normalisation either way.  ``inv = 1/shape`` and ``b = 1 + shape/e`` are
+    passed in, computed once per row.
+    """
+    while True:
+        u, state = uniform_open(state)
+        p = b * u
+        if p <= 1.0:
+            x = _int_power(p, n_int) if n_int > 0 else math.exp(math.log(p) * inv)
+            if x < 1e-17:  # exp(-x) == 1 to double precision: accept
+                return x, state
+            u2, state = uniform(state)
+            if u2 <= 1.0 - x or u2 <= math.exp(-x):
+                return x, state
+        else:
+            x = -math.log((b - p) * inv)
+            u2, state = uniform(state)
+            if u2 <= x ** (shape - 1.0):
+                return x, state
+
+
+@njit(cache=True)
+def _gamma_small_many(shape, n_int, seed, n):
+    """``n`` draws of :func:`gamma_small` from one stream (for tests)."""
+    out = np.empty(n)
+    state = stream(seed, 0, 0)
+    for i in range(n):
+        out[i], state = gamma_small(shape, 1.0 / shape, 1.0 + shape / math.e, n_int, state)
+    return out
+
+
+def _integer_inverse(beta: float) -> int:
+    """``1/beta`` when it is an integer up to 4096 (then :func:`gamma_small` avoids logs), else 0."""
+    inv = 1.0 / beta
+    n = round(inv)
+    return int(n) if beta < 1.0 and n <= 4096 and abs(inv - n) < 1e-9 * inv else 0
+
+
+@njit(cache=True)
+def draw_topic_row(k, ptr, words, counts, beta, n_int, state, row):
+    """``phi_k ~ Dir(beta + n_{k,.})`` into ``row`` (V,) float64; returns the stream state.
+
+    ``n_{k,.}`` is given sparsely (:class:`SparseCounts` arrays).  A topic
+    holding tokens is drawn in linear space (the ``Gamma(beta + n >= 1)``
+    variates bound the total from below, so nothing relevant underflows) with
+    the cheap zero-count draws of :func:`gamma_small`; an empty topic, all of
+    whose variates may be ~exp(-1000), is drawn and normalised in log space.
+    """
+    n_words = len(row)
+    p, end = ptr[k], ptr[k + 1]
+    next_w = words[p] if p < end else n_words
+    if end > p and beta < 1.0:
+        inv_beta = 1.0 / beta
+        b = 1.0 + beta / math.e
+        total = 0.0
+        for w in range(n_words):
+            if w == next_w:
+                g, state = log_gamma_variate(beta + counts[p], state)
+                x = math.exp(g)
+                p += 1
+                next_w = words[p] if p < end else n_words
+            else:
+                x, state = gamma_small(beta, inv_beta, b, n_int, state)
+            row[w] = x
+            total += x
+    else:
         top = -np.inf
         for w in range(n_words):
-            c = counts[w]
-            if c == 0 and small:
+            if w == next_w:
+                g, state = log_gamma_variate(beta + counts[p], state)
+                p += 1
+                next_w = words[p] if p < end else n_words
+            elif beta < 1.0:
                 g, state = log_gamma_small(beta, state)
             else:
-                g, state = log_gamma_variate(beta + c, state)
+                g, state = log_gamma_variate(beta, state)
             row[w] = g
             if g > top:
                 top = g
@@ -178,17 +336,31 @@ def _draw_phi(nkw, beta, seed, step, block_offset, phi):
             e = math.exp(row[w] - top)
             row[w] = e
             total += e
-        inv = 1.0 / total
-        for w in range(n_words):
-            row[w] *= inv
+    inv = 1.0 / total
+    for w in range(n_words):
+        row[w] *= inv
+    return state
+
+
+@njit(cache=True, parallel=True)
+def _draw_phi(ptr, words, counts, beta, n_int, seed, step, block_offset, phi):
+    for k in prange(phi.shape[0]):
+        state = stream(seed, step, block_offset + k)
+        draw_topic_row(k, ptr, words, counts, beta, n_int, state, phi[k])
+
+
+def _phi_step(iteration):
+    if iteration < 0:
+        return STEP_INIT, _INIT_PHI_BLOCK
+    return int(iteration) * 16 + STEP_PHI, 0
 
 
 def draw_phi(nkw, beta, seed, iteration):
     """Draw ``phi_k ~ Dir(beta + n_{k,.})`` for every topic, parallel over topics.
 
-    Each topic draws ``log G_{k,w}``, ``G_{k,w} ~ Gamma(beta + n_{k,w})``, and
-    normalises in log space, so the paper's ``beta = 0.01`` never underflows
-    to a row of zeros.
+    Each topic draws ``G_{k,w} ~ Gamma(beta + n_{k,w})`` and normalises
+    (:func:`draw_topic_row`); an empty topic is drawn in log space, so the
+    paper's ``beta = 0.01`` never underflows to a row of zeros.
 
     Parameters
     ----------
@@ -207,13 +379,73 @@ def draw_phi(nkw, beta, seed, iteration):
     phi : float64 (K, V)
         ``Phi``, rows sum to one.
     """
+    nkw = np.asarray(nkw)
+    rows, cols = np.nonzero(nkw)
+    ptr = np.zeros(nkw.shape[0] + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=nkw.shape[0]), out=ptr[1:])
     phi = np.empty(nkw.shape, np.float64)
-    if iteration < 0:
-        step, offset = STEP_INIT, _INIT_PHI_BLOCK
-    else:
-        step, offset = int(iteration) * 16 + STEP_PHI, 0
-    _draw_phi(nkw, float(beta), np.int64(seed), np.int64(step), np.int64(offset), phi)
+    step, offset = _phi_step(iteration)
+    _draw_phi(ptr, cols.astype(np.int32), nkw[rows, cols].astype(np.int32), float(beta),
+              _integer_inverse(float(beta)), np.int64(seed), np.int64(step),
+              np.int64(offset), phi)
     return phi
+
+
+#: Topics per parallel block of the word-major Phi draw: 16 float32 = one cache line.
+_PHI_BLOCK = 16
+#: Entries of the float32 ``phi_wk`` below this are stored as 0 (no denormals).
+_FLOAT32_TINY = 1e-37
+
+
+@njit(cache=True, parallel=True)
+def _draw_phi_wk(ptr, words, counts, beta, n_int, seed, step, block_offset, phi_wk):
+    n_words, n_topics = phi_wk.shape
+    n_blocks = (n_topics + _PHI_BLOCK - 1) // _PHI_BLOCK
+    for b in prange(n_blocks):
+        k_lo = b * _PHI_BLOCK
+        nb = min(k_lo + _PHI_BLOCK, n_topics) - k_lo
+        scratch = np.empty((nb, n_words))
+        for j in range(nb):
+            state = stream(seed, step, block_offset + k_lo + j)
+            draw_topic_row(k_lo + j, ptr, words, counts, beta, n_int, state, scratch[j])
+        for w in range(n_words):
+            for j in range(nb):
+                v = scratch[j, w]
+                phi_wk[w, k_lo + j] = v if v >= _FLOAT32_TINY else 0.0
+
+
+def draw_phi_word_major(counts: "SparseCounts", beta, seed, iteration, out):
+    """The Phi draw of :func:`draw_phi` written straight into word-major float32.
+
+    Same streams and the same variates as :func:`draw_phi` (so the values agree
+    up to float32 rounding; entries below 1e-37 are stored as 0, which keeps
+    denormals out of the z-sweeps), but from :class:`SparseCounts` and without
+    a K x V float64 intermediate: topics are drawn in blocks of 16, each block
+    written out one cache line per word.
+
+    Parameters
+    ----------
+    counts : SparseCounts
+        ``n_{k,w}``.
+    beta : float
+    seed, iteration : int
+        As :func:`draw_phi`.
+    out : float32 (V, K)
+        Receives ``phi_wk = Phi^T``.
+    """
+    step, offset = _phi_step(iteration)
+    _draw_phi_wk(counts.ptr, counts.words, counts.counts, float(beta),
+                 _integer_inverse(float(beta)), np.int64(seed), np.int64(step),
+                 np.int64(offset), out)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def accumulate(phi_wk, acc):
+    """``acc += phi_wk`` (V, K), parallel over words: the running sum of kept draws."""
+    for w in prange(phi_wk.shape[0]):
+        for k in range(phi_wk.shape[1]):
+            acc[w, k] += phi_wk[w, k]
 
 
 @njit(cache=True, parallel=True)
@@ -238,67 +470,103 @@ def word_major(phi):
 
 # --------------------------------------------------------------- alias tables
 class AliasTables(NamedTuple):
-    """Walker alias tables of ``phi_{.,w}`` for every word.
+    """Walker alias tables of ``phi_{.,w}`` for (the frequent) words.
 
     Attributes
     ----------
-    prob : float64 (V, K)   keep probability of the uniformly drawn column.
-    alias : int32 (V, K)    the other topic of the column.
-    mass : float64 (V,)     ``sum_k phi_{k,w}``.
+    prob : float64 (R, K)   keep probability of the uniformly drawn column.
+    alias : int32 (R, K)    the other topic of the column.
+    mass : float64 (V,)     ``sum_k phi_{k,w}`` of every word.
+    row : int32 (V,)        table row of word ``w``, or -1: no table, the
+                            sparse sweep then draws from ``phi_{.,w}`` by a
+                            linear scan.
     """
 
     prob: np.ndarray
     alias: np.ndarray
     mass: np.ndarray
+    row: np.ndarray
+
+
+#: Words with at least this many tokens get an alias table.  A table costs
+#: about 25 ns per topic to build every iteration; without one, each draw from
+#: the word bucket scans ~K/2 entries at ~1 ns.  With a word-bucket share of
+#: 0.2-0.5 of the tokens the table pays from ~100-250 tokens of the word on.
+ALIAS_MIN_TOKENS = 128
+
+_ALIAS_CHUNK = 256
 
 
 @njit(cache=True, parallel=True)
-def _build_alias(phi_wk, prob, alias, mass):
-    n_words, n_topics = phi_wk.shape
-    for w in prange(n_words):
+def _word_mass(phi_wk, mass):
+    for w in prange(phi_wk.shape[0]):
         total = 0.0
-        for k in range(n_topics):
+        for k in range(phi_wk.shape[1]):
             total += phi_wk[w, k]
         mass[w] = total
+
+
+@njit(cache=True, parallel=True)
+def _build_alias(phi_wk, table_words, prob, alias, mass):
+    n_topics = phi_wk.shape[1]
+    n_rows = len(table_words)
+    n_chunks = (n_rows + _ALIAS_CHUNK - 1) // _ALIAS_CHUNK
+    for c in prange(n_chunks):
         small = np.empty(n_topics, np.int32)
         large = np.empty(n_topics, np.int32)
-        n_small = 0
-        n_large = 0
-        scale = n_topics / total if total > 0.0 else 0.0
-        for k in range(n_topics):
-            p = phi_wk[w, k] * scale if total > 0.0 else 1.0
-            prob[w, k] = p
-            alias[w, k] = k
-            if p < 1.0:
-                small[n_small] = k
-                n_small += 1
-            else:
-                large[n_large] = k
-                n_large += 1
-        while n_small > 0 and n_large > 0:
-            n_small -= 1
-            s = small[n_small]
-            g = large[n_large - 1]
-            alias[w, s] = g
-            prob[w, g] = prob[w, g] + prob[w, s] - 1.0
-            if prob[w, g] < 1.0:
-                n_large -= 1
-                small[n_small] = g
-                n_small += 1
-        # leftovers are 1 up to rounding
-        for i in range(n_large):
-            prob[w, large[i]] = 1.0
-        for i in range(n_small):
-            prob[w, small[i]] = 1.0
+        for r in range(c * _ALIAS_CHUNK, min((c + 1) * _ALIAS_CHUNK, n_rows)):
+            w = table_words[r]
+            total = mass[w]
+            n_small = 0
+            n_large = 0
+            scale = n_topics / total if total > 0.0 else 0.0
+            for k in range(n_topics):
+                p = phi_wk[w, k] * scale if total > 0.0 else 1.0
+                prob[r, k] = p
+                alias[r, k] = k
+                if p < 1.0:
+                    small[n_small] = k
+                    n_small += 1
+                else:
+                    large[n_large] = k
+                    n_large += 1
+            while n_small > 0 and n_large > 0:
+                n_small -= 1
+                s = small[n_small]
+                g = large[n_large - 1]
+                alias[r, s] = g
+                prob[r, g] = prob[r, g] + prob[r, s] - 1.0
+                if prob[r, g] < 1.0:
+                    n_large -= 1
+                    small[n_small] = g
+                    n_small += 1
+            # leftovers are 1 up to rounding
+            for i in range(n_large):
+                prob[r, large[i]] = 1.0
+            for i in range(n_small):
+                prob[r, small[i]] = 1.0
 
 
-def build_alias_tables(phi_wk):
-    """Alias tables of every word's topic column ``phi_{.,w}``, parallel over words.
+def alias_rows(word_counts, min_tokens=ALIAS_MIN_TOKENS):
+    """Table row of every word with at least ``min_tokens`` tokens, -1 for the others (V,)."""
+    word_counts = np.asarray(word_counts)
+    has = word_counts >= min_tokens
+    row = np.full(len(word_counts), -1, np.int32)
+    row[has] = np.arange(int(has.sum()), dtype=np.int32)
+    return row
+
+
+def build_alias_tables(phi_wk, row=None, out: AliasTables | None = None):
+    """Alias tables of the words' topic columns ``phi_{.,w}``, parallel over words.
 
     Parameters
     ----------
-    phi_wk : float64 (V, K)
-        Word-major topics (:func:`word_major`).
+    phi_wk : float (V, K)
+        Word-major topics (:func:`word_major` or :func:`draw_phi_word_major`).
+    row : int32 (V,) or None
+        Which words get a table (:func:`alias_rows`); None: every word.
+    out : AliasTables or None
+        Buffers to fill (reused across iterations); new ones when None.
 
     Returns
     -------
@@ -306,10 +574,17 @@ def build_alias_tables(phi_wk):
         Drawing ``k`` with probability ``phi_{k,w} / mass[w]`` costs O(1).
     """
     n_words, n_topics = phi_wk.shape
-    tables = AliasTables(np.empty((n_words, n_topics), np.float64),
-                         np.empty((n_words, n_topics), np.int32), np.empty(n_words, np.float64))
-    _build_alias(phi_wk, tables.prob, tables.alias, tables.mass)
-    return tables
+    if out is None:
+        if row is None:
+            row = np.arange(n_words, dtype=np.int32)
+        n_rows = int((row >= 0).sum())
+        out = AliasTables(np.empty((n_rows, n_topics), np.float64),
+                          np.empty((n_rows, n_topics), np.int32),
+                          np.empty(n_words, np.float64), np.asarray(row, np.int32))
+    table_words = np.flatnonzero(out.row >= 0).astype(np.int64)
+    _word_mass(phi_wk, out.mass)
+    _build_alias(phi_wk, table_words, out.prob, out.alias, out.mass)
+    return out
 
 
 @njit(cache=True, inline="always")
@@ -393,13 +668,14 @@ def sweep_dense(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, iteration):
 
 @njit(cache=True)
 def resample_document_sparse(start, stop, tokens, z, ndk_row, phi_wk, prob, alias, mass,
-                             alpha, nz, pos, cum, state):
+                             table_row, alpha, nz, pos, cum, state):
     """Sparse exact Gibbs resampling of one document's tokens; returns the state.
 
     ``p(k) ∝ alpha phi_{k,w} + n_{d,k} phi_{k,w}``: with probability
     ``alpha mass_w / (alpha mass_w + sum_k n_{d,k} phi_{k,w})`` the topic comes
-    from the word's alias table, otherwise from the document's non-zero
-    topics.  ``nz``, ``pos`` and ``cum`` (K,) are scratch space.
+    from the word's alias table (or, for a word without one, a linear scan of
+    ``phi_{.,w}``), otherwise from the document's non-zero topics.  ``nz``,
+    ``pos`` and ``cum`` (K,) are scratch space.
     """
     n_topics = len(ndk_row)
     n_nz = 0
@@ -431,7 +707,17 @@ def resample_document_sparse(start, stop, tokens, z, ndk_row, phi_wk, prob, alia
         u, state = uniform(state)
         target = u * (word_mass + doc_mass)
         if target < word_mass or n_nz == 0:
-            k1, state = alias_draw(prob[w], alias[w], state)
+            r = table_row[w]
+            if r >= 0:
+                k1, state = alias_draw(prob[r], alias[r], state)
+            else:
+                u2, state = uniform(state)
+                target = u2 * mass[w]
+                k1 = 0
+                acc = float(phi_row[0])
+                while acc <= target and k1 < n_topics - 1:
+                    k1 += 1
+                    acc += phi_row[k1]
         else:
             k1 = nz[search_cumulative(cum, n_nz, target - word_mass)]
         z[i] = k1
@@ -444,11 +730,12 @@ def resample_document_sparse(start, stop, tokens, z, ndk_row, phi_wk, prob, alia
 
 
 @njit(cache=True, parallel=True)
-def sweep_sparse(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, alpha, seed, iteration):
+def sweep_sparse(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, alpha, seed,
+                 iteration):
     """One sparse exact Gibbs sweep, documents in parallel, O(K_d) per token.
 
     Samples the same conditional as :func:`sweep_dense`; ``prob``, ``alias``,
-    ``mass`` are the :class:`AliasTables` of ``phi_wk``.  Other arguments as
+    ``mass``, ``table_row`` are the :class:`AliasTables` of ``phi_wk``.  Other arguments as
     :func:`sweep_dense`.
     """
     n_docs, n_topics = ndk.shape
@@ -462,7 +749,7 @@ def sweep_sparse(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, alpha, seed
         cum = np.empty(n_topics)
         state = stream(seed, step, d)
         resample_document_sparse(start, stop, tokens, z, ndk[d], phi_wk, prob, alias, mass,
-                                 alpha, nz, pos, cum, state)
+                                 table_row, alpha, nz, pos, cum, state)
 
 
 def resolve_sampler(sampler: str, n_topics: int) -> str:
@@ -479,7 +766,7 @@ def sweep(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, iteration, tables=None):
                     np.int64(iteration))
     else:
         sweep_sparse(tokens, doc_ptr, z, ndk, phi_wk, tables.prob, tables.alias, tables.mass,
-                     float(alpha), np.int64(seed), np.int64(iteration))
+                     tables.row, float(alpha), np.int64(seed), np.int64(iteration))
 
 
 # ------------------------------------------------------------ log-likelihood
@@ -560,6 +847,25 @@ def lda_log_likelihood(ndk, nkw, alpha, beta):
     alpha, beta : float
     """
     return float(lda_doc_log_likelihood(ndk, alpha) + lda_topic_log_likelihood(nkw, beta))
+
+
+@njit(cache=True, parallel=True)
+def _topic_part_sparse(ptr, counts, n_words, beta, topic_part):
+    lg_beta = math.lgamma(beta)
+    for k in prange(len(ptr) - 1):
+        acc = 0.0
+        n_k = 0
+        for j in range(ptr[k], ptr[k + 1]):
+            acc += math.lgamma(counts[j] + beta) - lg_beta
+            n_k += counts[j]
+        topic_part[k] = acc + math.lgamma(n_words * beta) - math.lgamma(n_k + n_words * beta)
+
+
+def lda_log_likelihood_sparse(ndk, counts: SparseCounts, n_words, alpha, beta):
+    """:func:`lda_log_likelihood` with ``n_{k,w}`` given as :class:`SparseCounts`."""
+    topic_part = np.empty(len(counts.ptr) - 1)
+    _topic_part_sparse(counts.ptr, counts.counts, int(n_words), float(beta), topic_part)
+    return float(lda_doc_log_likelihood(ndk, alpha) + np.sum(topic_part))
 
 
 # ---------------------------------------------------------------- prediction
