@@ -107,7 +107,8 @@ def test_sweeps_sample_the_exact_joint_posterior_of_z(kernel):
     base = p["a"] - p["X"] @ p["eta_x"].T
     phi_wk = np.ascontiguousarray(p["phi"].T)
     K = phi_wk.shape[1]
-    prob, alias, mass = build_alias_tables(phi_wk)
+    tables = build_alias_tables(phi_wk)  # every word has a table: row w is word w
+    prob, alias, mass = tables.prob, tables.alias, tables.mass
     gram = p["eta_t"].T @ p["eta_t"]
     states, exact = _exact_joint(p, 0)
     index = {s: i for i, s in enumerate(states)}
