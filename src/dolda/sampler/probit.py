@@ -25,6 +25,13 @@ iteration is
 
 Each block is a plain function of arrays; :func:`gibbs_step` chains them and
 returns a new :class:`ProbitState`.
+
+The eta-step has three exact samplers (:func:`draw_eta`): the dense Cholesky
+factorisation of every ``Q_l`` (small ``P``), and for many columns the
+Bhattacharya-Chakraborty-Mallick sampler and perturbation-optimisation by
+preconditioned conjugate gradients (:mod:`dolda.sampler.gaussian`), whose cost
+grows with ``nnz(U)`` instead of ``P^3``.  :func:`choose_eta_sampler` picks one
+by shape.
 """
 
 from __future__ import annotations
@@ -33,9 +40,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 from scipy.special import log_ndtr
 
+from . import gaussian
 from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
 from .likelihood import do_log_likelihood as _do_log_likelihood
 from .truncnorm import draw_utilities
@@ -48,6 +57,17 @@ MIN_PRIOR_VARIANCE = 1e-100
 #: pool costs more than it saves (measured: 120 columns, 20 classes, 2 threads
 #: took 5.1 ms against 1.9 ms serially), so the classes are solved in turn.
 PARALLEL_MIN_COLUMNS = 256
+
+#: The eta samplers :func:`draw_eta` knows.
+ETA_SAMPLERS = ("cholesky", "bcm", "cg")
+
+#: ``eta_sampler="auto"`` keeps the dense Cholesky up to this many columns
+#: (see :func:`choose_eta_sampler` and ``benchmarks/results/eta_scaling.md``).
+CHOLESKY_MAX_COLUMNS = 1000
+
+#: ``"auto"`` prefers BCM over CG for a dense ``U`` with at most this many rows
+#: and at least twice as many columns as rows.
+BCM_MAX_ROWS = 2000
 
 
 class ProbitPrior(NamedTuple):
@@ -151,6 +171,73 @@ def draw_coefficients(gram, rhs, prec, normals, n_jobs: int = 1):
     return np.stack(rows)
 
 
+def choose_eta_sampler(n_samples: int, n_columns: int, sparse: bool) -> str:
+    """The eta sampler ``"auto"`` resolves to, from the shape of ``U`` (D x P).
+
+    * ``P <= CHOLESKY_MAX_COLUMNS``: ``"cholesky"`` (dense ``Q_l``, O(P^3) per class);
+    * a dense ``U`` with ``D <= BCM_MAX_ROWS`` and ``P >= 2 D``: ``"bcm"`` (O(D^2 P));
+    * otherwise ``"cg"`` (O(nnz) per CG iteration).
+
+    The thresholds come from ``benchmarks/bench_eta.py``.
+    """
+    if n_columns <= CHOLESKY_MAX_COLUMNS:
+        return "cholesky"
+    if not sparse and n_samples <= BCM_MAX_ROWS and n_columns >= 2 * n_samples:
+        return "bcm"
+    return "cg"
+
+
+def draw_eta(rng, method: str, U, gram, a, prec, start=None, design=None, n_jobs: int = 1):
+    """The eta-step with the chosen sampler: ``eta_l ~ N(Q_l^{-1} U^T a_l, Q_l^{-1})``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of all standard normals (drawn serially: thread count never matters).
+    method : {"cholesky", "bcm", "cg"}
+    U : (D, P) ndarray or scipy.sparse matrix
+        Regressors.
+    gram : (P, P) ndarray or None
+        ``U^T U`` (dense); needed by ``"cholesky"`` only.
+    a : (D, L) ndarray
+        Utilities.
+    prec : (L, P) ndarray
+        Prior precisions (:func:`prior_precision`).
+    start : (L, P) ndarray or None
+        The previous eta, the CG warm start.
+    design : gaussian.SparseDesign or None
+        ``U`` prepared for CG; built from ``U`` when None.
+    n_jobs : int
+        Threads over classes.
+
+    Returns
+    -------
+    eta : (L, P) ndarray
+    info : dict
+        ``{"cg_iterations": (L,) ints}`` for CG, else empty.
+    """
+    n_classes, n_columns = prec.shape
+    n_samples = U.shape[0]
+    if method == "cholesky":
+        normals = rng.standard_normal((n_classes, n_columns))
+        if gram is None:
+            gram = U.T @ U
+            gram = gram.toarray() if sp.issparse(gram) else gram
+        rhs = np.asarray((U.T @ a).T)
+        return draw_coefficients(gram, rhs, prec, normals, n_jobs), {}
+    if method == "bcm":
+        u_normals = rng.standard_normal((n_classes, n_columns))
+        delta = rng.standard_normal((n_classes, n_samples))
+        return gaussian.draw_bcm(U, a, prec, u_normals, delta, n_jobs), {}
+    if method == "cg":
+        e2 = rng.standard_normal((n_classes, n_columns))
+        e1 = rng.standard_normal((n_classes, n_samples))
+        design = gaussian.sparse_design(U) if design is None else design
+        eta, iterations = gaussian.draw_pcg(design, a, prec, e1, e2, start)
+        return eta, {"cg_iterations": iterations}
+    raise ValueError(f"eta sampler must be one of {ETA_SAMPLERS}; got {method!r}")
+
+
 def draw_shrinkage(rng, prior: ProbitPrior, eta, lam2, tau2, nu, xi):
     """The Horseshoe step: new ``(lam2, tau2, nu, xi)`` given ``eta`` (Makalic & Schmidt 2016)."""
     if not prior.horseshoe:
@@ -171,7 +258,7 @@ def draw_shrinkage(rng, prior: ProbitPrior, eta, lam2, tau2, nu, xi):
 
 
 def gibbs_step(seed: int, iteration: int, state: ProbitState, U, gram, y, prior: ProbitPrior,
-               n_jobs: int = 1) -> ProbitState:
+               n_jobs: int = 1, eta_sampler: str = "cholesky", design=None) -> ProbitState:
     """One full iteration ``a -> eta -> (lambda, tau)`` of the DO-probit chain.
 
     Parameters
@@ -179,17 +266,23 @@ def gibbs_step(seed: int, iteration: int, state: ProbitState, U, gram, y, prior:
     seed, iteration : int
         The chain seed and the iteration number; together they fix every draw.
     state : ProbitState
-    U : (D, P) float64 regressors.
+    U : (D, P) float64 regressors, ndarray or scipy.sparse CSR.
     gram : (P, P) ``U^T U`` (fixed in DOProbit; recomputed each iteration in DOLDA).
+        Only the ``"cholesky"`` sampler reads it; None is allowed for the others.
     y : (D,) int class indices.
     prior : ProbitPrior
+    n_jobs : int
+    eta_sampler : {"cholesky", "bcm", "cg"}
+        See :func:`draw_eta`.
+    design : gaussian.SparseDesign or None
+        ``U`` prepared once for ``"cg"`` (built on the fly when None).
     """
-    mu = U @ state.eta.T
+    mu = np.ascontiguousarray(U @ state.eta.T)
     a = draw_utilities(mu, y, seed, iteration, np.empty_like(mu))
     rng_eta = numpy_generator(seed, iteration * 16 + STEP_ETA)
-    normals = rng_eta.standard_normal(state.eta.shape)
     prec = prior_precision(prior, state.lam2, state.tau2)
-    eta = draw_coefficients(gram, (U.T @ a).T, prec, normals, n_jobs)
+    eta, _ = draw_eta(rng_eta, eta_sampler, U, gram, a, prec, start=state.eta, design=design,
+                      n_jobs=n_jobs)
     rng_shrink = numpy_generator(seed, iteration * 16 + STEP_SHRINK)
     lam2, tau2, nu, xi = draw_shrinkage(rng_shrink, prior, eta, state.lam2, state.tau2,
                                         state.nu, state.xi)
