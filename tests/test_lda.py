@@ -389,3 +389,17 @@ def test_small_shape_gamma_linear_space_matches_scipy(shape, n_int):
     draws = kernels._gamma_small_many(shape, n_int, 321, 20_000)
     assert np.all(draws >= 0)
     assert stats.kstest(draws, stats.gamma(shape).cdf).pvalue > 1e-3
+
+
+def test_save_and_load_round_trip(tmp_path, fitted, simulated):
+    import dolda
+
+    model, _ = fitted
+    docs, _, _ = simulated
+    model.save(tmp_path / "lda")
+    again = dolda.load(tmp_path / "lda")
+    assert isinstance(again, LDA)
+    np.testing.assert_array_equal(again.phi_, model.phi_)
+    assert again.vocabulary_.words == model.vocabulary_.words
+    np.testing.assert_array_equal(again.transform(docs[:5], n_sweeps=10),
+                                  model.transform(docs[:5], n_sweeps=10))

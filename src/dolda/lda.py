@@ -274,3 +274,45 @@ class LDA(TransformerMixin, BaseEstimator):
             return pd.DataFrame(top, index=[f"topic {k}" for k in range(len(top))],
                                 columns=[f"word {i + 1}" for i in range(top.shape[1])])
         return [list(row) for row in top]
+
+    # --------------------------------------------------------- persistence
+    def _to_state(self):
+        """Metadata and arrays for :func:`dolda.io.save_model` (no pickle)."""
+        from . import io
+
+        check_is_fitted(self, "phi_")
+        meta = {
+            "params": io.encode_params(self.get_params(deep=False)),
+            "vocabulary": self.vocabulary_.to_dict(),
+            "seed": int(self.seed_),
+            "n_iter": int(self.n_iter_),
+            "n_tokens": int(self.n_tokens_),
+            "sampler": self.sampler_,
+        }
+        arrays = {"phi": self.phi_, "loglik": self.loglik_,
+                  "doc_topic_counts": self.doc_topic_counts_, "z": self.z_}
+        return meta, arrays
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        """Rebuild a fitted LDA from :meth:`_to_state` output (see :func:`dolda.load`)."""
+        from . import io
+
+        model = cls(**io.decode_params(meta["params"]))
+        model.vocabulary_ = Vocabulary.from_dict(meta["vocabulary"])
+        model.seed_ = meta["seed"]
+        model.n_iter_ = meta["n_iter"]
+        model.n_tokens_ = meta["n_tokens"]
+        model.sampler_ = meta["sampler"]
+        model.phi_ = arrays["phi"]
+        model.loglik_ = arrays["loglik"]
+        model.doc_topic_counts_ = arrays.get("doc_topic_counts")
+        model.z_ = arrays.get("z")
+        model.timings_ = {}
+        return model
+
+    def save(self, path, overwrite=False):
+        """Save the fitted model as a directory; read it back with ``dolda.load``."""
+        from .io import save_model
+
+        return save_model(self, path, overwrite=overwrite)
