@@ -143,6 +143,20 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         Threads for the parallel kernels (None or -1: all cores).
     progress : bool, default=True
         Show a progress bar with the log-likelihood and tokens per second.
+    backend : {"local", "dask"}, default="local"
+        Where the document shards are sampled: ``"local"`` in this process
+        (numba threads), ``"dask"`` on the workers of ``client`` (see
+        ``docs/DISTRIBUTED.md``).  The same seed and ``n_shards`` give the same
+        chain on both, for any number of threads or workers.
+    client : distributed.Client or None, default=None
+        The Dask client for ``backend="dask"`` (None: the current default
+        client).  dolda never starts or stops clusters.
+    n_shards : int or None, default=None
+        Number of contiguous document shards; None: one per about 10^6 tokens
+        (a function of the data alone, never of the number of workers).
+    snapshot_every : int, default=10
+        ``backend="dask"``: iterations between the copies of z kept on the
+        driver; after a lost worker at most this many iterations are replayed.
 
     Attributes
     ----------
@@ -172,7 +186,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                  prior_variance=100.0, n_iter=500, burn_in=None, thin=1, z_sampler="auto",
                  two_step=False, predict_sweeps=50, predict_burn_in=None, phi_draws=20,
                  checkpoint=None, checkpoint_every=100, rare_share=0.01, min_df=1,
-                 max_df=1.0, n_chains=1, random_state=None, n_jobs=None, progress=True):
+                 max_df=1.0, n_chains=1, random_state=None, n_jobs=None, progress=True,
+                 backend="local", client=None, n_shards=None, snapshot_every=10):
         self.n_topics = n_topics
         self.prior = prior
         self.alpha = alpha
@@ -195,6 +210,10 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.progress = progress
+        self.backend = backend
+        self.client = client
+        self.n_shards = n_shards
+        self.snapshot_every = snapshot_every
 
     # ------------------------------------------------------------ checks
     def _check_params(self):
@@ -202,7 +221,13 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         check_choice(self.prior, "prior", PRIORS)
         check_choice(self.z_sampler, "z_sampler", Z_SAMPLERS)
         n_iter = check_positive_int(self.n_iter, "n_iter")
+        from .backends import BACKENDS
+
+        check_choice(self.backend, "backend", BACKENDS)
         return dict(
+            n_shards=(None if self.n_shards is None
+                      else check_positive_int(self.n_shards, "n_shards")),
+            snapshot_every=check_positive_int(self.snapshot_every, "snapshot_every"),
             n_topics=n_topics,
             alpha=check_positive_float(self.alpha, "alpha"),
             beta=check_positive_float(self.beta, "beta"),
@@ -391,11 +416,17 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             loglik = np.full((n_iter, 2), np.nan)
             phi_sum = np.zeros((K, data.n_words))
 
+        from .backends import make_chain
+
+        runner = make_chain(self.backend, seed, state, data, config, p["n_shards"],
+                            self.client, p["snapshot_every"])
+
         def save_checkpoint(next_iteration):
+            z, ndk = runner.topics()
             meta = {"seed": seed, "next_iteration": int(next_iteration), "n_iter": n_iter,
                     "n_tokens": int(len(data.tokens)), "n_docs": int(len(data.y)),
                     "params": io.encode_params(self.get_params(deep=False))}
-            arrays = {"z": state.z, "ndk": state.ndk, "phi": state.phi,
+            arrays = {"z": z, "ndk": ndk, "phi": state.phi,
                       "eta": state.probit.eta, "lam2": state.probit.lam2,
                       "tau2": state.probit.tau2, "nu": state.probit.nu, "xi": state.probit.xi,
                       "eta_draws": eta_draws, "tau_draws": tau_draws,
@@ -413,7 +444,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         with _DeferredInterrupt() as interrupt, using_threads(config.n_jobs):
             try:
                 for it in range(start, n_iter):
-                    state, info = dolda_chain.dolda_step(seed, it, state, data, config)
+                    state, info = runner.step(it)
                     loglik[it] = (info.loglik_do, info.loglik_lda)
                     if slot < n_keep and it == keep[slot]:
                         eta_draws[slot] = state.probit.eta
@@ -437,14 +468,16 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                     if checkpoint is not None and (
                             (it + 1) % p["checkpoint_every"] == 0 or it + 1 == n_iter):
                         save_checkpoint(it + 1)
+                ndk = runner.topics()[1].copy()
             finally:
+                runner.close()
                 if bar is not None:
                     bar.close()
 
         phi = phi_sum / max(1, n_iter - phi_from)
         return {"seed": seed, "eta_draws": eta_draws, "tau_draws": tau_draws,
                 "lambda_draws": lam_draws, "phi": phi / phi.sum(axis=1, keepdims=True),
-                "ndk": state.ndk.copy(), "loglik": loglik}
+                "ndk": ndk, "loglik": loglik}
 
     def _check_resume(self, meta, data, n_iter):
         if meta.get("n_tokens") != len(data.tokens) or meta.get("n_docs") != len(data.y):

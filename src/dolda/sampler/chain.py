@@ -6,6 +6,12 @@ next one and returns an info record.  The blocks are the DO-probit blocks of
 :mod:`dolda.sampler.supervised` and the topic kernels of :mod:`dolda.sampler.lda`.
 Every random draw is keyed by ``(seed, iteration, block)``, so a chain resumed
 from a saved state at iteration ``t`` continues exactly as an uninterrupted one.
+
+The iteration is split into shard-local blocks (:mod:`dolda.sampler.shard`:
+the a-step with its statistics, the z-sweep with its counts) and global blocks
+(:func:`eta_step`, :func:`topic_globals`, :func:`phi_step`), so that the
+local loop and the distributed one (:mod:`dolda.backends`) share one
+implementation and give the same chain.
 """
 
 from __future__ import annotations
@@ -16,8 +22,8 @@ import numpy as np
 
 from . import lda as topic_kernels
 from . import probit as probit_blocks
-from .likelihood import do_log_likelihood
-from .supervised import sweep_supervised, sweep_supervised_mh
+from . import shard as shard_blocks
+from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
 
 
 class TopicData(NamedTuple):
@@ -101,37 +107,111 @@ def init_state(seed: int, data: TopicData, config: DOLDAConfig) -> DOLDAState:
     return DOLDAState(z, ndk, phi, probit)
 
 
+def whole_corpus_shards(data: TopicData, n_shards=None) -> list[shard_blocks.Shard]:
+    """The shards of ``data``: ``n_shards`` contiguous document ranges (None: from the data size).
+
+    The layout is a function of the data and ``n_shards`` only, so the local and
+    the Dask backend, with any number of threads or workers, run the same chain.
+    """
+    bounds = shard_blocks.shard_bounds(data.doc_ptr, n_shards)
+    return shard_blocks.make_shards(data.tokens, data.doc_ptr, data.X, data.y, bounds)
+
+
+def sum_in_order(parts):
+    """Sum a list of arrays (or floats) left to right: a fixed order, fixed rounding."""
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
+
+
+def eta_step(seed: int, iteration: int, probit: probit_blocks.ProbitState, gram, rhs,
+             prior: probit_blocks.ProbitPrior, n_jobs: int) -> probit_blocks.ProbitState:
+    """The global part of the DO-probit block: eta, then the Horseshoe scales.
+
+    Runs on the driver: it needs only the reduced ``U^T U`` (P x P) and
+    ``U^T a`` (L x P), and a Cholesky factorisation per class of a P x P
+    matrix is far cheaper than shipping ``U`` anywhere.  The draws are those of
+    :func:`dolda.sampler.probit.gibbs_step` with the dense Cholesky sampler.
+    The returned state carries no utilities (``a`` stays on the shards).
+    """
+    rng_eta = numpy_generator(seed, iteration * 16 + STEP_ETA)
+    normals = rng_eta.standard_normal(probit.eta.shape)
+    prec = probit_blocks.prior_precision(prior, probit.lam2, probit.tau2)
+    eta = probit_blocks.draw_coefficients(gram, rhs, prec, normals, n_jobs)
+    rng_shrink = numpy_generator(seed, iteration * 16 + STEP_SHRINK)
+    lam2, tau2, nu, xi = probit_blocks.draw_shrinkage(rng_shrink, prior, eta, probit.lam2,
+                                                      probit.tau2, probit.nu, probit.xi)
+    return probit_blocks.ProbitState(np.empty((0, eta.shape[0])), eta, lam2, tau2, nu, xi)
+
+
+def topic_globals(eta, phi, n_x: int, z_sampler: str) -> shard_blocks.TopicGlobals:
+    """What every shard needs for its z-sweep, computed once on the driver.
+
+    ``S = eta_topics^T eta_topics`` and the alias tables are computed here and
+    not on each shard, so every shard sees exactly the same numbers.
+    """
+    eta_topics = np.ascontiguousarray(eta[:, n_x:])
+    phi_wk = topic_kernels.word_major(phi)
+    tables = topic_kernels.build_alias_tables(phi_wk) if z_sampler == "mh" else None
+    return shard_blocks.TopicGlobals(eta, phi_wk, eta_topics.T @ eta_topics, tables)
+
+
+def phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int):
+    """The global topic block: reduce the shards' ``n_{k,w}``, draw Phi, finish the log-likelihood.
+
+    Integer counts add exactly in any order; the float log-likelihood parts
+    are summed in shard order.
+
+    Returns
+    -------
+    phi : float64 (K, V)
+    info : StepInfo
+    """
+    nkw = np.zeros(config.n_topics * n_words, np.int32)
+    for part in stats:
+        nkw[part.nkw_index] += part.nkw_count
+    nkw = nkw.reshape(config.n_topics, n_words)
+    phi = topic_kernels.draw_phi(nkw, config.beta, seed, iteration)
+    info = StepInfo(
+        loglik_do=float(sum_in_order([part.loglik_do for part in stats])),
+        loglik_lda=float(sum_in_order([part.loglik_doc for part in stats])
+                         + topic_kernels.lda_topic_log_likelihood(nkw, config.beta)),
+    )
+    return phi, info
+
+
 def dolda_step(seed: int, iteration: int, state: DOLDAState, data: TopicData,
-               config: DOLDAConfig) -> tuple[DOLDAState, StepInfo]:
+               config: DOLDAConfig, shards=None) -> tuple[DOLDAState, StepInfo]:
     """One Gibbs iteration of DOLDA: a -> eta -> (tau, lambda) -> z -> Phi.
 
     The probit blocks see ``U = [X, zbar]`` from the current z; the z-sweep
     sees the new ``a`` and ``eta``; Phi is drawn from the new topic-word counts.
     The arrays ``z`` and ``ndk`` of ``state`` are updated in place.
+
+    The iteration is written as shard-local blocks
+    (:func:`dolda.sampler.shard.utility_step`, :func:`dolda.sampler.shard.topic_step`)
+    and global blocks (:func:`eta_step`, :func:`topic_globals`, :func:`phi_step`);
+    here the shards run one after the other in this process (each on all
+    threads), the Dask backend (:mod:`dolda.backends.dask`) runs the very same
+    blocks on the workers.
+
+    Parameters
+    ----------
+    shards : list of Shard or None
+        The document shards (:func:`whole_corpus_shards`); None: the default layout.
     """
-    U = regressors(data, state.ndk)
-    gram = U.T @ U
-    probit = probit_blocks.gibbs_step(seed, iteration, state.probit, U, gram, data.y,
-                                      config.prior, config.n_jobs)
-    n_x = data.X.shape[1]
-    eta_x, eta_topics = probit.eta[:, :n_x], np.ascontiguousarray(probit.eta[:, n_x:])
-    base = probit.a - data.X @ eta_x.T
-    gram_topics = eta_topics.T @ eta_topics
-    phi_wk = topic_kernels.word_major(state.phi)
+    if shards is None:
+        shards = whole_corpus_shards(data)
     z, ndk = state.z, state.ndk
-    if config.z_sampler == "mh":
-        tables = topic_kernels.build_alias_tables(phi_wk)
-        sweep_supervised_mh(data.tokens, data.doc_ptr, z, ndk, phi_wk, tables.prob,
-                            tables.alias, tables.mass, config.alpha, eta_topics, base, seed,
-                            iteration)
-    else:
-        sweep_supervised(data.tokens, data.doc_ptr, z, ndk, phi_wk, config.alpha, eta_topics,
-                         base, gram_topics, seed, iteration, np.empty((0, config.n_topics)))
-    nkw = topic_kernels.topic_word_counts(data.tokens, z, config.n_topics, data.n_words)
-    phi = topic_kernels.draw_phi(nkw, config.beta, seed, iteration)
-    U = regressors(data, ndk)
-    info = StepInfo(
-        loglik_do=float(do_log_likelihood(U @ probit.eta.T, data.y)),
-        loglik_lda=float(topic_kernels.lda_log_likelihood(ndk, nkw, config.alpha, config.beta)),
-    )
+    parts = [shard_blocks.utility_step(seed, iteration, sh, ndk[sh.docs], state.probit.eta)
+             for sh in shards]
+    probit = eta_step(seed, iteration, state.probit, sum_in_order([p[1] for p in parts]),
+                      sum_in_order([p[2] for p in parts]), config.prior, config.n_jobs)
+    glob = topic_globals(probit.eta, state.phi, data.X.shape[1], config.z_sampler)
+    stats = [shard_blocks.topic_step(seed, iteration, sh, z[sh.token_range], ndk[sh.docs], part[0],
+                                     glob, config.alpha, config.z_sampler)
+             for sh, part in zip(shards, parts)]
+    phi, info = phi_step(seed, iteration, stats, config, data.n_words)
+    probit = probit._replace(a=np.concatenate([part[0] for part in parts]))
     return DOLDAState(z, ndk, phi, probit), info

@@ -22,8 +22,9 @@ Two kernels share this conditional:
   residual ``r_d`` is kept instead of ``h``, so ``g_k`` costs O(L) on demand
   and a token costs O(K_d + L) instead of O(K).
 
-Every document draws from its own stream ``stream(seed, iteration*16+STEP_Z, d)``:
-the result does not depend on the number of threads.
+Every document draws from its own stream ``stream(seed, iteration*16+STEP_Z, d)``
+(``d`` the global document index, see ``doc_offset``): the result does not
+depend on the number of threads nor on the sharding of the documents.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def document_residual(d, ndk, eta_topics, base, inv_n, r):
 
 @njit(cache=True, parallel=True)
 def sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, gram_topics,
-                     seed, iteration, record):
+                     seed, iteration, record, doc_offset=0):
     """One exact supervised Gibbs sweep over all tokens, documents in parallel.
 
     Parameters
@@ -67,6 +68,10 @@ def sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, g
     record : float64 (N, K) or (0, K)
         When it has N rows, the normalised conditional of every token is written
         there as it is drawn (for tests); pass ``np.empty((0, K))`` otherwise.
+    doc_offset : int, default=0
+        Global index of document 0 when ``doc_ptr`` describes a shard (a
+        contiguous range of documents): document ``d`` draws from the stream of
+        document ``doc_offset + d``, so any sharding gives the same chain.
     """
     n_docs = len(doc_ptr) - 1
     n_classes, n_topics = eta_topics.shape
@@ -91,7 +96,7 @@ def sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, g
             half_diag[k] = 0.5 * gram_topics[k, k] * inv_n * inv_n
         g = np.empty(n_topics)
         cum = np.empty(n_topics)
-        state = stream(seed, step, d)
+        state = stream(seed, step, doc_offset + d)
         for i in range(start, stop):
             w = tokens[i]
             k0 = z[i]
@@ -125,7 +130,7 @@ def sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, g
 
 @njit(cache=True, parallel=True)
 def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, alpha, eta_topics,
-                        base, seed, iteration):
+                        base, seed, iteration, doc_offset=0):
     """One Metropolis-Hastings supervised sweep, documents in parallel (for large K).
 
     For every token the proposal is the LDA conditional
@@ -136,7 +141,8 @@ def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, alph
     ``min(1, exp(g_{k'} - g_{k0}))``, ``g_k = eta_{.,k} . r^{-i} / N_d - S_kk / (2 N_d^2)``;
     the supervised factor is the only part of the target the proposal lacks.
     Cost per token: O(K_d + L).  Arguments as :func:`sweep_supervised`, plus
-    the alias tables of :func:`dolda.sampler.lda.build_alias_tables`.
+    the alias tables of :func:`dolda.sampler.lda.build_alias_tables`, and
+    ``doc_offset`` as in :func:`sweep_supervised`.
     """
     n_docs = len(doc_ptr) - 1
     n_classes, n_topics = eta_topics.shape
@@ -159,7 +165,7 @@ def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, alph
                 pos[k] = n_nz
                 n_nz += 1
         cum = np.empty(n_topics)
-        state = stream(seed, step, d)
+        state = stream(seed, step, doc_offset + d)
         for i in range(start, stop):
             w = tokens[i]
             k0 = z[i]

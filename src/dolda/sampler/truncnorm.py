@@ -62,7 +62,7 @@ def truncated_normal(mu, positive, state):
 
 
 @njit(cache=True, parallel=True)
-def draw_utilities(mu, y, seed, iteration, out):
+def draw_utilities(mu, y, seed, iteration, out, row_offset=0):
     """The a-step: ``a[d, l] ~ N(mu[d, l], 1)`` truncated by the label.
 
     Parameters
@@ -77,11 +77,15 @@ def draw_utilities(mu, y, seed, iteration, out):
         depend on the number of threads.
     out : float64 array (D, L)
         Receives the draws (row ``d`` is written only by the thread doing ``d``).
+    row_offset : int, default=0
+        Global index of row 0: a shard of rows ``[o, o + D)`` of a larger matrix
+        passes ``o`` and draws from the streams of its global rows, so the
+        result does not depend on how the rows are split into shards either.
     """
     n, n_classes = mu.shape
     step = iteration * 16 + STEP_A
     for d in prange(n):
-        state = stream(seed, step, d)
+        state = stream(seed, step, row_offset + d)
         yd = y[d]
         for l in range(n_classes):
             a, state = truncated_normal(mu[d, l], l == yd, state)
