@@ -2,6 +2,7 @@
 
     python -m experiments.newsgroups [--data ../shared/data] [--topics 100]
         [--iterations 300] [--prior horseshoe] [--remove] [--two-step] [--quick]
+        [--save-model DIR]
 
 Writes ``experiments/results/newsgroups_<setting>_K<k>_<model>.json`` with the test
 accuracy, the SVM's on the same split and preprocessing, iterations, seed, wall
@@ -33,7 +34,8 @@ def svm_accuracy(train_texts, y_train, test_texts, y_test, vocabulary):
     return float(LinearSVC(C=1.0).fit(Xtr, y_train).score(Xte, y_test))
 
 
-def run(data_dir, topics, iterations, prior, remove, two_step, seed, quick, threads):
+def run(data_dir, topics, iterations, prior, remove, two_step, seed, quick, threads,
+        save_model=None):
     from dolda import DOLDA
     from dolda.datasets import load_20newsgroups
 
@@ -66,6 +68,9 @@ def run(data_dir, topics, iterations, prior, remove, two_step, seed, quick, thre
         "loglik_total": model.loglik_["total"].tolist(),
         "top_words": model.top_words(10).apply(" ".join, axis=1).tolist(),
     }
+    if save_model:
+        model.save(save_model, overwrite=True)
+        result["model_dir"] = str(save_model)
     RESULTS.mkdir(parents=True, exist_ok=True)
     suffix = "_quick" if quick else ""
     out = RESULTS / f"newsgroups_{setting}_K{topics}_{name}{suffix}.json"
@@ -85,9 +90,11 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--save-model", default=None,
+                        help="also save the fitted model here (for `dolda report`)")
     args = parser.parse_args(argv)
     result, out = run(args.data, args.topics, args.iterations, args.prior, args.remove,
-                      args.two_step, args.seed, args.quick, args.threads)
+                      args.two_step, args.seed, args.quick, args.threads, args.save_model)
     print(f"{result['model']} K={args.topics}: test accuracy {result['test_accuracy']:.4f}, "
           f"SVM {result['svm_tfidf_accuracy']:.4f}, fit {result['fit_seconds']:.0f} s -> {out}")
 
