@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dolda.sampler.supervised import sweep_supervised
+from dolda.sampler.supervised import CACHE_MAX_SHIFT, sweep_supervised
 
 
 def tiny_problem(seed=0, n_docs=6, n_topics=4, n_classes=3, n_words=9, n_cov=2):
@@ -44,8 +44,12 @@ def brute_force_conditional(p, d, i, z):
     return w / w.sum()
 
 
+@pytest.mark.parametrize("max_shift", [0.0, np.inf, CACHE_MAX_SHIFT],
+                         ids=["log-space", "products", "auto"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_cached_conditional_equals_brute_force_for_every_token_and_topic(seed):
+def test_cached_conditional_equals_brute_force_for_every_token_and_topic(seed, max_shift):
+    """Both document paths (log space; exp factors kept as products) give the paper's
+    conditional for every token and topic, across a sequence of sweeps."""
     p = tiny_problem(seed)
     z0 = p["z"].copy()
     z = p["z"].copy()
@@ -56,7 +60,7 @@ def test_cached_conditional_equals_brute_force_for_every_token_and_topic(seed):
         before = z.copy()
         sweep_supervised(p["tokens"], p["doc_ptr"], z, ndk, np.ascontiguousarray(p["phi"].T),
                          p["alpha"], p["eta_t"], base, p["eta_t"].T @ p["eta_t"], 11, iteration,
-                         record)
+                         record, 0, max_shift)
         for d in range(len(p["doc_ptr"]) - 1):
             start, stop = p["doc_ptr"][d], p["doc_ptr"][d + 1]
             for i in range(start, stop):
@@ -124,3 +128,26 @@ def test_sweeps_sample_the_exact_joint_posterior_of_z(kernel):
         counts[index[tuple(z[:3])]] += 1
     tv = 0.5 * np.abs(counts / n_sweeps - exact).sum()
     assert tv < 0.02, f"total variation {tv:.4f}"
+
+
+def test_large_coefficients_fall_back_to_log_space_and_stay_exact():
+    """With |eta| ~ 30 the products would overflow in short documents; those documents
+    take the log-space path (bound 3 max S_kk / N_d > CACHE_MAX_SHIFT) and every
+    recorded conditional still equals the brute-force one."""
+    p = tiny_problem(seed=5)
+    p["eta_t"] = p["eta_t"] * 10.0
+    gram = p["eta_t"].T @ p["eta_t"]
+    lengths = np.diff(p["doc_ptr"])
+    assert np.any(3 * gram.diagonal().max() / lengths[lengths > 0] > CACHE_MAX_SHIFT)
+    z, ndk = p["z"].copy(), p["ndk"].copy()
+    base = p["a"] - p["X"] @ p["eta_x"].T
+    record = np.zeros((len(z), p["phi"].shape[0]))
+    before = z.copy()
+    sweep_supervised(p["tokens"], p["doc_ptr"], z, ndk, np.ascontiguousarray(p["phi"].T),
+                     p["alpha"], p["eta_t"], base, gram, 11, 0, record)
+    assert np.isfinite(record).all()
+    for d in range(len(p["doc_ptr"]) - 1):
+        for i in range(p["doc_ptr"][d], p["doc_ptr"][d + 1]):
+            state = np.concatenate([z[:i], before[i:]])
+            np.testing.assert_allclose(record[i], brute_force_conditional(p, d, i, state),
+                                       rtol=1e-9, atol=1e-12)

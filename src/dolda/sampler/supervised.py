@@ -10,6 +10,10 @@ Caching: with ``S = eta_topics^T eta_topics`` (K x K, once per iteration) and
 ``h_{dk} = sum_l eta_{lk} r_{dl}`` (once per document), removing a token of
 topic ``k0`` adds ``S[:, k0] / N_d`` to ``h`` and adding it back with topic
 ``k1`` subtracts ``S[:, k1] / N_d``: O(K) per token, no O(K L) dot products.
+The factors ``exp(g_k)`` themselves are kept as products, ``exp(S_jk / N_d^2)``
+being computed once per document and topic met, so the exact sweep needs no
+``exp`` per token (log space is kept for the rare documents too short for
+the products to stay well scaled; see :func:`sweep_supervised`).
 
 Two kernels share this conditional:
 
@@ -48,9 +52,113 @@ def document_residual(d, ndk, eta_topics, base, inv_n, r):
         r[l] = base[d, l] - acc * inv_n
 
 
+#: The multiplicative cache of :func:`sweep_supervised` is used for a document
+#: when its supervised log-factors ``g_k`` can move by at most this much from
+#: their values at the start of the document (bound: ``3 max_k S_kk / N_d``);
+#: ``exp`` of the shifts then neither overflows nor loses relative precision.
+CACHE_MAX_SHIFT = 30.0
+
+
+@njit(cache=True)
+def _document_exact(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics, inv_n, h,
+                    half_diag, state, record, recording):
+    """Supervised sweep of one document in log space: K ``exp`` per token (any N_d, any eta)."""
+    n_topics = len(h)
+    g = np.empty(n_topics)
+    cum = np.empty(n_topics)
+    for i in range(start, stop):
+        w = tokens[i]
+        k0 = z[i]
+        ndk[d, k0] -= 1
+        top = -np.inf
+        for k in range(n_topics):
+            h[k] += gram_topics[k, k0] * inv_n
+            gk = h[k] * inv_n - half_diag[k]
+            g[k] = gk
+            if gk > top:
+                top = gk
+        total = 0.0
+        for k in range(n_topics):
+            total += phi_wk[w, k] * (ndk[d, k] + alpha) * math.exp(g[k] - top)
+            cum[k] = total
+        u, state = uniform(state)
+        target = u * total
+        k1 = 0
+        while k1 < n_topics - 1 and cum[k1] <= target:
+            k1 += 1
+        if recording:
+            prev = 0.0
+            for k in range(n_topics):
+                record[i, k] = (cum[k] - prev) / total
+                prev = cum[k]
+        z[i] = k1
+        ndk[d, k1] += 1
+        for k in range(n_topics):
+            h[k] -= gram_topics[k, k1] * inv_n
+    return state
+
+
+@njit(cache=True)
+def _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics, inv_n, h,
+                     half_diag, state, record, recording):
+    """Supervised sweep of one document with the factors ``E_k = exp(g_k - c)`` kept as products.
+
+    Removing a token of topic ``j`` multiplies ``E_k`` by ``F_{jk} = exp(S_jk / N_d^2)``,
+    adding one divides by it; ``F_{j.}`` is computed once per document for each
+    topic ``j`` met.  A token costs O(K) multiplications (no ``exp``), and
+    nothing when its topic does not change.  Used when :data:`CACHE_MAX_SHIFT`
+    bounds the drift of ``g`` (see :func:`sweep_supervised`).
+    """
+    n_topics = len(h)
+    inv_n2 = inv_n * inv_n
+    top = -np.inf
+    for k in range(n_topics):
+        gk = h[k] * inv_n - half_diag[k]
+        if gk > top:
+            top = gk
+    E = np.empty(n_topics)
+    for k in range(n_topics):
+        E[k] = math.exp(h[k] * inv_n - half_diag[k] - top)
+    F = np.empty((n_topics, n_topics))
+    have = np.zeros(n_topics, np.bool_)
+    cum = np.empty(n_topics)
+    for i in range(start, stop):
+        w = tokens[i]
+        k0 = z[i]
+        ndk[d, k0] -= 1
+        if not have[k0]:
+            for k in range(n_topics):
+                F[k0, k] = math.exp(gram_topics[k0, k] * inv_n2)
+            have[k0] = True
+        total = 0.0
+        for k in range(n_topics):
+            total += phi_wk[w, k] * (ndk[d, k] + alpha) * (E[k] * F[k0, k])
+            cum[k] = total
+        u, state = uniform(state)
+        target = u * total
+        k1 = 0
+        while k1 < n_topics - 1 and cum[k1] <= target:
+            k1 += 1
+        if recording:
+            prev = 0.0
+            for k in range(n_topics):
+                record[i, k] = (cum[k] - prev) / total
+                prev = cum[k]
+        z[i] = k1
+        ndk[d, k1] += 1
+        if k1 != k0:
+            if not have[k1]:
+                for k in range(n_topics):
+                    F[k1, k] = math.exp(gram_topics[k1, k] * inv_n2)
+                have[k1] = True
+            for k in range(n_topics):
+                E[k] = E[k] * F[k0, k] / F[k1, k]
+    return state
+
+
 @njit(cache=True, parallel=True)
 def sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, gram_topics,
-                     seed, iteration, record, doc_offset=0):
+                     seed, iteration, record, doc_offset=0, max_shift=CACHE_MAX_SHIFT):
     """One exact supervised Gibbs sweep over all tokens, documents in parallel.
 
     Parameters
@@ -59,7 +167,7 @@ def sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, g
     doc_ptr : int64 (D+1,)    document ``d`` owns ``tokens[doc_ptr[d]:doc_ptr[d+1]]``.
     z : int32 (N,)            topic indicators, updated in place.
     ndk : int32 (D, K)        document-topic counts, updated in place.
-    phi_wk : float64 (V, K)   Phi transposed (word-major, for cache locality).
+    phi_wk : float (V, K)     Phi transposed (word-major, for cache locality).
     alpha : float             Dirichlet prior of theta.
     eta_topics : (L, K)       the topic block of eta.
     base : (D, L)             ``a_{dl} - x_d . eta_{l,x}``: the residual before topics.
@@ -72,11 +180,29 @@ def sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, g
         Global index of document 0 when ``doc_ptr`` describes a shard (a
         contiguous range of documents): document ``d`` draws from the stream of
         document ``doc_offset + d``, so any sharding gives the same chain.
+    max_shift : float, default=CACHE_MAX_SHIFT
+        A document whose bound ``3 max_k S_kk / N_d`` on the drift of its
+        log-factors ``g_k`` is at most this is swept with the multiplicative
+        cache (:func:`_document_cached`, no ``exp`` per token), the others in
+        log space (:func:`_document_exact`).  Both compute the same
+        conditional; ``0`` forces the log-space path everywhere (for tests).
+
+    Notes
+    -----
+    Within a document, ``g_k = h_k / N_d - S_kk / (2 N_d^2)`` with
+    ``h_k = eta_{.,k} . r_d`` moves by ``-S_{k,j} / N_d^2`` when a token joins
+    topic ``j`` (and back when it leaves), so over a document ``|g_k(t) - g_k(0)|
+    <= max_j |S_kj| (2 N_d + 1) / N_d^2 <= 3 max_k S_kk / N_d`` (Cauchy-Schwarz:
+    ``|S_kj| <= max S_kk``).
     """
     n_docs = len(doc_ptr) - 1
     n_classes, n_topics = eta_topics.shape
     step = iteration * 16 + STEP_Z
     recording = record.shape[0] > 0
+    s_max = 0.0
+    for k in range(n_topics):
+        if gram_topics[k, k] > s_max:
+            s_max = gram_topics[k, k]
     for d in prange(n_docs):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
         n_d = stop - start
@@ -94,38 +220,13 @@ def sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, g
         half_diag = np.empty(n_topics)
         for k in range(n_topics):
             half_diag[k] = 0.5 * gram_topics[k, k] * inv_n * inv_n
-        g = np.empty(n_topics)
-        cum = np.empty(n_topics)
         state = stream(seed, step, doc_offset + d)
-        for i in range(start, stop):
-            w = tokens[i]
-            k0 = z[i]
-            ndk[d, k0] -= 1
-            top = -np.inf
-            for k in range(n_topics):
-                h[k] += gram_topics[k, k0] * inv_n
-                gk = h[k] * inv_n - half_diag[k]
-                g[k] = gk
-                if gk > top:
-                    top = gk
-            total = 0.0
-            for k in range(n_topics):
-                total += phi_wk[w, k] * (ndk[d, k] + alpha) * math.exp(g[k] - top)
-                cum[k] = total
-            u, state = uniform(state)
-            target = u * total
-            k1 = 0
-            while k1 < n_topics - 1 and cum[k1] <= target:
-                k1 += 1
-            if recording:
-                prev = 0.0
-                for k in range(n_topics):
-                    record[i, k] = (cum[k] - prev) / total
-                    prev = cum[k]
-            z[i] = k1
-            ndk[d, k1] += 1
-            for k in range(n_topics):
-                h[k] -= gram_topics[k, k1] * inv_n
+        if 3.0 * s_max * inv_n <= max_shift:
+            _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics, inv_n,
+                             h, half_diag, state, record, recording)
+        else:
+            _document_exact(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics, inv_n,
+                            h, half_diag, state, record, recording)
 
 
 @njit(cache=True, parallel=True)
