@@ -266,7 +266,25 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         return self.vocabulary_.transform(texts)
 
     def _covariates(self, X, n_docs: int, fit: bool):
-        """Design matrix ``[1, x_d]`` (D, P_x) and its column names."""
+        """Design matrix ``[1, x_d]`` (D, P_x) and its column names.
+
+        ``X`` may be a DataFrame (categorical columns one-hot encoded by
+        :class:`dolda.covariates.CovariateEncoder`), a 1-D or 2-D array, or any
+        scipy.sparse matrix.  Arrays and sparse matrices are numeric columns
+        named ``x0 ... x{p-1}``; a sparse matrix takes no DataFrame detour and
+        is densified here, because DOLDA's design ``[1, X, zbar]`` changes with
+        the topics every iteration and its eta-step is the dense Cholesky of the
+        (P_x + K) x (P_x + K) precision per class.  That is meant for tens to
+        hundreds of covariates: for thousands of sparse one-hot covariates use
+        :class:`dolda.DOProbit` (BCM / CG eta samplers on sparse CSR), or pool
+        rare levels with ``CovariateEncoder(min_count=...)``.  A model fitted on
+        an array or sparse matrix predicts from either; a model fitted on a
+        DataFrame needs a DataFrame.
+        """
+        import warnings
+
+        import scipy.sparse as sp
+
         from .covariates import CovariateEncoder
 
         if fit:
@@ -277,24 +295,54 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             return np.ones((n_docs, 1)), [INTERCEPT]
         if not fit and not self._has_covariates:
             raise ValueError("this model was fitted without covariates; do not pass X")
-        if not isinstance(X, pd.DataFrame):
-            arr = np.asarray(X)
-            if arr.ndim == 1:
-                arr = arr[:, None]
-            if arr.ndim != 2:
-                raise ValueError(f"X must be a 2-D array or a DataFrame, got shape {arr.shape}")
-            X = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
-        if fit:
-            self.covariate_encoder_ = CovariateEncoder()
-            M = self.covariate_encoder_.fit_transform(X)
+        if sp.issparse(X):
+            if X.ndim != 2:
+                raise ValueError(f"X must be 2-D, got shape {X.shape}")
+            n_cols = X.shape[1]
+            plain = [f"x{j}" for j in range(n_cols)]
+            if fit:
+                # an encoder over numeric columns x0..x{p-1} (identity), fitted on no rows:
+                # it names the columns and is saved with the model like any other
+                self.covariate_encoder_ = CovariateEncoder().fit(
+                    pd.DataFrame(np.zeros((0, n_cols)), columns=plain))
+            else:
+                enc = self.covariate_encoder_
+                fitted_plain = (not enc.categories_ and all(
+                    enc.mean_[c] == 0.0 and enc.scale_[c] == 1.0 for c in enc.mean_))
+                if not fitted_plain:
+                    raise ValueError("this model was fitted on a DataFrame of covariates; "
+                                     "pass a DataFrame to predict")
+                if n_cols != enc.n_features_out_:
+                    raise ValueError(f"X has {n_cols} columns, but the model was fitted "
+                                     f"with {enc.n_features_out_}")
+            M = X.toarray().astype(np.float64, copy=False)
+            if not np.all(np.isfinite(M)):
+                raise ValueError("X has missing or infinite values")
         else:
-            M = self.covariate_encoder_.transform(X)
-        if hasattr(M, "toarray"):
-            M = M.toarray()
-        M = np.asarray(M, dtype=np.float64)
+            if not isinstance(X, pd.DataFrame):
+                arr = np.asarray(X)
+                if arr.ndim == 1:
+                    arr = arr[:, None]
+                if arr.ndim != 2:
+                    raise ValueError(f"X must be a 2-D array or a DataFrame, got shape "
+                                     f"{arr.shape}")
+                X = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
+            if fit:
+                self.covariate_encoder_ = CovariateEncoder()
+                M = self.covariate_encoder_.fit_transform(X)
+            else:
+                M = self.covariate_encoder_.transform(X)
+            if hasattr(M, "toarray"):
+                M = M.toarray()
+            M = np.asarray(M, dtype=np.float64)
         if M.shape[0] != n_docs:
             raise ValueError(f"texts and X have different lengths: {n_docs} texts, "
                              f"{M.shape[0]} rows of X")
+        if fit and M.shape[1] > probit_blocks.CHOLESKY_MAX_COLUMNS:
+            warnings.warn(f"DOLDA with {M.shape[1]} covariate columns: its eta-step factors a "
+                          f"dense ({M.shape[1]} + K)^2 matrix per class and iteration; for "
+                          f"many sparse covariates use DOProbit or CovariateEncoder(min_count=...)",
+                          UserWarning, stacklevel=3)
         names = [INTERCEPT] + [str(c) for c in self.covariate_encoder_.get_feature_names_out()]
         return np.hstack([np.ones((n_docs, 1)), M]), names
 
