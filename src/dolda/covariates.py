@@ -45,7 +45,9 @@ class CovariateEncoder(TransformerMixin, BaseEstimator):
         numeric (object, string, category, bool).
     min_count : int, default=1
         Levels seen fewer than ``min_count`` times in ``fit`` are pooled into
-        one column ``"column=other"`` (created only when some level is pooled).
+        one column ``"column=other"`` (created only when some level is pooled;
+        a level that is itself called ``"other"`` then joins the pool, so the
+        name stays unique).
     standardize : bool, default=False
         Centre numeric columns and divide them by their standard deviation
         (constant columns are only centred).  One-hot columns are never scaled.
@@ -111,7 +113,7 @@ class CovariateEncoder(TransformerMixin, BaseEstimator):
             raise ValueError(f"sparse_output must be 'auto', True or False; got "
                              f"{self.sparse_output!r}")
         columns = list(X.columns) if self.columns is None else list(self.columns)
-        self._check_columns(X, columns)
+        columns = self._check_columns(X, columns)
         if self.categorical is None:
             categorical = [c for c in columns if _is_categorical(X[c])]
         else:
@@ -132,11 +134,15 @@ class CovariateEncoder(TransformerMixin, BaseEstimator):
             if col in self._categorical:
                 values = X[col].dropna().astype(str)
                 counts = values.value_counts()
-                kept = np.sort(counts.index[counts >= self.min_count].to_numpy(dtype=object))
-                pooled = bool((counts < self.min_count).any())
+                rare = set(counts.index[counts < self.min_count])
+                pooled = bool(rare)
+                if pooled:
+                    # a real level called "other" joins the pool: one "column=other"
+                    rare |= {OTHER} & set(counts.index)
+                kept = np.sort(np.array([v for v in counts.index if v not in rare], dtype=object))
                 self.categories_[col] = kept
                 self.pooled_[col] = pooled
-                self._rare[col] = set(counts.index[counts < self.min_count])
+                self._rare[col] = rare
                 levels = list(kept) + ([OTHER] if pooled else [])
                 names += [f"{col}={level}" for level in levels]
                 n_one_hot += len(levels)
@@ -159,10 +165,26 @@ class CovariateEncoder(TransformerMixin, BaseEstimator):
 
     @staticmethod
     def _check_columns(X, columns):
-        missing = [c for c in columns if c not in X.columns]
+        """The keys of ``X`` holding ``columns``; a column may also be matched by ``str(key)``.
+
+        (:meth:`from_dict` knows the column names only as strings, so a frame with
+        integer column labels must still be found.)
+        """
+        by_name = {}
+        for key in X.columns:
+            by_name.setdefault(str(key), key)
+        keys, missing = [], []
+        for c in columns:
+            if c in X.columns:
+                keys.append(c)
+            elif str(c) in by_name:
+                keys.append(by_name[str(c)])
+            else:
+                missing.append(c)
         if missing:
             raise ValueError(f"column(s) {missing} missing from X; X has columns "
                              f"{list(X.columns)}")
+        return keys
 
     @staticmethod
     def _numeric(X, col):
@@ -183,18 +205,19 @@ class CovariateEncoder(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "feature_names_out_")
         self._check_frame(X)
-        self._check_columns(X, self._columns)
+        keys = self._check_columns(X, self._columns)
         n_rows = len(X)
         rows, cols, vals = [], [], []
         offset = 0
         row_index = np.arange(n_rows)
-        for col in self._columns:
+        for col, key in zip(self._columns, keys):
             if col in self._categorical:
                 kept = self.categories_[col]
-                raw = X[col]
+                raw = X[key]
                 present = raw.notna().to_numpy()
                 text = raw.astype(str).where(raw.notna())
-                codes = pd.Categorical(text, categories=kept).codes.astype(np.int64)
+                # position in the kept levels, -1 for missing, rare or unseen values
+                codes = pd.Index(kept, dtype=object).get_indexer(text).astype(np.int64)
                 outside = present & (codes < 0)
                 unseen = outside & ~text.isin(self._rare[col]).to_numpy()
                 if unseen.any():
@@ -212,7 +235,7 @@ class CovariateEncoder(TransformerMixin, BaseEstimator):
                 vals.append(np.ones(int(hit.sum())))
                 offset += len(kept) + int(self.pooled_[col])
             else:
-                values = (self._numeric(X, col) - self.mean_[col]) / self.scale_[col]
+                values = (self._numeric(X, key) - self.mean_[col]) / self.scale_[col]
                 rows.append(row_index)
                 cols.append(np.full(n_rows, offset))
                 vals.append(values)
