@@ -433,6 +433,92 @@ def _read_training_data(data, text_column, label_column, covariates, encoding):
     return frame, texts, y, X
 
 
+#: Seconds ``dolda fit --scheduler`` waits for the scheduler to answer.
+DEFAULT_CONNECT_TIMEOUT = 10.0
+
+
+def _cluster_options(func):
+    """``--scheduler``, ``--shards`` and ``--connect-timeout`` of ``fit``."""
+    options = [
+        click.option("--scheduler", default=None, metavar="ADDRESS",
+                     help="Fit on the workers of the Dask scheduler at ADDRESS (e.g. "
+                          "tcp://10.0.0.5:8786); needs dask[distributed] here and the same "
+                          "dolda on every worker."),
+        click.option("--shards", "n_shards", type=click.IntRange(min=1), default=None,
+                     help="Document shards, the unit of distribution and recovery; the same "
+                          "--seed and --shards give the same chain with or without "
+                          "--scheduler  [default: one per ~1M tokens]."),
+        click.option("--connect-timeout", type=click.FloatRange(min=0, min_open=True),
+                     default=DEFAULT_CONNECT_TIMEOUT, show_default=True, metavar="SECONDS",
+                     help="How long to wait for --scheduler to answer."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _worker_dolda_version():
+    """Run on a worker: the dolda version it imports (fails there if it has none)."""
+    from . import __version__
+
+    return __version__
+
+
+@contextlib.contextmanager
+def _dask_client(address, timeout: float):
+    """A ``distributed.Client`` of the scheduler at ``address``, current inside the block.
+
+    Yields None without an address, else a short description of the workers.
+    The scheduler is probed first (one connection, ``timeout`` seconds) so that
+    an unreachable address ends in one line, not in a half-built client.
+    """
+    if address is None:
+        yield None
+        return
+    try:
+        import asyncio
+
+        from distributed import Client
+        from distributed.comm import connect
+    except ImportError:
+        raise click.ClickException(
+            "--scheduler needs dask.distributed, which is not installed: "
+            "pip install 'dask[distributed]' (or dolda[dask])") from None
+
+    async def probe():
+        comm = await connect(address, timeout=timeout)
+        await comm.close()
+
+    try:
+        asyncio.run(probe())
+    except (OSError, ValueError, TypeError, asyncio.TimeoutError) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise click.ClickException(f"cannot reach the Dask scheduler at {address} within "
+                                   f"{timeout:g} s: {reason}") from None
+    try:
+        client = Client(address, timeout=timeout, set_as_default=False)
+    except (OSError, ValueError) as exc:  # went away since the probe
+        raise click.ClickException(f"cannot connect to the Dask scheduler at {address}: "
+                                   f"{' '.join(str(exc).split())}") from None
+    with client, client.as_current():
+        try:
+            versions = client.run(_worker_dolda_version)
+        except Exception as exc:  # the worker could not unpickle or import dolda
+            raise click.ClickException(
+                f"the workers of {address} cannot run dolda ({type(exc).__name__}: "
+                f"{' '.join(str(exc).split())}); install the same dolda on every "
+                "worker") from None
+        from . import __version__
+
+        other = sorted({v for v in versions.values() if v != __version__})
+        if other:
+            click.echo(f"Warning: workers run dolda {', '.join(other)}, this is "
+                       f"{__version__}: install the same version everywhere", err=True)
+        n_threads = sum(client.nthreads().values())
+        yield (f"{len(versions)} workers, {n_threads} threads" if versions
+               else "no workers yet: waiting for some")
+
+
 # ================================================================ commands
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="dolda")
@@ -468,8 +554,9 @@ def main(verbose):
 @click.option("--chains", "n_chains", type=click.IntRange(min=1), default=1, show_default=True,
               help="Independent chains (run one after another); with 2 or more the worst "
                    "R-hat of the topic coefficients is reported.")
+@_cluster_options
 def fit(data, text_column, label_column, covariates, encoding, checkpoint, checkpoint_every,
-        resume, out, overwrite, **opts):
+        resume, out, overwrite, scheduler, n_shards, connect_timeout, **opts):
     """Fit DOLDA to the documents in DATA and save the model in --out.
 
     \b
@@ -479,6 +566,10 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
 
     Ctrl-C stops after the current iteration; with --checkpoint the chain is saved
     and the message says how to resume (exit code 130).
+
+    With --scheduler the documents are cut into --shards shards that live on the
+    workers of that Dask cluster for the whole fit (see docs/DISTRIBUTED.md); the
+    same --seed and --shards give the same model with or without --scheduler.
     """
     from .model import FitInterrupted
 
@@ -499,14 +590,20 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
                                              encoding)
     model = _estimator(opts, n_chains=opts.pop("n_chains"),
                        checkpoint=None if checkpoint is None else str(checkpoint),
-                       checkpoint_every=checkpoint_every)
+                       checkpoint_every=checkpoint_every, n_shards=n_shards,
+                       backend="local" if scheduler is None else "dask")
+    cluster = {"scheduler": scheduler, "n_shards": n_shards, "connect_timeout": connect_timeout}
     tic = time.perf_counter()
     try:
-        with _echo_warnings(), _library_errors():
+        with _dask_client(scheduler, connect_timeout) as workers, _echo_warnings(), \
+                _library_errors():
+            if workers is not None:
+                click.echo(f"Fitting on the Dask cluster at {scheduler} ({workers})", err=True)
             model.fit(texts, y, X=X, resume=None if resume is None else str(resume))
     except FitInterrupted as exc:
         command = _resume_command(data, text_column, label_column, covariates, encoding,
-                                  opts, checkpoint_every, exc.checkpoint, out, overwrite)
+                                  opts, checkpoint_every, exc.checkpoint, out, overwrite,
+                                  cluster)
         click.echo(f"Interrupted: the chain so far is saved in {exc.checkpoint}.", err=True)
         click.echo(f"Resume with:\n  {command}", err=True)
         click.get_current_context().exit(EXIT_INTERRUPTED)
@@ -526,6 +623,8 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
                f"{len(model.vocabulary_.words)} words, {len(model.classes_)} classes, "
                f"{opts['n_topics']} topics")
     click.echo(f"  iterations        {model.n_iter_}" + (f" (resumed at {start})" if start else ""))
+    if scheduler is not None:
+        click.echo(f"  backend           dask at {scheduler}")
     click.echo(f"  time              {seconds:.1f} s ({rate:,.0f} tokens/s)")
     click.echo(f"  training accuracy {accuracy:.3f}")
     if model.n_chains_ > 1:
@@ -540,7 +639,7 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
 
 
 def _resume_command(data, text_column, label_column, covariates, encoding, opts,
-                    checkpoint_every, checkpoint, out, overwrite) -> str:
+                    checkpoint_every, checkpoint, out, overwrite, cluster=None) -> str:
     args = ["dolda", "fit", str(data), "--text", text_column, "--label", label_column]
     if covariates:
         args += ["--covariates", ",".join(covariates)]
@@ -559,6 +658,13 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
         args += ["--threads", str(opts["threads"])]
     if opts["quiet"]:
         args.append("--quiet")
+    cluster = cluster or {}
+    if cluster.get("scheduler") is not None:
+        args += ["--scheduler", cluster["scheduler"]]
+        if cluster.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT) != DEFAULT_CONNECT_TIMEOUT:
+            args += ["--connect-timeout", repr(cluster["connect_timeout"])]
+    if cluster.get("n_shards") is not None:  # the shard layout is part of the chain
+        args += ["--shards", str(cluster["n_shards"])]
     args += ["--checkpoint-every", str(checkpoint_every), "--resume", str(checkpoint),
              "--out", str(out)]
     if overwrite:
