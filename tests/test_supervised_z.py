@@ -94,7 +94,7 @@ def _exact_joint(p, d):
     return states, w / w.sum()
 
 
-@pytest.mark.parametrize("kernel", ["exact", "mh"])
+@pytest.mark.parametrize("kernel", ["exact", "mh", "mh-partial-tables"])
 def test_sweeps_sample_the_exact_joint_posterior_of_z(kernel):
     """Both z kernels leave p(z | Phi, eta, a) invariant: over 40,000 sweeps the
     visited assignments of a 3-token document match the enumerated posterior
@@ -111,8 +111,11 @@ def test_sweeps_sample_the_exact_joint_posterior_of_z(kernel):
     base = p["a"] - p["X"] @ p["eta_x"].T
     phi_wk = np.ascontiguousarray(p["phi"].T)
     K = phi_wk.shape[1]
-    tables = build_alias_tables(phi_wk)  # every word has a table: row w is word w
-    prob, alias, mass = tables.prob, tables.alias, tables.mass
+    if kernel == "mh-partial-tables":  # words 1 and 2 have no table: linear-scan proposals
+        tables = build_alias_tables(phi_wk, np.array([0, -1, -1, 1, 2], np.int32))
+    else:
+        tables = build_alias_tables(phi_wk)  # every word has a table
+    prob, alias, mass, row = tables.prob, tables.alias, tables.mass, tables.row
     gram = p["eta_t"].T @ p["eta_t"]
     states, exact = _exact_joint(p, 0)
     index = {s: i for i, s in enumerate(states)}
@@ -124,7 +127,7 @@ def test_sweeps_sample_the_exact_joint_posterior_of_z(kernel):
                              base, gram, 3, it, np.empty((0, K)))
         else:
             sweep_supervised_mh(p["tokens"], p["doc_ptr"], z, ndk, phi_wk, prob, alias, mass,
-                                p["alpha"], p["eta_t"], base, 3, it)
+                                row, p["alpha"], p["eta_t"], base, 3, it)
         counts[index[tuple(z[:3])]] += 1
     tv = 0.5 * np.abs(counts / n_sweeps - exact).sum()
     assert tv < 0.02, f"total variation {tv:.4f}"

@@ -28,6 +28,7 @@ from ._validation import (
 )
 from .probit import PRIORS, DOProbit, average_do_probabilities, encode_labels
 from .sampler import chain as dolda_chain
+from .sampler import lda as topic_kernels
 from .sampler import probit as probit_blocks
 from .sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-exported)
 from .sampler.threads import using_threads
@@ -462,7 +463,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             tau_draws = np.zeros((n_keep, data.n_classes)) if horseshoe else None
             lam_draws = np.zeros((n_keep, data.n_classes, n_cols)) if horseshoe else None
             loglik = np.full((n_iter, 2), np.nan)
-            phi_sum = np.zeros((K, data.n_words))
+            phi_sum = np.zeros((data.n_words, K))  # word-major, as the chain's Phi
 
         from .backends import make_chain
 
@@ -501,7 +502,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                             lam_draws[slot] = np.sqrt(state.probit.lam2)
                         slot += 1
                     if it >= phi_from:
-                        phi_sum += state.phi
+                        topic_kernels.accumulate(state.phi, phi_sum)
                     if bar is not None:
                         rate = len(data.tokens) * (it + 1 - start) / (time.perf_counter() - tic)
                         bar.set_postfix(loglik=f"{info.loglik_do + info.loglik_lda:.4g}",
@@ -522,7 +523,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                 if bar is not None:
                     bar.close()
 
-        phi = phi_sum / max(1, n_iter - phi_from)
+        phi = np.ascontiguousarray(phi_sum.T) / max(1, n_iter - phi_from)
         return {"seed": seed, "eta_draws": eta_draws, "tau_draws": tau_draws,
                 "lambda_draws": lam_draws, "phi": phi / phi.sum(axis=1, keepdims=True),
                 "ndk": ndk, "loglik": loglik}

@@ -188,6 +188,8 @@ class DaskChain:
         self.config = config
         self.snapshot_every = max(1, int(snapshot_every))
         self.shards = dolda_chain.whole_corpus_shards(data, n_shards)
+        self._table_rows = (dolda_chain.alias_table_rows(data) if config.z_sampler == "mh"
+                            else None)
         self.traffic = {"sent": 0, "received": 0, "iterations": 0}
         self.recoveries = 0
         self._errors = _worker_loss_errors()
@@ -281,7 +283,7 @@ class DaskChain:
                                       dolda_chain.sum_in_order([p[1] for p in parts]),
                                       config.prior, config.n_jobs)
         glob = dolda_chain.topic_globals(probit.eta, self._phi, self.data.X.shape[1],
-                                         config.z_sampler)
+                                         config.z_sampler, self._table_rows)
         [glob_f] = client.scatter([glob], broadcast=True, hash=False)
         self.traffic["sent"] += _nbytes(glob) * len(set(self._workers))
         states, stats = self._submit(

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import lda as topic_kernels
 from . import probit as probit_blocks
@@ -69,7 +70,9 @@ class DOLDAState(NamedTuple):
     ----------
     z : int32 (N,)            topic indicators.
     ndk : int32 (D, K)        document-topic counts.
-    phi : float64 (K, V)      topics ``Phi``.
+    phi : float32 (V, K)      topics ``Phi``, word-major (``phi[w, k] = phi_{k,w}``):
+                              the layout the z-sweeps read, drawn in place by
+                              :func:`dolda.sampler.lda.draw_phi_word_major`.
     probit : ProbitState      ``a``, ``eta`` (L, P_x + K) and the shrinkage scales.
     """
 
@@ -100,8 +103,10 @@ def regressors(data: TopicData, ndk):
 def init_state(seed: int, data: TopicData, config: DOLDAConfig) -> DOLDAState:
     """Random topic indicators (one stream per document), Phi drawn from their counts."""
     z, ndk = topic_kernels.init_topics(data.tokens, data.doc_ptr, config.n_topics, seed)
-    nkw = topic_kernels.topic_word_counts(data.tokens, z, config.n_topics, data.n_words)
-    phi = topic_kernels.draw_phi(nkw, config.beta, seed, -1)
+    word_ptr, order = topic_kernels.word_index(data.tokens, data.n_words)
+    counts = topic_kernels.sparse_topic_word_counts(word_ptr, order, z, config.n_topics)
+    phi = topic_kernels.draw_phi_word_major(
+        counts, config.beta, seed, -1, np.empty((data.n_words, config.n_topics), np.float32))
     n_columns = data.X.shape[1] + config.n_topics
     probit = probit_blocks.initial_state(len(data.y), data.n_classes, n_columns)
     return DOLDAState(z, ndk, phi, probit)
@@ -114,7 +119,8 @@ def whole_corpus_shards(data: TopicData, n_shards=None) -> list[shard_blocks.Sha
     the Dask backend, with any number of threads or workers, run the same chain.
     """
     bounds = shard_blocks.shard_bounds(data.doc_ptr, n_shards)
-    return shard_blocks.make_shards(data.tokens, data.doc_ptr, data.X, data.y, bounds)
+    return shard_blocks.make_shards(data.tokens, data.doc_ptr, data.X, data.y, bounds,
+                                    data.n_words)
 
 
 def sum_in_order(parts):
@@ -145,38 +151,67 @@ def eta_step(seed: int, iteration: int, probit: probit_blocks.ProbitState, gram,
     return probit_blocks.ProbitState(np.empty((0, eta.shape[0])), eta, lam2, tau2, nu, xi)
 
 
-def topic_globals(eta, phi, n_x: int, z_sampler: str) -> shard_blocks.TopicGlobals:
+def topic_globals(eta, phi, n_x: int, z_sampler: str, table_row=None) -> shard_blocks.TopicGlobals:
     """What every shard needs for its z-sweep, computed once on the driver.
 
     ``S = eta_topics^T eta_topics`` and the alias tables are computed here and
-    not on each shard, so every shard sees exactly the same numbers.
+    not on each shard, so every shard sees exactly the same numbers.  With
+    ``z_sampler="mh"``, ``table_row`` (:func:`alias_table_rows`) says which
+    words get an alias table (the frequent ones; None: every word).
     """
     eta_topics = np.ascontiguousarray(eta[:, n_x:])
-    phi_wk = topic_kernels.word_major(phi)
-    tables = topic_kernels.build_alias_tables(phi_wk) if z_sampler == "mh" else None
-    return shard_blocks.TopicGlobals(eta, phi_wk, eta_topics.T @ eta_topics, tables)
+    tables = topic_kernels.build_alias_tables(phi, table_row) if z_sampler == "mh" else None
+    return shard_blocks.TopicGlobals(eta, phi, eta_topics.T @ eta_topics, tables)
+
+
+def alias_table_rows(data: TopicData):
+    """Table row of every word for the MH z-step: words with at least
+    :data:`dolda.sampler.lda.ALIAS_MIN_TOKENS` tokens get a table, the others
+    are proposed by a linear scan (as in the LDA engine's sparse sweep)."""
+    return topic_kernels.alias_rows(np.bincount(data.tokens, minlength=data.n_words))
+
+
+def topic_log_likelihood(counts: topic_kernels.SparseCounts, n_words: int, beta: float) -> float:
+    """The topic part of the LDA log-likelihood from sparse ``n_{k,w}`` (parallel over topics)."""
+    part = np.empty(len(counts.ptr) - 1)
+    topic_kernels._topic_part_sparse(counts.ptr, counts.counts, int(n_words), float(beta), part)
+    return float(np.sum(part))
+
+
+def reduce_counts(parts, n_topics: int, n_words: int) -> topic_kernels.SparseCounts:
+    """Sum the shards' sparse ``n_{k,w}`` (integers: exact in any order)."""
+    if len(parts) == 1:
+        return parts[0]
+    total = None
+    for part in parts:
+        m = sp.csr_matrix((part.counts, part.words, part.ptr), shape=(n_topics, n_words))
+        total = m if total is None else total + m
+    total.sum_duplicates()
+    total.sort_indices()
+    return topic_kernels.SparseCounts(total.indptr.astype(np.int64),
+                                      total.indices.astype(np.int32),
+                                      total.data.astype(np.int32))
 
 
 def phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int):
     """The global topic block: reduce the shards' ``n_{k,w}``, draw Phi, finish the log-likelihood.
 
     Integer counts add exactly in any order; the float log-likelihood parts
-    are summed in shard order.
+    are summed in shard order.  Phi is drawn straight into a new word-major
+    float32 array from the sparse counts (no K x V float64 intermediate).
 
     Returns
     -------
-    phi : float64 (K, V)
+    phi : float32 (V, K)
     info : StepInfo
     """
-    nkw = np.zeros(config.n_topics * n_words, np.int32)
-    for part in stats:
-        nkw[part.nkw_index] += part.nkw_count
-    nkw = nkw.reshape(config.n_topics, n_words)
-    phi = topic_kernels.draw_phi(nkw, config.beta, seed, iteration)
+    nkw = reduce_counts([part.nkw for part in stats], config.n_topics, n_words)
+    phi = topic_kernels.draw_phi_word_major(nkw, config.beta, seed, iteration,
+                                            np.empty((n_words, config.n_topics), np.float32))
     info = StepInfo(
         loglik_do=float(sum_in_order([part.loglik_do for part in stats])),
         loglik_lda=float(sum_in_order([part.loglik_doc for part in stats])
-                         + topic_kernels.lda_topic_log_likelihood(nkw, config.beta)),
+                         + topic_log_likelihood(nkw, n_words, config.beta)),
     )
     return phi, info
 
@@ -208,7 +243,8 @@ def dolda_step(seed: int, iteration: int, state: DOLDAState, data: TopicData,
              for sh in shards]
     probit = eta_step(seed, iteration, state.probit, sum_in_order([p[1] for p in parts]),
                       sum_in_order([p[2] for p in parts]), config.prior, config.n_jobs)
-    glob = topic_globals(probit.eta, state.phi, data.X.shape[1], config.z_sampler)
+    rows = alias_table_rows(data) if config.z_sampler == "mh" else None
+    glob = topic_globals(probit.eta, state.phi, data.X.shape[1], config.z_sampler, rows)
     stats = [shard_blocks.topic_step(seed, iteration, sh, z[sh.token_range], ndk[sh.docs], part[0],
                                      glob, config.alpha, config.z_sampler)
              for sh, part in zip(shards, parts)]

@@ -52,6 +52,9 @@ class Shard(NamedTuple):
     y : int64 (D_s,)            class indices.
     doc_offset : int            global index of the shard's first document.
     token_offset : int          global index of the shard's first token.
+    word_ptr, order : int64     the shard's tokens grouped by word
+                                (:func:`dolda.sampler.lda.word_index`), for its
+                                sparse ``n_{k,w}`` in O(N_s + V + K).
     """
 
     tokens: np.ndarray
@@ -60,6 +63,8 @@ class Shard(NamedTuple):
     y: np.ndarray
     doc_offset: int
     token_offset: int
+    word_ptr: np.ndarray
+    order: np.ndarray
 
     @property
     def n_docs(self) -> int:
@@ -82,7 +87,7 @@ class TopicGlobals(NamedTuple):
     Attributes
     ----------
     eta : float64 (L, P_x + K)   the new ``eta``.
-    phi_wk : float64 (V, K)      ``Phi`` word-major.
+    phi_wk : float32 (V, K)      ``Phi`` word-major (the chain's own layout).
     gram_topics : float64 (K, K) ``S = eta_topics^T eta_topics``.
     tables : AliasTables or None alias tables of ``phi_wk`` (``z_sampler="mh"`` only).
     """
@@ -98,14 +103,13 @@ class TopicStatistics(NamedTuple):
 
     Attributes
     ----------
-    nkw_index : int64 (M,)  flat indices ``k * V + w`` of the non-zero topic-word counts.
-    nkw_count : int32 (M,)  the counts (sparse: a shard holds far fewer than K V pairs).
+    nkw : SparseCounts      the shard's non-zero topic-word counts ``n_{k,w}`` by topic
+                            (sparse: a shard holds far fewer than K V pairs).
     loglik_do : float       DO-probit log-likelihood of the shard's documents.
     loglik_doc : float      document part of the LDA log-likelihood.
     """
 
-    nkw_index: np.ndarray
-    nkw_count: np.ndarray
+    nkw: topic_kernels.SparseCounts
     loglik_do: float
     loglik_doc: float
 
@@ -137,13 +141,14 @@ def shard_bounds(doc_ptr, n_shards=None):
     return bounds.astype(np.int64)
 
 
-def make_shards(tokens, doc_ptr, X, y, bounds) -> list[Shard]:
-    """Cut the corpus into :class:`Shard` s at the document ``bounds`` (views, no copies)."""
+def make_shards(tokens, doc_ptr, X, y, bounds, n_words) -> list[Shard]:
+    """Cut the corpus into :class:`Shard` s at the document ``bounds`` (token arrays are views)."""
     shards = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         t0, t1 = int(doc_ptr[lo]), int(doc_ptr[hi])
+        word_ptr, order = topic_kernels.word_index(tokens[t0:t1], n_words)
         shards.append(Shard(tokens[t0:t1], doc_ptr[lo:hi + 1] - doc_ptr[lo], X[lo:hi], y[lo:hi],
-                            int(lo), t0))
+                            int(lo), t0, word_ptr, order))
     return shards
 
 
@@ -188,6 +193,149 @@ def _doc_topic_counts(doc_ptr, z, ndk):
     for d in prange(len(doc_ptr) - 1):
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             ndk[d, z[i]] += 1
+
+
+@njit(cache=True)
+def _topic_csr(doc_ptr, ndk):
+    """``zbar = n_{d,.} / N_d`` as CSR (ptr, topic, value) and CSC (ptr, doc, value), d and k increasing."""
+    n_docs, n_topics = ndk.shape
+    rptr = np.zeros(n_docs + 1, np.int64)
+    cptr = np.zeros(n_topics + 1, np.int64)
+    for d in range(n_docs):
+        c = 0
+        for k in range(n_topics):
+            if ndk[d, k] != 0:
+                c += 1
+                cptr[k + 1] += 1
+        rptr[d + 1] = rptr[d] + c
+    for k in range(n_topics):
+        cptr[k + 1] += cptr[k]
+    nnz = rptr[n_docs]
+    ridx = np.empty(nnz, np.int32)
+    rval = np.empty(nnz)
+    cdoc = np.empty(nnz, np.int32)
+    cval = np.empty(nnz)
+    fill = cptr[:-1].copy()
+    for d in range(n_docs):
+        n_d = doc_ptr[d + 1] - doc_ptr[d]
+        inv = 1.0 / n_d if n_d > 0 else 0.0
+        t = rptr[d]
+        for k in range(n_topics):
+            c = ndk[d, k]
+            if c != 0:
+                v = c * inv
+                ridx[t] = k
+                rval[t] = v
+                t += 1
+                cdoc[fill[k]] = d
+                cval[fill[k]] = v
+                fill[k] += 1
+    return rptr, ridx, rval, cptr, cdoc, cval
+
+
+@njit(cache=True, parallel=True)
+def _sparse_row_products(X, rptr, ridx, rval, B, out):
+    """``out = [X, zbar] B^T``; per (d, l): covariates then topics in increasing order."""
+    n, n_x = X.shape
+    n_out = B.shape[0]
+    for d in prange(n):
+        for l in range(n_out):
+            acc = 0.0
+            for p in range(n_x):
+                acc += X[d, p] * B[l, p]
+            for t in range(rptr[d], rptr[d + 1]):
+                acc += rval[t] * B[l, n_x + ridx[t]]
+            out[d, l] = acc
+
+
+@njit(cache=True, parallel=True)
+def _sparse_cross_products(X, rptr, ridx, rval, cptr, cdoc, cval, A, gram, rhs):
+    """``gram = U^T U``, ``rhs = A^T U`` for ``U = [X, zbar]`` with zbar sparse.
+
+    Row ``p`` of ``gram`` is summed over documents in increasing order by one
+    thread; entry ``(p, q)`` and ``(q, p)`` add the same products in the same
+    order, so ``gram`` is exactly symmetric and independent of the thread count.
+    Cost O(D P_x^2 + P_x nnz + sum_d K_d^2) instead of O(D P^2).
+    """
+    n, n_x = X.shape
+    n_topics = len(cptr) - 1
+    n_cols = n_x + n_topics
+    n_classes = A.shape[1]
+    for p in prange(n_cols):
+        row = np.zeros(n_cols)
+        rl = np.zeros(n_classes)
+        if p < n_x:
+            for d in range(n):
+                xp = X[d, p]
+                for q in range(n_x):
+                    row[q] += xp * X[d, q]
+                for t in range(rptr[d], rptr[d + 1]):
+                    row[n_x + ridx[t]] += xp * rval[t]
+                for l in range(n_classes):
+                    rl[l] += xp * A[d, l]
+        else:
+            k = p - n_x
+            for t in range(cptr[k], cptr[k + 1]):
+                d = cdoc[t]
+                v = cval[t]
+                for q in range(n_x):
+                    row[q] += v * X[d, q]
+                for s in range(rptr[d], rptr[d + 1]):
+                    row[n_x + ridx[s]] += v * rval[s]
+                for l in range(n_classes):
+                    rl[l] += v * A[d, l]
+        for q in range(n_cols):
+            gram[p, q] = row[q]
+        for l in range(n_classes):
+            rhs[l, p] = rl[l]
+
+
+class TopicRegressors(NamedTuple):
+    """``U_s = [X, zbar]`` with ``zbar`` held sparse (CSR and CSC): documents use few topics."""
+
+    X: np.ndarray
+    rptr: np.ndarray
+    ridx: np.ndarray
+    rval: np.ndarray
+    cptr: np.ndarray
+    cdoc: np.ndarray
+    cval: np.ndarray
+
+    @property
+    def n_columns(self) -> int:
+        return self.X.shape[1] + len(self.cptr) - 1
+
+    def dense(self):
+        """``U_s`` as a dense (D_s, P) array (for tests and small problems)."""
+        zbar = np.zeros((self.X.shape[0], len(self.cptr) - 1))
+        for d in range(self.X.shape[0]):
+            sl = slice(self.rptr[d], self.rptr[d + 1])
+            zbar[d, self.ridx[sl]] = self.rval[sl]
+        return np.hstack([self.X, zbar])
+
+
+def topic_regressors(shard: Shard, ndk) -> TopicRegressors:
+    """``U_s = [x_d, zbar_d]`` with zbar sparse (zeros for empty documents)."""
+    X = np.ascontiguousarray(shard.X, dtype=np.float64)
+    return TopicRegressors(X, *_topic_csr(shard.doc_ptr, np.ascontiguousarray(ndk)))
+
+
+def sparse_row_products(U: TopicRegressors, B):
+    """``U B^T`` (D, L) in a fixed summation order."""
+    out = np.empty((U.X.shape[0], B.shape[0]))
+    _sparse_row_products(U.X, U.rptr, U.ridx, U.rval, np.ascontiguousarray(B, dtype=np.float64),
+                         out)
+    return out
+
+
+def sparse_cross_products(U: TopicRegressors, a):
+    """``(U^T U, (U^T a)^T)`` of :class:`TopicRegressors`, shapes (P, P), (L, P)."""
+    n_cols = U.n_columns
+    gram = np.empty((n_cols, n_cols))
+    rhs = np.empty((a.shape[1], n_cols))
+    _sparse_cross_products(U.X, U.rptr, U.ridx, U.rval, U.cptr, U.cdoc, U.cval,
+                           np.ascontiguousarray(a, dtype=np.float64), gram, rhs)
+    return gram, rhs
 
 
 def row_products(A, B):
@@ -237,10 +385,10 @@ def utility_step(seed: int, iteration: int, shard: Shard, ndk, eta):
     gram : (P, P)      ``U_s^T U_s``.
     rhs : (L, P)       ``(U_s^T a_s)^T``.
     """
-    U = regressors(shard, ndk)
-    mu = row_products(U, eta)
+    U = topic_regressors(shard, ndk)
+    mu = sparse_row_products(U, eta)
     a = draw_utilities(mu, shard.y, seed, iteration, np.empty_like(mu), shard.doc_offset)
-    gram, rhs = cross_products(U, a)
+    gram, rhs = sparse_cross_products(U, a)
     return a, gram, rhs
 
 
@@ -259,14 +407,13 @@ def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGl
     if z_sampler == "mh":
         t = glob.tables
         sweep_supervised_mh(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, t.prob, t.alias,
-                            t.mass, alpha, eta_topics, base, seed, iteration, shard.doc_offset)
+                            t.mass, t.row, alpha, eta_topics, base, seed, iteration,
+                            shard.doc_offset)
     else:
         sweep_supervised(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, alpha, eta_topics,
                          base, glob.gram_topics, seed, iteration, np.empty((0, n_topics)),
                          shard.doc_offset)
-    nkw = topic_kernels.topic_word_counts(shard.tokens, z, n_topics, glob.phi_wk.shape[0]).ravel()
-    index = np.flatnonzero(nkw)
-    count = nkw[index]
-    mu = row_products(regressors(shard, ndk), eta)
-    return TopicStatistics(index, count, float(do_log_likelihood(mu, shard.y)),
+    nkw = topic_kernels.sparse_topic_word_counts(shard.word_ptr, shard.order, z, n_topics)
+    mu = sparse_row_products(topic_regressors(shard, ndk), eta)
+    return TopicStatistics(nkw, float(do_log_likelihood(mu, shard.y)),
                            topic_kernels.lda_doc_log_likelihood(ndk, alpha))

@@ -230,8 +230,8 @@ def sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, g
 
 
 @njit(cache=True, parallel=True)
-def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, alpha, eta_topics,
-                        base, seed, iteration, doc_offset=0):
+def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, alpha,
+                        eta_topics, base, seed, iteration, doc_offset=0):
     """One Metropolis-Hastings supervised sweep, documents in parallel (for large K).
 
     For every token the proposal is the LDA conditional
@@ -242,8 +242,12 @@ def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, alph
     ``min(1, exp(g_{k'} - g_{k0}))``, ``g_k = eta_{.,k} . r^{-i} / N_d - S_kk / (2 N_d^2)``;
     the supervised factor is the only part of the target the proposal lacks.
     Cost per token: O(K_d + L).  Arguments as :func:`sweep_supervised`, plus
-    the alias tables of :func:`dolda.sampler.lda.build_alias_tables`, and
-    ``doc_offset`` as in :func:`sweep_supervised`.
+    the alias tables of :func:`dolda.sampler.lda.build_alias_tables`
+    (``prob``, ``alias`` with one row per word that has a table, ``mass`` (V,)
+    and ``table_row`` (V,), -1 for a word without a table: its proposal from
+    the alias part is then drawn by a linear scan of ``phi_{.,w}``, which is
+    cheap because such words are rare), and ``doc_offset`` as in
+    :func:`sweep_supervised`.
     """
     n_docs = len(doc_ptr) - 1
     n_classes, n_topics = eta_topics.shape
@@ -290,10 +294,19 @@ def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, alph
             u, state = uniform(state)
             target = u * (word_mass + doc_mass)
             if target < word_mass or n_nz == 0:
+                row = table_row[w]
                 u2, state = uniform(state)
-                x = u2 * n_topics
-                kk = min(int(x), n_topics - 1)
-                k1 = kk if (x - kk) < prob[w, kk] else alias[w, kk]
+                if row >= 0:
+                    x = u2 * n_topics
+                    kk = min(int(x), n_topics - 1)
+                    k1 = kk if (x - kk) < prob[row, kk] else alias[row, kk]
+                else:
+                    target = u2 * mass[w]
+                    k1 = 0
+                    acc = float(phi_wk[w, 0])
+                    while acc <= target and k1 < n_topics - 1:
+                        k1 += 1
+                        acc += phi_wk[w, k1]
             else:
                 target -= word_mass
                 j = 0
