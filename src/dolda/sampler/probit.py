@@ -164,8 +164,21 @@ def draw_coefficients(gram, rhs, prec, normals, n_jobs: int = 1):
     """
     n_classes = rhs.shape[0]
     if n_jobs > 1 and n_classes > 1 and gram.shape[0] >= PARALLEL_MIN_COLUMNS:
-        with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+        # one BLAS thread per class: n_jobs classes at once on n_jobs cores, instead
+        # of n_jobs x (BLAS threads) threads fighting for them (measured on 2 cores,
+        # P = 1001, L = 20: 0.8 s with the limit, 4-11 s without under load).
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1, user_api="blas"), \
+                ThreadPoolExecutor(max_workers=n_jobs) as pool:
             rows = list(pool.map(_draw_one_class, [gram] * n_classes, prec, rhs, normals))
+    elif gram.shape[0] >= PARALLEL_MIN_COLUMNS:
+        # classes in turn, each on at most n_jobs BLAS threads (respect the user's n_jobs)
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=max(1, n_jobs), user_api="blas"):
+            rows = [_draw_one_class(gram, prec[l], rhs[l], normals[l])
+                    for l in range(n_classes)]
     else:
         rows = [_draw_one_class(gram, prec[l], rhs[l], normals[l]) for l in range(n_classes)]
     return np.stack(rows)

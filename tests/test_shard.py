@@ -1,0 +1,55 @@
+"""The shard-local statistics of the eta-step with a sparse zbar equal the dense products."""
+
+import numpy as np
+import pytest
+
+from dolda.sampler import shard as S
+from dolda.sampler.threads import using_threads
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(1)
+    n_docs, n_topics, n_x, n_classes = 400, 30, 3, 4
+    lengths = rng.integers(0, 40, n_docs)
+    lengths[:3] = 0  # empty documents: a row of zeros in zbar
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    ndk = np.zeros((n_docs, n_topics), np.int32)
+    for d in range(n_docs):
+        used = rng.integers(1, n_topics)  # documents use few topics
+        np.add.at(ndk[d], rng.integers(0, used, lengths[d]), 1)
+    X = np.column_stack([np.ones(n_docs), rng.normal(size=(n_docs, n_x - 1))])
+    shard = S.Shard(np.zeros(doc_ptr[-1], np.int32), doc_ptr, X, np.zeros(n_docs, np.int64),
+                    0, 0, None, None)
+    a = rng.normal(size=(n_docs, n_classes))
+    eta = rng.normal(size=(n_classes, n_x + n_topics))
+    return shard, ndk, a, eta
+
+
+def test_sparse_regressors_equal_dense(problem):
+    shard, ndk, _, _ = problem
+    U = S.topic_regressors(shard, ndk)
+    np.testing.assert_allclose(U.dense(), S.regressors(shard, ndk), rtol=0, atol=1e-15)
+
+
+def test_sparse_cross_products_equal_dense_and_are_symmetric(problem):
+    shard, ndk, a, eta = problem
+    U = S.topic_regressors(shard, ndk)
+    gram, rhs = S.sparse_cross_products(U, a)
+    dense = S.regressors(shard, ndk)
+    np.testing.assert_allclose(gram, dense.T @ dense, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(rhs, (dense.T @ a).T, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(gram, gram.T)  # exactly: (p, q) and (q, p) sum the same products
+    np.testing.assert_allclose(S.sparse_row_products(U, eta), dense @ eta.T, rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_sparse_products_do_not_depend_on_the_thread_count(problem):
+    shard, ndk, a, eta = problem
+    out = []
+    for n in (1, 2):
+        with using_threads(n):
+            U = S.topic_regressors(shard, ndk)
+            out.append(S.sparse_cross_products(U, a) + (S.sparse_row_products(U, eta),))
+    for one, two in zip(*out):
+        np.testing.assert_array_equal(one, two)
