@@ -105,8 +105,9 @@ def _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics,
 
     Removing a token of topic ``j`` multiplies ``E_k`` by ``F_{jk} = exp(S_jk / N_d^2)``,
     adding one divides by it; ``F_{j.}`` is computed once per document for each
-    topic ``j`` met.  A token costs O(K) multiplications (no ``exp``), and
-    nothing when its topic does not change.  Used when :data:`CACHE_MAX_SHIFT`
+    topic ``j`` met.  ``B_k = (n_dk + alpha) E_k`` is kept too, so a token costs
+    one vectorised pass of products, a sum in four fixed partial sums and a
+    search with early exit (no ``exp``); a changed topic adds one O(K) rescale.  Used when :data:`CACHE_MAX_SHIFT`
     bounds the drift of ``g`` (see :func:`sweep_supervised`).
     """
     n_topics = len(h)
@@ -117,33 +118,54 @@ def _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics,
         if gk > top:
             top = gk
     E = np.empty(n_topics)
+    B = np.empty(n_topics)  # B_k = (n_dk + alpha) E_k, the document's factor of the conditional
     for k in range(n_topics):
         E[k] = math.exp(h[k] * inv_n - half_diag[k] - top)
+        B[k] = (ndk[d, k] + alpha) * E[k]
     F = np.empty((n_topics, n_topics))
     have = np.zeros(n_topics, np.bool_)
-    cum = np.empty(n_topics)
+    p = np.empty(n_topics)
+    n_quad = n_topics - n_topics % 4
     for i in range(start, stop):
         w = tokens[i]
         k0 = z[i]
         ndk[d, k0] -= 1
+        if ndk[d, k0] == 0:
+            B[k0] = alpha * E[k0]  # exact refresh: no cancellation left behind
+        else:
+            B[k0] -= E[k0]
         if not have[k0]:
             for k in range(n_topics):
                 F[k0, k] = math.exp(gram_topics[k0, k] * inv_n2)
             have[k0] = True
-        total = 0.0
-        for k in range(n_topics):
-            total += phi_wk[w, k] * (ndk[d, k] + alpha) * (E[k] * F[k0, k])
-            cum[k] = total
+        for k in range(n_topics):  # independent products: vectorised
+            p[k] = phi_wk[w, k] * B[k] * F[k0, k]
+        s0 = s1 = s2 = s3 = 0.0  # four partial sums in a fixed order
+        for k in range(0, n_quad, 4):
+            s0 += p[k]
+            s1 += p[k + 1]
+            s2 += p[k + 2]
+            s3 += p[k + 3]
+        for k in range(n_quad, n_topics):
+            s0 += p[k]
+        total = (s0 + s1) + (s2 + s3)
         u, state = uniform(state)
         target = u * total
-        k1 = 0
-        while k1 < n_topics - 1 and cum[k1] <= target:
-            k1 += 1
+        k1 = -1
+        last = 0
+        acc = 0.0
+        for k in range(n_topics):
+            if p[k] > 0.0:
+                last = k
+            acc += p[k]
+            if acc > target:
+                k1 = k
+                break
+        if k1 < 0:  # rounding: the running sum fell short of u * total
+            k1 = last
         if recording:
-            prev = 0.0
             for k in range(n_topics):
-                record[i, k] = (cum[k] - prev) / total
-                prev = cum[k]
+                record[i, k] = p[k] / total
         z[i] = k1
         ndk[d, k1] += 1
         if k1 != k0:
@@ -152,7 +174,10 @@ def _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics,
                     F[k1, k] = math.exp(gram_topics[k1, k] * inv_n2)
                 have[k1] = True
             for k in range(n_topics):
-                E[k] = E[k] * F[k0, k] / F[k1, k]
+                ratio = F[k0, k] / F[k1, k]
+                E[k] *= ratio
+                B[k] *= ratio
+        B[k1] += E[k1]
     return state
 
 
