@@ -181,6 +181,9 @@ class DOLDA(ClassifierMixin, BaseEstimator):
     loglik_ : pandas.DataFrame (C * n_iter, 3)
         Indexed by (chain, iteration): ``do`` (probit part), ``lda`` (LDA
         marginal), ``total``.
+    timings_ : dict
+        ``iteration_seconds`` (C, n_iter): wall time of every Gibbs iteration
+        of the joint sampler (NaN for iterations run before a resume).
     """
 
     def __init__(self, n_topics=20, prior="horseshoe", alpha=0.01, beta=0.01,
@@ -430,6 +433,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         self.phi_ = phi / phi.sum(axis=1, keepdims=True)
         self.doc_topic_counts_ = chains[0]["ndk"]
         self._set_loglik(np.stack([ch["loglik"] for ch in chains]))
+        self.timings_ = {"iteration_seconds": np.stack([ch["seconds"] for ch in chains])}
         self._finish(self.eta_draws_)
 
     def _run_chain(self, data, config, p, seed, resume, checkpoint, chain):
@@ -489,10 +493,12 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             desc = "DOLDA" if p["n_chains"] == 1 else f"DOLDA chain {chain + 1}/{p['n_chains']}"
             bar = tqdm(total=n_iter, initial=start, desc=desc, unit="it")
         slot = int(np.searchsorted(keep, start))
+        seconds = np.full(n_iter, np.nan)  # wall time of every iteration run here
         tic = time.perf_counter()
         with _DeferredInterrupt() as interrupt, using_threads(config.n_jobs):
             try:
                 for it in range(start, n_iter):
+                    t_it = time.perf_counter()
                     state, info = runner.step(it)
                     loglik[it] = (info.loglik_do, info.loglik_lda)
                     if slot < n_keep and it == keep[slot]:
@@ -503,6 +509,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                         slot += 1
                     if it >= phi_from:
                         topic_kernels.accumulate(state.phi, phi_sum)
+                    seconds[it] = time.perf_counter() - t_it
                     if bar is not None:
                         rate = len(data.tokens) * (it + 1 - start) / (time.perf_counter() - tic)
                         bar.set_postfix(loglik=f"{info.loglik_do + info.loglik_lda:.4g}",
@@ -526,7 +533,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         phi = np.ascontiguousarray(phi_sum.T) / max(1, n_iter - phi_from)
         return {"seed": seed, "eta_draws": eta_draws, "tau_draws": tau_draws,
                 "lambda_draws": lam_draws, "phi": phi / phi.sum(axis=1, keepdims=True),
-                "ndk": ndk, "loglik": loglik}
+                "ndk": ndk, "loglik": loglik, "seconds": seconds}
 
     def _check_resume(self, meta, data, n_iter):
         if meta.get("n_tokens") != len(data.tokens) or meta.get("n_docs") != len(data.y):
