@@ -107,3 +107,77 @@ def test_no_shard_data_left_on_the_cluster(client, corpus):
     while _our_keys(client) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _our_keys(client) == []
+
+
+# ------------------------------------------------------------------ dolda.LDA
+LDA_KW = dict(n_topics=5, n_iter=10, burn_in=3, alpha=0.1, random_state=9, progress=False,
+              rare_share=0.0)
+
+
+def _assert_same_lda_chain(one, two):
+    np.testing.assert_array_equal(one.z_, two.z_)
+    np.testing.assert_array_equal(one.doc_topic_counts_, two.doc_topic_counts_)
+    np.testing.assert_array_equal(one.phi_, two.phi_)
+    np.testing.assert_array_equal(one.loglik_, two.loglik_)
+
+
+@pytest.mark.parametrize("sampler,n_shards", [("dense", 2), ("sparse", 3)])
+def test_lda_dask_chain_equals_local_chain(client, corpus, sampler, n_shards):
+    from dolda import LDA
+
+    local = LDA(sampler=sampler, n_shards=n_shards, n_jobs=2, **LDA_KW).fit(corpus.texts)
+    dask = LDA(sampler=sampler, backend="dask", client=client, n_shards=n_shards,
+               **LDA_KW).fit(corpus.texts)
+    _assert_same_lda_chain(local, dask)
+    assert np.isfinite(dask.loglik_).all()
+    assert dask.z_.shape == (dask.n_tokens_,)
+    # the draws do not depend on the shard layout at all; only the trace's rounding does
+    whole = LDA(sampler=sampler, **LDA_KW).fit(corpus.texts)
+    np.testing.assert_array_equal(whole.z_, dask.z_)
+    np.testing.assert_array_equal(whole.phi_, dask.phi_)
+    np.testing.assert_allclose(whole.loglik_, dask.loglik_, rtol=1e-12)
+
+
+def test_lda_lost_worker_is_replayed_to_the_same_result(client, corpus, monkeypatch):
+    from dolda import LDA
+    from dolda.backends import dask as dask_backend
+
+    kw = dict(LDA_KW, n_iter=12, sampler="sparse")
+    reference = LDA(n_shards=3, **kw).fit(corpus.texts)
+    client.wait_for_workers(2, timeout=60)
+    pids = client.run(os.getpid)
+    victim = sorted(pids)[-1]
+    real_step = dask_backend.DaskLDAChain.step
+    chains = []
+
+    def step(self, iteration):
+        if iteration == 7:  # snapshot at 4: iterations 4..6 must be replayed
+            chains.append(self)
+            threading.Timer(0.02, os.kill, (pids[victim], signal.SIGKILL)).start()
+            time.sleep(0.3)  # let the kill land during this iteration or just before it
+        return real_step(self, iteration)
+
+    monkeypatch.setattr(dask_backend.DaskLDAChain, "step", step)
+    disturbed = LDA(backend="dask", client=client, n_shards=3, snapshot_every=4,
+                    **kw).fit(corpus.texts)
+    assert chains and chains[0].recoveries >= 1, "the worker was killed but nothing was replayed"
+    _assert_same_lda_chain(reference, disturbed)
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_lda_leaves_no_data_on_the_cluster_and_saves_without_the_client(client, corpus,
+                                                                          tmp_path):
+    import dolda
+    from dolda import LDA
+
+    model = LDA(backend="dask", client=client, n_shards=2, **dict(LDA_KW, n_iter=3,
+                                                                   burn_in=0))
+    model.fit(corpus.texts)
+    deadline = time.monotonic() + 10
+    while _our_keys(client) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _our_keys(client) == []
+    model.save(tmp_path / "lda")
+    loaded = dolda.load(tmp_path / "lda")
+    assert loaded.backend == "dask" and loaded.client is None and loaded.n_shards == 2
+    np.testing.assert_array_equal(loaded.phi_, model.phi_)

@@ -403,3 +403,60 @@ def test_save_and_load_round_trip(tmp_path, fitted, simulated):
     assert again.vocabulary_.words == model.vocabulary_.words
     np.testing.assert_array_equal(again.transform(docs[:5], n_sweeps=10),
                                   model.transform(docs[:5], n_sweeps=10))
+
+
+# ------------------------------------------------------- shards (Dask backend)
+@pytest.mark.parametrize("sampler", ["dense", "sparse"])
+def test_shard_sweeps_and_merged_counts_equal_the_whole_corpus_sweep(simulated, sampler):
+    """Shards keyed by the global document index sweep exactly like the whole corpus,
+    and their summed sparse counts are the whole corpus' counts, array for array."""
+    from dolda.sampler.shard import shard_bounds
+
+    docs, _, _ = simulated
+    corpus = Corpus(docs[:200], rare_share=0, stop_words=None)
+    K, V, seed, it = 6, corpus.n_words, 21, 4
+    z, ndk, phi_wk, word_ptr, order = kernels.initial_state(corpus.tokens, corpus.doc_ptr, V,
+                                                            K, 0.01, seed)
+    tables = (kernels.build_alias_tables(phi_wk, kernels.alias_rows(np.diff(word_ptr)))
+              if sampler == "sparse" else None)
+    bounds = shard_bounds(corpus.doc_ptr, 3)
+    shards = kernels.make_lda_shards(corpus.tokens, corpus.doc_ptr, V, bounds)
+    assert [sh.doc_offset for sh in shards] == list(bounds[:-1]) and len(shards) == 3
+    z_parts = [z[sh.token_range].copy() for sh in shards]
+    ndk_parts = [ndk[sh.docs].copy() for sh in shards]
+    stats_ = [kernels.shard_sweep(seed, it, sh, zs, ns, phi_wk, tables, 0.1)
+              for sh, zs, ns in zip(shards, z_parts, ndk_parts)]
+    kernels.sweep(corpus.tokens, corpus.doc_ptr, z, ndk, phi_wk, 0.1, seed, it, tables)
+    np.testing.assert_array_equal(np.concatenate(z_parts), z)
+    np.testing.assert_array_equal(np.concatenate(ndk_parts), ndk)
+    whole = kernels.sparse_topic_word_counts(word_ptr, order, z, K)
+    merged = kernels.merge_sparse_counts([s[0] for s in stats_][::-1])  # any order
+    for a, b in zip(whole, merged):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype
+    loglik = kernels.combine_log_likelihood([s[1] for s in stats_], merged, V, 0.01)
+    np.testing.assert_allclose(loglik, kernels.lda_log_likelihood_sparse(ndk, whole, V, 0.1,
+                                                                          0.01), rtol=1e-13)
+    # a sweep with the wrong offset draws other numbers: the offset is really used
+    sh = shards[1]
+    zs, ns = z[sh.token_range].copy(), ndk[sh.docs].copy()
+    kernels.sweep(sh.tokens, sh.doc_ptr, zs, ns, phi_wk, 0.1, seed, it + 1, tables, 0)
+    zt, nt = z[sh.token_range].copy(), ndk[sh.docs].copy()
+    kernels.sweep(sh.tokens, sh.doc_ptr, zt, nt, phi_wk, 0.1, seed, it + 1, tables,
+                  sh.doc_offset)
+    assert not np.array_equal(zs, zt)
+
+
+def test_local_shard_layout_changes_only_the_rounding_of_the_trace(simulated):
+    docs, _, _ = simulated
+    corpus = Corpus(docs[:150], rare_share=0, stop_words=None)
+    kw = dict(n_topics=6, n_iter=8, random_state=5, n_jobs=2, progress=False)
+    whole = LDA(**kw).fit(corpus)
+    sharded = LDA(n_shards=4, **kw).fit(corpus)
+    np.testing.assert_array_equal(whole.z_, sharded.z_)
+    np.testing.assert_array_equal(whole.phi_, sharded.phi_)
+    np.testing.assert_allclose(whole.loglik_, sharded.loglik_, rtol=1e-12)
+    with pytest.raises(ValueError, match="backend must be one of"):
+        LDA(backend="spark", progress=False).fit(corpus)
+    with pytest.raises(ValueError, match="n_shards must be >= 1"):
+        LDA(n_shards=0, progress=False).fit(corpus)

@@ -73,6 +73,24 @@ class LDA(TransformerMixin, BaseEstimator):
     token_pattern, lowercase, stop_words, rare_share, min_df, max_df
         Options of the :class:`~dolda.corpus.Vocabulary` built by :meth:`fit`
         from raw texts (ignored when ``fit`` receives a :class:`Corpus`).
+    backend : {"local", "dask"}, default="local"
+        Where the z-sweeps run: ``"local"`` in this process (numba threads),
+        ``"dask"`` on the workers of ``client``, the documents cut into shards
+        that stay there for the whole fit while this process draws Phi (see
+        ``docs/DISTRIBUTED.md``).  z and Phi are the same on both backends
+        for a seed, whatever ``n_shards`` and the number of workers.
+    client : distributed.Client or None, default=None
+        The Dask client for ``backend="dask"`` (None: the current default
+        client).  Not saved with the model.
+    n_shards : int or None, default=None
+        Document shards.  ``"dask"``: None takes about one per million
+        tokens.  ``"local"``: the log-likelihood trace is then added up per
+        shard, so that it matches a Dask fit with the same ``n_shards`` to the
+        last bit (None: one sum over the corpus).
+    snapshot_every : int, default=10
+        ``backend="dask"``: iterations between the copies of z kept by this
+        process; a lost worker is rebuilt from the last one and the
+        iterations since are replayed (same chain as an undisturbed run).
 
     Attributes
     ----------
@@ -99,7 +117,8 @@ class LDA(TransformerMixin, BaseEstimator):
     def __init__(self, n_topics=20, alpha=0.1, beta=0.01, n_iter=200, burn_in=None,
                  sampler="auto", transform_sweeps=50, random_state=None, n_jobs=None,
                  progress=True, token_pattern=TOKEN_PATTERN, lowercase=True,
-                 stop_words="english", rare_share=0.01, min_df=1, max_df=1.0):
+                 stop_words="english", rare_share=0.01, min_df=1, max_df=1.0,
+                 backend="local", client=None, n_shards=None, snapshot_every=10):
         self.n_topics = n_topics
         self.alpha = alpha
         self.beta = beta
@@ -116,12 +135,22 @@ class LDA(TransformerMixin, BaseEstimator):
         self.rare_share = rare_share
         self.min_df = min_df
         self.max_df = max_df
+        self.backend = backend
+        self.client = client
+        self.n_shards = n_shards
+        self.snapshot_every = snapshot_every
 
     # ------------------------------------------------------------- inputs
     def _check_params(self):
+        from .backends import BACKENDS
+
         n_iter = check_positive_int(self.n_iter, "n_iter")
         n_topics = check_positive_int(self.n_topics, "n_topics", minimum=2)
         return dict(
+            backend=check_choice(self.backend, "backend", BACKENDS),
+            n_shards=(None if self.n_shards is None
+                      else check_positive_int(self.n_shards, "n_shards")),
+            snapshot_every=check_positive_int(self.snapshot_every, "snapshot_every"),
             n_topics=n_topics,
             alpha=check_positive_float(self.alpha, "alpha"),
             beta=check_positive_float(self.beta, "beta"),
@@ -154,55 +183,46 @@ class LDA(TransformerMixin, BaseEstimator):
         -------
         self
         """
+        from .backends import make_lda_chain
+
         p = self._check_params()
         corpus = self._fit_corpus(texts)
         K, V = p["n_topics"], corpus.n_words
-        alpha, beta = p["alpha"], p["beta"]
         tokens, doc_ptr = corpus.tokens, corpus.doc_ptr
         seed = seed_from(self.random_state)
         self.seed_ = seed
         self.sampler_ = p["sampler"]
-        sparse = p["sampler"] == "sparse"
         loglik = np.empty(p["n_iter"])
         n_kept = 0
-        t_z = t_phi = 0.0
-        bar = None
+        bar = chain = None
         if self.progress:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=p["n_iter"], desc=f"LDA K={K}", unit="it")
         try:
             with using_threads(p["n_jobs"]):
-                word_ptr, order = kernels.word_index(tokens, V)
-                z, ndk = kernels.init_topics(tokens, doc_ptr, K, seed)
-                counts = kernels.sparse_topic_word_counts(word_ptr, order, z, K)
-                phi_wk = np.empty((V, K), np.float32)
-                kernels.draw_phi_word_major(counts, beta, seed, -1, phi_wk)
-                rows = kernels.alias_rows(np.diff(word_ptr))
-                tables = kernels.build_alias_tables(phi_wk, rows) if sparse else None
+                chain = make_lda_chain(p["backend"], seed, tokens, doc_ptr, V, K, p["alpha"],
+                                       p["beta"], p["sampler"] == "sparse", p["n_shards"],
+                                       self.client, p["snapshot_every"])
                 phi_sum = np.zeros((V, K))
                 for it in range(p["n_iter"]):
                     t0 = time.perf_counter()
-                    kernels.sweep(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, it, tables)
+                    phi_wk, loglik[it] = chain.step(it)
                     t1 = time.perf_counter()
-                    counts = kernels.sparse_topic_word_counts(word_ptr, order, z, K)
-                    kernels.draw_phi_word_major(counts, beta, seed, it, phi_wk)
-                    if sparse:
-                        kernels.build_alias_tables(phi_wk, out=tables)
-                    t2 = time.perf_counter()
-                    t_z += t1 - t0
-                    t_phi += t2 - t1
-                    loglik[it] = kernels.lda_log_likelihood_sparse(ndk, counts, V, alpha, beta)
                     if it >= p["burn_in"]:
                         kernels.accumulate(phi_wk, phi_sum)
                         n_kept += 1
                     if bar is not None:
                         bar.update(1)
                         bar.set_postfix(loglik=f"{loglik[it]:.6g}",
-                                        tok_s=f"{len(tokens) / max(t2 - t0, 1e-9):.3g}")
+                                        tok_s=f"{len(tokens) / max(t1 - t0, 1e-9):.3g}")
+                z, ndk = chain.topics()
         finally:
+            if chain is not None:
+                chain.close()
             if bar is not None:
                 bar.close()
+        t_z, t_phi = chain.timings["z_sweep"], chain.timings["phi_draw"]
         phi_mean = phi_sum.T / n_kept  # float32 draws; renormalise the mean in float64
         self.phi_ = phi_mean / phi_mean.sum(axis=1, keepdims=True)
         self.loglik_ = loglik
@@ -282,7 +302,10 @@ class LDA(TransformerMixin, BaseEstimator):
 
         check_is_fitted(self, "phi_")
         meta = {
-            "params": io.encode_params(self.get_params(deep=False)),
+            # the client is a live connection, not part of the model
+            "params": io.encode_params({name: value for name, value
+                                        in self.get_params(deep=False).items()
+                                        if name != "client"}),
             "vocabulary": self.vocabulary_.to_dict(),
             "seed": int(self.seed_),
             "n_iter": int(self.n_iter_),

@@ -39,6 +39,12 @@ again) present and the iterations since the snapshot are run again.  The
 chain is a deterministic function of the seed and the state, so the replayed
 iterations are exactly those that were lost and the result is identical to an
 undisturbed run.
+
+The unsupervised chain of :class:`dolda.LDA` (:class:`DaskLDAChain`) uses the
+same placement, snapshots and replay (:class:`ShardedDaskChain`) with a
+single shard-local block: the z-sweep of the LDA kernel with the shard's
+sparse ``n_{k,w}`` (:func:`dolda.sampler.lda.shard_sweep`); the driver adds
+the counts and draws Phi (and the alias tables of the sparse sweep).
 """
 
 from __future__ import annotations
@@ -47,11 +53,13 @@ import concurrent.futures
 import itertools
 import logging
 import operator
+import time
 import uuid
 
 import numpy as np
 
 from ..sampler import chain as dolda_chain
+from ..sampler import lda as topic_kernels
 from ..sampler import shard as shard_blocks
 
 logger = logging.getLogger(__name__)
@@ -131,6 +139,16 @@ def _topic(seed, iteration, shard, state, glob, alpha, z_sampler):
     return ShardState(z, ndk), stats
 
 
+def _lda_sweep(seed, iteration, shard, state, glob, alpha):
+    from ..sampler.threads import using_threads
+
+    phi_wk, tables = glob
+    z, ndk = state.z.copy(), state.ndk.copy()
+    with using_threads(_threads()):
+        stats = topic_kernels.shard_sweep(seed, iteration, shard, z, ndk, phi_wk, tables, alpha)
+    return ShardState(z, ndk), stats
+
+
 def _topics_of(state):
     return state.z, state.ndk
 
@@ -147,26 +165,29 @@ def _nbytes(obj) -> int:
     return 0
 
 
-class DaskChain:
-    """A DOLDA chain whose shards live on the workers of a ``distributed.Client``.
+class ShardedDaskChain:
+    """What the DOLDA and the LDA chain on Dask share: shards placed on the
+    workers, their state futures, snapshots of ``z`` and exact replay.
 
-    The cluster belongs to the caller: this class only submits tasks to
-    ``client`` and releases its own data in :meth:`close`.
+    A subclass sets its global state (what the driver draws) before calling
+    ``__init__`` and implements :meth:`_iterate` (one iteration on the current
+    shard futures), :meth:`_global_state` / :meth:`_restore_global_state`
+    (what a snapshot keeps besides ``z``) and :meth:`_result` (what
+    :meth:`step` returns).  The cluster belongs to the caller: only tasks are
+    submitted to ``client``, and :meth:`close` releases this chain's data.
 
     Parameters
     ----------
     client : distributed.Client or None
         None: the current default client (``distributed.default_client()``).
     seed : int
-    state : DOLDAState
-        The state before the first iteration to run (full ``z`` and ``n_{d,k}``).
-    data : TopicData
-    config : DOLDAConfig
-    n_shards : int or None
-        Shard layout (:func:`dolda.sampler.chain.whole_corpus_shards`).
-    snapshot_every : int, default=10
-        Iterations between the driver's copies of ``z`` (recovery points): a
-        lost worker costs at most this many replayed iterations.
+    shards : list
+        Shard objects with ``doc_ptr`` and ``token_range`` (any NamedTuple).
+    z_parts : list of int32 arrays
+        Every shard's topic indicators before the first iteration to run.
+    n_topics : int
+    snapshot_every : int
+        Iterations between the driver's copies of ``z`` (recovery points).
 
     Attributes
     ----------
@@ -177,19 +198,16 @@ class DaskChain:
         How many times shards were rebuilt after losing workers.
     """
 
-    def __init__(self, client, seed, state, data, config, n_shards=None, snapshot_every=10):
+    def __init__(self, client, seed, shards, z_parts, n_topics, snapshot_every=10):
         if client is None:
             from distributed import default_client
 
             client = default_client()
         self.client = client
         self.seed = seed
-        self.data = data
-        self.config = config
+        self.shards = shards
+        self.n_topics = int(n_topics)
         self.snapshot_every = max(1, int(snapshot_every))
-        self.shards = dolda_chain.whole_corpus_shards(data, n_shards)
-        self._table_rows = (dolda_chain.alias_table_rows(data) if config.z_sampler == "mh"
-                            else None)
         self.traffic = {"sent": 0, "received": 0, "iterations": 0}
         self.recoveries = 0
         self._errors = _worker_loss_errors()
@@ -199,12 +217,26 @@ class DaskChain:
         self._states = []
         self._pending = []  # futures of the iteration in progress
         self._workers = []
-        self._phi, self._probit = state.phi, state.probit
         self._next = None  # first iteration not yet run
-        z_parts = [np.array(state.z[sh.token_range]) for sh in self.shards]
         self._snapshot = None
         self._set_snapshot(None, z_parts)
         self._place(z_parts)
+
+    # ------------------------------------------------------- subclass hooks
+    def _iterate(self, iteration):  # pragma: no cover - abstract
+        """Run one iteration on the current shard futures; returns its info."""
+        raise NotImplementedError
+
+    def _global_state(self):  # pragma: no cover - abstract
+        """What a snapshot keeps besides ``z`` (the driver's draws)."""
+        raise NotImplementedError
+
+    def _restore_global_state(self, state):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _result(self, info):  # pragma: no cover - abstract
+        """What :meth:`step` returns after a completed iteration."""
+        raise NotImplementedError
 
     # ---------------------------------------------------------- placement
     def _key(self, name, shard):
@@ -223,7 +255,7 @@ class DaskChain:
             shard_f, z_f = self.client.scatter([shard, z], workers=[worker], hash=False)
             self._shard_futures.append(shard_f)
             self._states.append(self.client.submit(
-                _start, shard_f, z_f, self.config.n_topics, key=self._key("start", s),
+                _start, shard_f, z_f, self.n_topics, key=self._key("start", s),
                 workers=[worker], allow_other_workers=True, pure=False))
             self.traffic["sent"] += _nbytes(shard) + _nbytes(z)
 
@@ -254,7 +286,7 @@ class DaskChain:
 
     # ---------------------------------------------------------- snapshots
     def _set_snapshot(self, iteration, z_parts):
-        self._snapshot = (iteration, z_parts, self._phi, self._probit)
+        self._snapshot = (iteration, z_parts, self._global_state())
 
     def _gather_topics(self):
         futures = [self.client.submit(_topics_of, st, key=self._key("topics", s),
@@ -267,44 +299,9 @@ class DaskChain:
         return parts
 
     # ---------------------------------------------------------- iteration
-    def _iterate(self, iteration):
-        """Run one iteration on the current shard futures; returns ``(state, info)``."""
-        client, config, seed = self.client, self.config, self.seed
-        eta = self._probit.eta
-        states, stats = self._submit(
-            _utility, "a", lambda s: (seed, iteration, self._shard_futures[s],
-                                      self._states[s], eta))
-        self._states = states
-        parts = client.gather(stats)
-        self.traffic["sent"] += _nbytes(eta) * len(self.shards)
-        self.traffic["received"] += _nbytes(parts)
-        probit = dolda_chain.eta_step(seed, iteration, self._probit,
-                                      dolda_chain.sum_in_order([p[0] for p in parts]),
-                                      dolda_chain.sum_in_order([p[1] for p in parts]),
-                                      config.prior, config.n_jobs)
-        glob = dolda_chain.topic_globals(probit.eta, self._phi, self.data.X.shape[1],
-                                         config.z_sampler, self._table_rows)
-        [glob_f] = client.scatter([glob], broadcast=True, hash=False)
-        self.traffic["sent"] += _nbytes(glob) * len(set(self._workers))
-        states, stats = self._submit(
-            _topic, "z", lambda s: (seed, iteration, self._shard_futures[s], self._states[s],
-                                    glob_f, config.alpha, config.z_sampler))
-        self._states = states
-        parts = client.gather(stats)
-        del glob_f
-        self._pending = []
-        self.traffic["received"] += _nbytes(parts)
-        phi, info = dolda_chain.phi_step(seed, iteration, parts, config, self.data.n_words)
-        self._phi, self._probit = phi, probit
-        self.traffic["iterations"] += 1
-        return info
-
     def step(self, iteration: int):
-        """Run iteration ``iteration``; returns ``(state, info)``.
-
-        The returned :class:`DOLDAState` carries Phi and the probit state;
-        its ``z`` and ``ndk`` are None (they live on the workers, see :meth:`topics`).
-        """
+        """Run iteration ``iteration`` (replayed from the last snapshot after a lost
+        worker); returns :meth:`_result`."""
         if self._next is None:
             self._next = iteration
             self._snapshot = (iteration,) + self._snapshot[1:]
@@ -327,13 +324,13 @@ class DaskChain:
                                "iteration %d", iteration, type(err).__name__, err,
                                self._snapshot[0])
         self._next = iteration + 1
-        return dolda_chain.DOLDAState(None, None, self._phi, self._probit), info
+        return self._result(info)
 
     def _recover(self, iteration):
         """Rebuild every shard from the snapshot and replay up to ``iteration`` (excluded)."""
         self.recoveries += 1
-        start, z_parts, phi, probit = self._snapshot
-        self._phi, self._probit = phi, probit
+        start, z_parts, state = self._snapshot
+        self._restore_global_state(state)
         self._place(z_parts)
         for it in range(start, iteration):
             self._iterate(it)
@@ -362,3 +359,172 @@ class DaskChain:
     def close(self):
         """Release every future this chain holds on the cluster (the cluster stays up)."""
         self._release()
+
+
+class DaskChain(ShardedDaskChain):
+    """A DOLDA chain whose shards live on the workers of a ``distributed.Client``.
+
+    The cluster belongs to the caller: this class only submits tasks to
+    ``client`` and releases its own data in :meth:`close`.
+
+    Parameters
+    ----------
+    client : distributed.Client or None
+        None: the current default client (``distributed.default_client()``).
+    seed : int
+    state : DOLDAState
+        The state before the first iteration to run (full ``z`` and ``n_{d,k}``).
+    data : TopicData
+    config : DOLDAConfig
+    n_shards : int or None
+        Shard layout (:func:`dolda.sampler.chain.whole_corpus_shards`).
+    snapshot_every : int, default=10
+        Iterations between the driver's copies of ``z`` (recovery points): a
+        lost worker costs at most this many replayed iterations.
+
+    Attributes
+    ----------
+    traffic, recoveries
+        See :class:`ShardedDaskChain`.
+    """
+
+    def __init__(self, client, seed, state, data, config, n_shards=None, snapshot_every=10):
+        self.data = data
+        self.config = config
+        shards = dolda_chain.whole_corpus_shards(data, n_shards)
+        self._phi, self._probit = state.phi, state.probit
+        z_parts = [np.array(state.z[sh.token_range]) for sh in shards]
+        super().__init__(client, seed, shards, z_parts, config.n_topics, snapshot_every)
+
+    def _global_state(self):
+        return self._phi, self._probit
+
+    def _restore_global_state(self, state):
+        self._phi, self._probit = state
+
+    def _result(self, info):
+        """``(DOLDAState, info)``: Phi and the probit state; ``z`` and ``ndk`` are None
+        (they live on the workers, see :meth:`topics`)."""
+        return dolda_chain.DOLDAState(None, None, self._phi, self._probit), info
+
+    def _iterate(self, iteration):
+        """Run one iteration on the current shard futures; returns ``(state, info)``."""
+        client, config, seed = self.client, self.config, self.seed
+        eta = self._probit.eta
+        states, stats = self._submit(
+            _utility, "a", lambda s: (seed, iteration, self._shard_futures[s],
+                                      self._states[s], eta))
+        self._states = states
+        parts = client.gather(stats)
+        self.traffic["sent"] += _nbytes(eta) * len(self.shards)
+        self.traffic["received"] += _nbytes(parts)
+        probit = dolda_chain.eta_step(seed, iteration, self._probit,
+                                      dolda_chain.sum_in_order([p[0] for p in parts]),
+                                      dolda_chain.sum_in_order([p[1] for p in parts]),
+                                      config.prior, config.n_jobs)
+        glob = dolda_chain.topic_globals(probit.eta, self._phi, self.data.X.shape[1],
+                                         config.z_sampler)
+        [glob_f] = client.scatter([glob], broadcast=True, hash=False)
+        self._pending.append(glob_f)  # cancelled with the iteration if a worker is lost
+        self.traffic["sent"] += _nbytes(glob) * len(set(self._workers))
+        states, stats = self._submit(
+            _topic, "z", lambda s: (seed, iteration, self._shard_futures[s], self._states[s],
+                                    glob_f, config.alpha, config.z_sampler))
+        self._states = states
+        parts = client.gather(stats)
+        del glob_f
+        self._pending = []
+        self.traffic["received"] += _nbytes(parts)
+        phi, info = dolda_chain.phi_step(seed, iteration, parts, config, self.data.n_words)
+        self._phi, self._probit = phi, probit
+        self.traffic["iterations"] += 1
+        return info
+
+
+class DaskLDAChain(ShardedDaskChain):
+    """An unsupervised LDA chain (:class:`dolda.LDA`) whose shards live on the workers.
+
+    One iteration: the driver broadcasts ``Phi`` (word-major float32) and, for
+    the sparse sweep, its alias tables; every shard runs
+    :func:`dolda.sampler.lda.shard_sweep` (z-sweep, sparse ``n_{k,w}``,
+    document part of the log-likelihood); the driver adds the counts
+    (:func:`~dolda.sampler.lda.merge_sparse_counts`), draws Phi on its own
+    threads and builds the next alias tables.  Same ``z`` and ``Phi`` as the
+    local loop of :class:`dolda.LDA`, for any shards and workers.
+
+    Parameters
+    ----------
+    client : distributed.Client or None
+    seed : int
+    shards : list of LDAShard
+        :func:`dolda.sampler.lda.make_lda_shards`.
+    z : int32 (N,)
+        Topic indicators of the whole corpus before the first iteration.
+    phi_wk : float32 (V, K)
+        Phi before the first iteration.
+    alpha, beta : float
+    table_rows : int32 (V,) or None
+        Alias-table row of every word (:func:`dolda.sampler.lda.alias_rows` of
+        the corpus word counts) for the sparse sweep; None: the dense sweep.
+    snapshot_every : int, default=10
+
+    Attributes
+    ----------
+    traffic, recoveries
+        See :class:`ShardedDaskChain`.
+    timings : dict
+        Seconds spent waiting for the shards (``"z_sweep"``: sweeps and
+        transfers) and in the driver's Phi draw with the alias tables (``"phi_draw"``).
+    """
+
+    def __init__(self, client, seed, shards, z, phi_wk, alpha, beta, table_rows=None,
+                 snapshot_every=10):
+        self.alpha, self.beta = float(alpha), float(beta)
+        self.n_words = phi_wk.shape[0]
+        self._rows = table_rows
+        self._phi = phi_wk
+        self._tables = (None if table_rows is None
+                        else topic_kernels.build_alias_tables(phi_wk, table_rows))
+        self.timings = {"z_sweep": 0.0, "phi_draw": 0.0}
+        z_parts = [np.array(z[sh.token_range], dtype=np.int32) for sh in shards]
+        super().__init__(client, seed, shards, z_parts, phi_wk.shape[1], snapshot_every)
+
+    def _global_state(self):
+        return self._phi, self._tables
+
+    def _restore_global_state(self, state):
+        self._phi, self._tables = state
+
+    def _result(self, loglik):
+        """``(phi_wk, loglik)`` of the iteration just run."""
+        return self._phi, loglik
+
+    def _iterate(self, iteration):
+        client, seed = self.client, self.seed
+        tic = time.perf_counter()
+        glob = (self._phi, self._tables)
+        [glob_f] = client.scatter([glob], broadcast=True, hash=False)
+        self._pending.append(glob_f)  # cancelled with the iteration if a worker is lost
+        self.traffic["sent"] += _nbytes(glob) * len(set(self._workers))
+        states, stats = self._submit(
+            _lda_sweep, "z", lambda s: (seed, iteration, self._shard_futures[s],
+                                        self._states[s], glob_f, self.alpha))
+        self._states = states
+        parts = client.gather(stats)
+        del glob_f
+        self._pending = []
+        self.traffic["received"] += _nbytes(parts)
+        toc = time.perf_counter()
+        counts = topic_kernels.merge_sparse_counts([p[0] for p in parts])
+        phi = topic_kernels.draw_phi_word_major(
+            counts, self.beta, seed, iteration,
+            np.empty((self.n_words, self.n_topics), np.float32))
+        tables = (None if self._rows is None
+                  else topic_kernels.build_alias_tables(phi, self._rows))
+        loglik = topic_kernels.combine_log_likelihood([p[1] for p in parts], counts,
+                                                      self.n_words, self.beta)
+        self._phi, self._tables = phi, tables
+        self.timings["z_sweep"] += toc - tic
+        self.timings["phi_draw"] += time.perf_counter() - toc
+        self.traffic["iterations"] += 1
+        return loglik

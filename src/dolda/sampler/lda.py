@@ -642,7 +642,7 @@ def resample_document_dense(start, stop, tokens, z, ndk_row, phi_wk, alpha, cum,
 
 
 @njit(cache=True, parallel=True)
-def sweep_dense(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, iteration):
+def sweep_dense(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, iteration, doc_offset=0):
     """One exact Gibbs sweep over all tokens, documents in parallel, O(K) per token.
 
     Parameters
@@ -654,6 +654,9 @@ def sweep_dense(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, iteration):
     phi_wk : float64 (V, K)   ``Phi^T`` (word-major).
     alpha : float             Dirichlet prior of theta.
     seed, iteration : int     document ``d`` uses ``stream(seed, iteration*16+STEP_Z, d)``.
+    doc_offset : int          global index of document 0 when the arrays are one shard of a
+                              corpus: document ``d`` then draws from the stream of
+                              ``doc_offset + d``, so any sharding gives the same sweep.
     """
     n_docs, n_topics = ndk.shape
     step = iteration * 16 + STEP_Z
@@ -662,7 +665,7 @@ def sweep_dense(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, iteration):
         if stop == start:
             continue
         cum = np.empty(n_topics)
-        state = stream(seed, step, d)
+        state = stream(seed, step, doc_offset + d)
         resample_document_dense(start, stop, tokens, z, ndk[d], phi_wk, alpha, cum, state)
 
 
@@ -731,7 +734,7 @@ def resample_document_sparse(start, stop, tokens, z, ndk_row, phi_wk, prob, alia
 
 @njit(cache=True, parallel=True)
 def sweep_sparse(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, alpha, seed,
-                 iteration):
+                 iteration, doc_offset=0):
     """One sparse exact Gibbs sweep, documents in parallel, O(K_d) per token.
 
     Samples the same conditional as :func:`sweep_dense`; ``prob``, ``alias``,
@@ -747,7 +750,7 @@ def sweep_sparse(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, 
         nz = np.empty(n_topics, np.int32)
         pos = np.empty(n_topics, np.int32)
         cum = np.empty(n_topics)
-        state = stream(seed, step, d)
+        state = stream(seed, step, doc_offset + d)
         resample_document_sparse(start, stop, tokens, z, ndk[d], phi_wk, prob, alias, mass,
                                  table_row, alpha, nz, pos, cum, state)
 
@@ -759,14 +762,19 @@ def resolve_sampler(sampler: str, n_topics: int) -> str:
     return sampler
 
 
-def sweep(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, iteration, tables=None):
-    """One z-sweep: sparse when alias ``tables`` are given, dense otherwise."""
+def sweep(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, iteration, tables=None, doc_offset=0):
+    """One z-sweep: sparse when alias ``tables`` are given, dense otherwise.
+
+    ``doc_offset``: global index of the first document when the arrays are a
+    shard (see :func:`sweep_dense`).
+    """
     if tables is None:
         sweep_dense(tokens, doc_ptr, z, ndk, phi_wk, float(alpha), np.int64(seed),
-                    np.int64(iteration))
+                    np.int64(iteration), np.int64(doc_offset))
     else:
         sweep_sparse(tokens, doc_ptr, z, ndk, phi_wk, tables.prob, tables.alias, tables.mass,
-                     tables.row, float(alpha), np.int64(seed), np.int64(iteration))
+                     tables.row, float(alpha), np.int64(seed), np.int64(iteration),
+                     np.int64(doc_offset))
 
 
 # ------------------------------------------------------------ log-likelihood
@@ -938,3 +946,170 @@ def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, se
              np.ascontiguousarray(doc_ptr, dtype=np.int64), phi_wk, float(alpha),
              n_sweeps, burn_in, np.int64(seed), out)
     return out
+
+
+# -------------------------------------------------------------------- shards
+# The LDA iteration cut into a shard-local block and a global one, for the
+# distributed backend (:mod:`dolda.backends`): every shard sweeps its own
+# documents (streams keyed by the global document index) and returns its sparse
+# n_{k,w} and the document part of the log-likelihood; the driver adds the
+# counts (integers: exact in any order) and draws Phi.  Same z, same Phi as the
+# whole-corpus loop of :class:`dolda.LDA` for any number of shards.
+class LDAShard(NamedTuple):
+    """The fixed data of one shard: documents ``[doc_offset, doc_offset + D_s)``.
+
+    Attributes
+    ----------
+    tokens : int32 (N_s,)       word ids of the shard's tokens.
+    doc_ptr : int64 (D_s + 1,)  document pointer rebased to the shard (starts at 0).
+    doc_offset : int            global index of the shard's first document.
+    token_offset : int          global index of the shard's first token.
+    word_ptr, order : int64     the shard's tokens grouped by word (:func:`word_index`).
+    """
+
+    tokens: np.ndarray
+    doc_ptr: np.ndarray
+    doc_offset: int
+    token_offset: int
+    word_ptr: np.ndarray
+    order: np.ndarray
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_ptr) - 1
+
+    @property
+    def docs(self) -> slice:
+        """The shard's rows of a global (D, .) array."""
+        return slice(self.doc_offset, self.doc_offset + self.n_docs)
+
+    @property
+    def token_range(self) -> slice:
+        """The shard's part of a global (N,) array."""
+        return slice(self.token_offset, self.token_offset + len(self.tokens))
+
+
+def make_lda_shards(tokens, doc_ptr, n_words, bounds) -> list[LDAShard]:
+    """Cut a corpus at the document ``bounds`` (:func:`dolda.sampler.shard.shard_bounds`)."""
+    shards = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        t0, t1 = int(doc_ptr[lo]), int(doc_ptr[hi])
+        part = np.ascontiguousarray(tokens[t0:t1], dtype=np.int32)
+        word_ptr, order = word_index(part, n_words)
+        shards.append(LDAShard(part, np.asarray(doc_ptr[lo:hi + 1] - doc_ptr[lo], np.int64),
+                               int(lo), t0, word_ptr, order))
+    return shards
+
+
+def shard_sweep(seed, iteration, shard: LDAShard, z, ndk, phi_wk, tables, alpha):
+    """The shard-local block of an LDA iteration; ``z`` and ``ndk`` are updated in place.
+
+    Returns
+    -------
+    counts : SparseCounts   the shard's ``n_{k,w}`` after the sweep.
+    loglik_doc : float      the shard's document part of the log-likelihood.
+    """
+    sweep(shard.tokens, shard.doc_ptr, z, ndk, phi_wk, alpha, seed, iteration, tables,
+          shard.doc_offset)
+    counts = sparse_topic_word_counts(shard.word_ptr, shard.order, z, ndk.shape[1])
+    return counts, lda_doc_log_likelihood(ndk, alpha)
+
+
+@njit(cache=True, parallel=True)
+def _merge_counts(ptrs, words, counts, out_words, out_counts, out_len):
+    """Per topic (in parallel): the entries of every part, sorted by word, equal words added.
+
+    ``ptrs`` (S, K+1) index the concatenated ``words``/``counts`` of the parts;
+    topic ``k``'s result is written from ``ptrs[0, k]``'s position in the
+    topic-major layout (the sum of the earlier topics' entry counts).
+    """
+    n_parts, n_topics = ptrs.shape[0], ptrs.shape[1] - 1
+    start = np.zeros(n_topics + 1, np.int64)
+    for k in range(n_topics):
+        m = 0
+        for s in range(n_parts):
+            m += ptrs[s, k + 1] - ptrs[s, k]
+        start[k + 1] = start[k] + m
+    for k in prange(n_topics):
+        m = start[k + 1] - start[k]
+        w = np.empty(m, np.int32)
+        c = np.empty(m, np.int32)
+        j = 0
+        for s in range(n_parts):
+            for i in range(ptrs[s, k], ptrs[s, k + 1]):
+                w[j] = words[i]
+                c[j] = counts[i]
+                j += 1
+        order = np.argsort(w, kind="mergesort")
+        n_out = 0
+        last = -1
+        base = start[k]
+        for i in order:
+            if w[i] == last:
+                out_counts[base + n_out - 1] += c[i]
+            else:
+                out_words[base + n_out] = w[i]
+                out_counts[base + n_out] = c[i]
+                n_out += 1
+                last = w[i]
+        out_len[k] = n_out
+
+
+def merge_sparse_counts(parts) -> SparseCounts:
+    """The sum of several :class:`SparseCounts` with the same topics (exact; any order).
+
+    The result has the layout of :func:`sparse_topic_word_counts` (words
+    increasing within a topic), so the sum of the shards' counts is identical,
+    array for array, to the counts of the whole corpus.
+    """
+    parts = list(parts)
+    if len(parts) == 1:
+        return parts[0]
+    offsets = np.cumsum([0] + [len(p.words) for p in parts])
+    ptrs = np.stack([np.asarray(p.ptr, np.int64) + off for p, off in zip(parts, offsets)])
+    words = np.concatenate([p.words for p in parts]).astype(np.int32, copy=False)
+    counts = np.concatenate([p.counts for p in parts]).astype(np.int32, copy=False)
+    n_topics = ptrs.shape[1] - 1
+    out_words = np.empty(len(words), np.int32)
+    out_counts = np.empty(len(words), np.int32)
+    out_len = np.empty(n_topics, np.int64)
+    _merge_counts(ptrs, words, counts, out_words, out_counts, out_len)
+    start = np.zeros(n_topics + 1, np.int64)
+    np.cumsum((ptrs[:, 1:] - ptrs[:, :-1]).sum(axis=0), out=start[1:])
+    ptr = np.zeros(n_topics + 1, np.int64)
+    np.cumsum(out_len, out=ptr[1:])
+    keep = np.repeat(start[:-1] - ptr[:-1], out_len) + np.arange(ptr[-1])
+    return SparseCounts(ptr, out_words[keep], out_counts[keep])
+
+
+def lda_topic_log_likelihood_sparse(counts: SparseCounts, n_words, beta) -> float:
+    """The topic part of :func:`lda_log_likelihood` from :class:`SparseCounts` (parallel over topics)."""
+    topic_part = np.empty(len(counts.ptr) - 1)
+    _topic_part_sparse(counts.ptr, counts.counts, int(n_words), float(beta), topic_part)
+    return float(np.sum(topic_part))
+
+
+def combine_log_likelihood(doc_parts, counts: SparseCounts, n_words, beta) -> float:
+    """:func:`lda_log_likelihood` from the shards' document parts and the summed counts.
+
+    The document parts are added by :func:`math.fsum` (correctly rounded, so
+    the order of the shards does not matter).
+    """
+    return float(math.fsum(doc_parts) + lda_topic_log_likelihood_sparse(counts, n_words, beta))
+
+
+def initial_state(tokens, doc_ptr, n_words, n_topics, beta, seed):
+    """The start of an LDA chain: uniform z (one stream per document) and Phi from its counts.
+
+    Returns
+    -------
+    z : int32 (N,), ndk : int32 (D, K)
+    phi_wk : float32 (V, K)       Phi drawn with iteration -1 (:func:`draw_phi_word_major`).
+    word_ptr, order : int64       the corpus' word index (:func:`word_index`).
+    """
+    word_ptr, order = word_index(tokens, n_words)
+    z, ndk = init_topics(tokens, doc_ptr, n_topics, seed)
+    counts = sparse_topic_word_counts(word_ptr, order, z, n_topics)
+    phi_wk = np.empty((int(n_words), int(n_topics)), np.float32)
+    draw_phi_word_major(counts, beta, seed, -1, phi_wk)
+    return z, ndk, phi_wk, word_ptr, order
