@@ -392,6 +392,8 @@ class DaskChain(ShardedDaskChain):
         self.data = data
         self.config = config
         shards = dolda_chain.whole_corpus_shards(data, n_shards)
+        self._table_rows = (dolda_chain.alias_table_rows(data) if config.z_sampler == "mh"
+                            else None)
         self._phi, self._probit = state.phi, state.probit
         z_parts = [np.array(state.z[sh.token_range]) for sh in shards]
         super().__init__(client, seed, shards, z_parts, config.n_topics, snapshot_every)
@@ -423,7 +425,7 @@ class DaskChain(ShardedDaskChain):
                                       dolda_chain.sum_in_order([p[1] for p in parts]),
                                       config.prior, config.n_jobs)
         glob = dolda_chain.topic_globals(probit.eta, self._phi, self.data.X.shape[1],
-                                         config.z_sampler)
+                                         config.z_sampler, self._table_rows)
         [glob_f] = client.scatter([glob], broadcast=True, hash=False)
         self._pending.append(glob_f)  # cancelled with the iteration if a worker is lost
         self.traffic["sent"] += _nbytes(glob) * len(set(self._workers))
