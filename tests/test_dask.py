@@ -181,3 +181,18 @@ def test_lda_leaves_no_data_on_the_cluster_and_saves_without_the_client(client, 
     loaded = dolda.load(tmp_path / "lda")
     assert loaded.backend == "dask" and loaded.client is None and loaded.n_shards == 2
     np.testing.assert_array_equal(loaded.phi_, model.phi_)
+
+
+def test_dask_chain_equals_local_chain_with_the_mh_z_step(client, corpus):
+    """The MH z-step builds alias tables only for frequent words: both backends must
+    agree on which (the corpus has words on both sides of the threshold)."""
+    from dolda.corpus import Vocabulary
+    from dolda.sampler.lda import ALIAS_MIN_TOKENS
+
+    tokens = Vocabulary(rare_share=0.0).fit_transform(corpus.texts).tokens
+    per_word = np.bincount(tokens)
+    assert (per_word >= ALIAS_MIN_TOKENS).any() and (per_word < ALIAS_MIN_TOKENS).any()
+    kw = dict(KW, n_iter=6, burn_in=2, z_sampler="mh")
+    local = DOLDA(n_shards=2, n_jobs=2, **kw).fit(corpus.texts, corpus.y)
+    dask = DOLDA(backend="dask", client=client, n_shards=2, **kw).fit(corpus.texts, corpus.y)
+    _assert_same_chain(local, dask)
