@@ -451,7 +451,8 @@ def _markdown(r, args):
         "log-likelihood sums its blocks in a thread-dependent order: 2 threads locally, 1 "
         f"on each worker; it is never fed back into the chain). {len(r['rounds'])} rounds, each a "
         f"local fit then a dask fit of {args.warmup} warm-up and {args.iters} timed "
-        f"iterations (every iteration timed on its own). Machine: {r['machine']['cpu_count']} cores shared "
+        f"iterations (every iteration timed on its own). Machine: "
+        f"{r['machine']['cpu_count']} cores shared "
         f"with other jobs, load average {r['machine']['load_average_before'][0]:.1f} before "
         f"and {r['machine']['load_average_after'][0]:.1f} after; run under nice "
         f"{r['machine']['nice']}.",

@@ -1083,7 +1083,10 @@ def merge_sparse_counts(parts) -> SparseCounts:
 
 
 def lda_topic_log_likelihood_sparse(counts: SparseCounts, n_words, beta) -> float:
-    """The topic part of :func:`lda_log_likelihood` from :class:`SparseCounts` (parallel over topics)."""
+    """The topic part of :func:`lda_log_likelihood` from :class:`SparseCounts`.
+
+    Parallel over topics, the parts summed serially (independent of the thread count).
+    """
     topic_part = np.empty(len(counts.ptr) - 1)
     _topic_part_sparse(counts.ptr, counts.counts, int(n_words), float(beta), topic_part)
     return float(np.sum(topic_part))
