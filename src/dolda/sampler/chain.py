@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import lda as topic_kernels
 from . import probit as probit_blocks
@@ -179,18 +178,12 @@ def topic_log_likelihood(counts: topic_kernels.SparseCounts, n_words: int, beta:
 
 
 def reduce_counts(parts, n_topics: int, n_words: int) -> topic_kernels.SparseCounts:
-    """Sum the shards' sparse ``n_{k,w}`` (integers: exact in any order)."""
-    if len(parts) == 1:
-        return parts[0]
-    total = None
-    for part in parts:
-        m = sp.csr_matrix((part.counts, part.words, part.ptr), shape=(n_topics, n_words))
-        total = m if total is None else total + m
-    total.sum_duplicates()
-    total.sort_indices()
-    return topic_kernels.SparseCounts(total.indptr.astype(np.int64),
-                                      total.indices.astype(np.int32),
-                                      total.data.astype(np.int32))
+    """Sum the shards' sparse ``n_{k,w}`` (integers: exact in any order).
+
+    :func:`dolda.sampler.lda.merge_sparse_counts`; ``n_topics`` and ``n_words``
+    are kept for the callers' sake (the layout carries both).
+    """
+    return topic_kernels.merge_sparse_counts(parts)
 
 
 def phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int):
