@@ -242,3 +242,23 @@ def test_coefficients_by_name():
     assert list(m.coef_frame().columns[:2]) == ["x0", "x1"]
     with pytest.raises(ValueError, match="feature_names has 2 names, but the model has 21"):
         m.coef_frame(["a", "b"])
+
+
+def test_auto_choice_follows_the_measured_thresholds():
+    """The boundaries of ``choose_eta_sampler`` (benchmarks/results/eta_scaling.md)."""
+    sparse_max = gibbs.CHOLESKY_MAX_COLUMNS_SPARSE
+    assert gibbs.choose_eta_sampler(10_810, sparse_max, sparse=True) == "cholesky"
+    assert gibbs.choose_eta_sampler(10_810, sparse_max + 1, sparse=True) == "cg"
+    assert gibbs.choose_eta_sampler(500, 10_001, sparse=True) == "cg"  # never BCM when sparse
+    assert gibbs.choose_eta_sampler(100, gibbs.CHOLESKY_MAX_COLUMNS, sparse=False) == "cholesky"
+    assert gibbs.choose_eta_sampler(2000, 5001, sparse=False) == "bcm"
+    assert gibbs.choose_eta_sampler(2001, 5001, sparse=False) == "cg"
+    assert gibbs.choose_eta_sampler(10_810, 3001, sparse=False) == "cholesky"
+    assert gibbs.choose_eta_sampler(10_810, gibbs.CHOLESKY_MAX_COLUMNS_DENSE + 1,
+                                    sparse=False) == "cg"
+    rng = np.random.default_rng(0)
+    n, p = 60, sparse_max + 20
+    X = sp.csr_matrix((np.ones(n), (np.arange(n), rng.integers(0, p, n))), shape=(n, p))
+    y = rng.integers(0, 2, n)
+    assert DOProbit(n_iter=2).fit(X, y).eta_sampler_ == "cg"
+    assert DOProbit(n_iter=2).fit(X[:, :sparse_max - 1], y).eta_sampler_ == "cholesky"

@@ -61,12 +61,27 @@ PARALLEL_MIN_COLUMNS = 256
 #: The eta samplers :func:`draw_eta` knows.
 ETA_SAMPLERS = ("cholesky", "bcm", "cg")
 
-#: ``eta_sampler="auto"`` keeps the dense Cholesky up to this many columns
-#: (see :func:`choose_eta_sampler` and ``benchmarks/results/eta_scaling.md``).
+#: ``eta_sampler="auto"`` keeps the dense Cholesky for a dense ``U`` up to this
+#: many columns whatever the number of rows (see :func:`choose_eta_sampler`
+#: and ``benchmarks/results/eta_scaling.md``).  DOLDA warns above it.
 CHOLESKY_MAX_COLUMNS = 1000
 
-#: ``"auto"`` prefers BCM over CG for a dense ``U`` with at most this many rows
-#: and at least twice as many columns as rows.
+#: ... and for a sparse ``U`` up to this many columns (CG beyond).  Measured on
+#: films-like one-hot covariates (D = 10,810, 6 non-zeros per row, L = 20,
+#: Horseshoe): Cholesky 2.7x faster than CG at P = 301, CG 1.4x faster at 601
+#: and 6x at 1,001.
+CHOLESKY_MAX_COLUMNS_SPARSE = 500
+
+#: A dense ``U`` too wide for BCM keeps the Cholesky up to this many columns:
+#: CG pays O(D P) per iteration there (measured at D = 10,810, P = 3,001:
+#: Cholesky 4.9 s, CG 16 s, BCM ~540 s per eta-draw of 20 classes).
+CHOLESKY_MAX_COLUMNS_DENSE = 5000
+
+#: ``"auto"`` picks BCM for a dense ``U`` with more than CHOLESKY_MAX_COLUMNS
+#: columns, at most this many rows and at least twice as many columns as rows
+#: (measured at P = 5,001: BCM 4.3 s at D = 1,000 and 20 s at D = 2,000 against
+#: 23 s for Cholesky and 190-320 s for CG, which needs 350-1,600 iterations when
+#: P > D).
 BCM_MAX_ROWS = 2000
 
 
@@ -187,16 +202,30 @@ def draw_coefficients(gram, rhs, prec, normals, n_jobs: int = 1):
 def choose_eta_sampler(n_samples: int, n_columns: int, sparse: bool) -> str:
     """The eta sampler ``"auto"`` resolves to, from the shape of ``U`` (D x P).
 
-    * ``P <= CHOLESKY_MAX_COLUMNS``: ``"cholesky"`` (dense ``Q_l``, O(P^3) per class);
-    * a dense ``U`` with ``D <= BCM_MAX_ROWS`` and ``P >= 2 D``: ``"bcm"`` (O(D^2 P));
-    * otherwise ``"cg"`` (O(nnz) per CG iteration).
+    Sparse ``U`` (scipy.sparse):
 
-    The thresholds come from ``benchmarks/bench_eta.py``.
+    * ``P <= CHOLESKY_MAX_COLUMNS_SPARSE``: ``"cholesky"`` (dense ``Q_l``, O(P^3) per class);
+    * otherwise ``"cg"`` (O(nnz(U)) per CG iteration; BCM's D x D factorisation
+      lost to CG on every sparse shape measured).
+
+    Dense ``U``:
+
+    * ``P <= CHOLESKY_MAX_COLUMNS``: ``"cholesky"``;
+    * ``D <= BCM_MAX_ROWS`` and ``P >= 2 D``: ``"bcm"`` (O(D^2 P));
+    * ``P <= CHOLESKY_MAX_COLUMNS_DENSE``: ``"cholesky"``;
+    * otherwise ``"cg"``.
+
+    The thresholds come from ``benchmarks/bench_eta.py``
+    (``benchmarks/results/eta_scaling.md``).
     """
+    if sparse:
+        return "cholesky" if n_columns <= CHOLESKY_MAX_COLUMNS_SPARSE else "cg"
     if n_columns <= CHOLESKY_MAX_COLUMNS:
         return "cholesky"
-    if not sparse and n_samples <= BCM_MAX_ROWS and n_columns >= 2 * n_samples:
+    if n_samples <= BCM_MAX_ROWS and n_columns >= 2 * n_samples:
         return "bcm"
+    if n_columns <= CHOLESKY_MAX_COLUMNS_DENSE:
+        return "cholesky"
     return "cg"
 
 
