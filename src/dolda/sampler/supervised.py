@@ -277,6 +277,11 @@ def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tabl
     n_docs = len(doc_ptr) - 1
     n_classes, n_topics = eta_topics.shape
     step = iteration * 16 + STEP_Z
+    eta_kl = np.ascontiguousarray(eta_topics.T)  # topic-major: a topic's L values contiguous
+    sq = np.zeros(n_topics)  # S_kk = |eta_{.,k}|^2
+    for k in range(n_topics):
+        for l in range(n_classes):
+            sq[k] += eta_kl[k, l] * eta_kl[k, l]
     for d in prange(n_docs):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
         n_d = stop - start
@@ -307,8 +312,7 @@ def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tabl
                 pos[last] = j
                 pos[k0] = -1
                 n_nz -= 1
-            for l in range(n_classes):
-                r[l] += eta_topics[l, k0] * inv_n
+            # r keeps the current token in; r^{-i} = r + eta_{.,k0} / N_d is never formed
             # proposal from q
             doc_mass = 0.0
             for j in range(n_nz):
@@ -339,25 +343,22 @@ def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tabl
                     j += 1
                 k1 = nz[j]
             if k1 != k0:
-                g0 = 0.0
-                g1 = 0.0
-                s0 = 0.0
-                s1 = 0.0
+                # g_{k1} - g_{k0} = (eta_{.,k1} - eta_{.,k0}) . r^{-i} / N_d - (S_11 - S_00) / (2 N_d^2)
+                dg = 0.0
                 for l in range(n_classes):
-                    g0 += eta_topics[l, k0] * r[l]
-                    g1 += eta_topics[l, k1] * r[l]
-                    s0 += eta_topics[l, k0] * eta_topics[l, k0]
-                    s1 += eta_topics[l, k1] * eta_topics[l, k1]
-                log_ratio = (g1 - g0) * inv_n - 0.5 * (s1 - s0) * inv_n * inv_n
+                    e0 = eta_kl[k0, l]
+                    dg += (eta_kl[k1, l] - e0) * (r[l] + e0 * inv_n)
+                log_ratio = dg * inv_n - 0.5 * (sq[k1] - sq[k0]) * inv_n * inv_n
                 if log_ratio < 0.0:
                     u3, state = uniform(state)
                     if math.log(u3) > log_ratio:
                         k1 = k0
+                if k1 != k0:  # accepted: the token moves from k0 to k1
+                    for l in range(n_classes):
+                        r[l] += (eta_kl[k0, l] - eta_kl[k1, l]) * inv_n
             z[i] = k1
             if ndk[d, k1] == 0:
                 nz[n_nz] = k1
                 pos[k1] = n_nz
                 n_nz += 1
             ndk[d, k1] += 1
-            for l in range(n_classes):
-                r[l] -= eta_topics[l, k1] * inv_n
