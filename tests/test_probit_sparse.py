@@ -21,11 +21,7 @@ from dolda import DOProbit
 from dolda.sampler import gaussian
 from dolda.sampler import probit as gibbs
 
-QUANTILES = np.array([0.1, 0.25, 0.5, 0.75, 0.9])
-N_CHAINS = 8000
-N_STEPS = 15
-TOL = 4.5
-VARIANCE = 4.0
+from _geweke import geweke_z as _geweke_z, TOL
 
 
 def _one_hot_problem():
@@ -38,51 +34,15 @@ def _one_hot_problem():
     return sp.csr_matrix(U), shrunk
 
 
-def _prior_draws(rng, horseshoe, shrunk, size):
-    """Exact prior draws of (eta, lambda^2, tau^2, nu, xi) for ``size`` chains."""
-    n_col = len(shrunk)
-    if horseshoe:
-        nu = 1.0 / rng.standard_gamma(0.5, (size, n_col))
-        lam2 = (1.0 / nu) / rng.standard_gamma(0.5, (size, n_col))
-        xi = 1.0 / rng.standard_gamma(0.5, size)
-        tau2 = (1.0 / xi) / rng.standard_gamma(0.5, size)
-        sd = np.where(shrunk, np.sqrt(tau2[:, None] * lam2), np.sqrt(VARIANCE))
-    else:
-        nu, lam2 = np.ones((size, n_col)), np.ones((size, n_col))
-        xi, tau2 = np.ones(size), np.ones(size)
-        sd = np.full((size, n_col), np.sqrt(VARIANCE))
-    return sd * rng.standard_normal((size, n_col)), lam2, tau2, nu, xi
-
-
-def _indicators(values, cuts):
-    return (values[..., None] < cuts).reshape(len(values), -1)
-
-
 def geweke_z(method, horseshoe, seed=11):
     U, shrunk = _one_hot_problem()
-    prior = gibbs.ProbitPrior(horseshoe, shrunk, VARIANCE)
-    rng = np.random.default_rng(seed)
-    cauchy_q = np.tan(np.pi * QUANTILES / 2)
-    eta_ref = _prior_draws(np.random.default_rng(seed + 1), horseshoe, shrunk, 2_000_000)[0]
-    eta_cut = np.quantile(eta_ref, QUANTILES, axis=0).T
-    expected = _indicators(eta_ref, eta_cut).mean(axis=0)
-    n_shrunk = int(shrunk.sum())
-    if horseshoe:
-        expected = np.concatenate([expected, QUANTILES, np.tile(QUANTILES, n_shrunk)])
     design = gaussian.sparse_design(U)
-    eta, lam2, tau2, nu, xi = _prior_draws(rng, horseshoe, shrunk, N_CHAINS)
-    for _ in range(N_STEPS):
-        a = U @ eta.T + rng.standard_normal((U.shape[0], N_CHAINS))
-        prec = gibbs.prior_precision(prior, lam2, tau2)
-        eta, _ = gibbs.draw_eta(rng, method, U, None, a, prec, start=eta, design=design,
-                                n_jobs=2)
-        lam2, tau2, nu, xi = gibbs.draw_shrinkage(rng, prior, eta, lam2, tau2, nu, xi)
-    f = [_indicators(eta, eta_cut)]
-    if horseshoe:
-        f += [_indicators(np.sqrt(tau2), cauchy_q), _indicators(np.sqrt(lam2[:, shrunk]), cauchy_q)]
-    observed = np.hstack(f).mean(axis=0)
-    se = np.sqrt(expected * (1 - expected) / N_CHAINS)
-    return (observed - expected) / se
+
+    def draw(rng, eta, a, prec):
+        return gibbs.draw_eta(rng, method, U, None, a, prec, start=eta, design=design,
+                              n_jobs=2)[0]
+
+    return _geweke_z(U, shrunk, horseshoe, draw, seed)
 
 
 @pytest.mark.slow
