@@ -212,8 +212,8 @@ def test_auto_choice_follows_the_measured_thresholds():
     assert gibbs.choose_eta_sampler(500, 10_001, sparse=True) == "cg"  # never BCM when sparse
     assert gibbs.choose_eta_sampler(100, gibbs.CHOLESKY_MAX_COLUMNS, sparse=False) == "cholesky"
     assert gibbs.choose_eta_sampler(2000, 5001, sparse=False) == "bcm"
-    assert gibbs.choose_eta_sampler(2001, 5001, sparse=False) == "cg"
-    assert gibbs.choose_eta_sampler(10_810, 3001, sparse=False) == "cholesky"
+    assert gibbs.choose_eta_sampler(2001, 5001, sparse=False) == "cholesky"
+    assert gibbs.choose_eta_sampler(10_810, 5001, sparse=False) == "cholesky"
     assert gibbs.choose_eta_sampler(10_810, gibbs.CHOLESKY_MAX_COLUMNS_DENSE + 1,
                                     sparse=False) == "cg"
     rng = np.random.default_rng(0)

@@ -139,7 +139,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         O(nnz(X)) per CG iteration, exact to a relative residual of 1e-8.
         ``"auto"`` keeps Cholesky up to 500 columns of a sparse X (CG beyond)
         and, for a dense X, up to 1000 columns, then BCM when there are at most
-        2000 rows and twice as many columns as rows, Cholesky up to 5000
+        2000 rows and twice as many columns as rows, Cholesky up to 8000
         columns, CG beyond (see :func:`dolda.sampler.probit.choose_eta_sampler`
         and ``benchmarks/results/eta_scaling.md``).  All are exact.
 

@@ -68,19 +68,22 @@ CHOLESKY_MAX_COLUMNS = 1000
 
 #: ... and for a sparse ``U`` up to this many columns (CG beyond).  Measured on
 #: films-like one-hot covariates (D = 10,810, 6 non-zeros per row, L = 20,
-#: Horseshoe): Cholesky 2.7x faster than CG at P = 301, CG 1.4x faster at 601
-#: and 6x at 1,001.
+#: Horseshoe): Cholesky 2.6x faster than CG at P = 301, CG 2.3x faster at 601
+#: and 6.9x at 1,001.
 CHOLESKY_MAX_COLUMNS_SPARSE = 500
 
 #: A dense ``U`` too wide for BCM keeps the Cholesky up to this many columns:
-#: CG pays O(D P) per iteration there (measured at D = 10,810, P = 3,001:
-#: Cholesky 4.9 s, CG 16 s, BCM ~540 s per eta-draw of 20 classes).
-CHOLESKY_MAX_COLUMNS_DENSE = 5000
+#: CG pays O(D P) per iteration there.  Measured at D = 10,810 (20 classes):
+#: Cholesky 6.5 s vs CG 31 s at P = 3,001 and 24 s vs 65 s at P = 5,001; from
+#: this ratio's growth CG would catch up between P ~ 8,000 (ratio ~ P^2) and
+#: ~13,000 (ratio ~ P) -- extrapolated, not measured -- and when P > D CG needs
+#: hundreds to thousands of iterations.  The conservative end is kept.
+CHOLESKY_MAX_COLUMNS_DENSE = 8000
 
 #: ``"auto"`` picks BCM for a dense ``U`` with more than CHOLESKY_MAX_COLUMNS
 #: columns, at most this many rows and at least twice as many columns as rows
-#: (measured at P = 5,001: BCM 4.3 s at D = 1,000 and 20 s at D = 2,000 against
-#: 23 s for Cholesky and 190-320 s for CG, which needs 350-1,600 iterations when
+#: (measured at P = 5,001: BCM 2.3 s at D = 1,000 and 19 s at D = 2,000 against
+#: 22 s for Cholesky and ~200 s for CG, which needs 350-1,600 iterations when
 #: P > D).
 BCM_MAX_ROWS = 2000
 
