@@ -334,6 +334,12 @@ def ratio_lines(results):
     return lines
 
 
+def current_thresholds():
+    names = ("CHOLESKY_MAX_COLUMNS", "CHOLESKY_MAX_COLUMNS_SPARSE", "CHOLESKY_MAX_COLUMNS_DENSE",
+             "BCM_MAX_ROWS")
+    return {n: getattr(gibbs, n) for n in names if hasattr(gibbs, n)} | {"CG_TOL": gaussian.CG_TOL}
+
+
 def seconds(s):
     return s.get("seconds_per_eta_draw", s.get("extrapolated_seconds_per_eta_draw"))
 
@@ -398,8 +404,14 @@ def write_report(result, out):
         if ratios:
             lines += ["Ratios measured in this run:", ""] + ratios + [""]
     lines += ["## The thresholds of `choose_eta_sampler` against these measurements", "",
-              ", ".join(f"{k} = {v:g}" for k, v in result["thresholds"].items())
-              + " when this ran.", ""]
+              "'auto' and the verdicts below use the thresholds in the code when this file "
+              "was written: "
+              + ", ".join(f"{k} = {v:g}" for k, v in result["thresholds"].items()) + "."]
+    if result.get("thresholds_at_run", result["thresholds"]) != result["thresholds"]:
+        lines += ["The timings were measured with "
+                  + ", ".join(f"{k} = {v:g}" for k, v in result["thresholds_at_run"].items())
+                  + " (the thresholds only decide 'auto', never a timing)."]
+    lines += [""]
     lines += result.get("threshold_notes", [])
     if result.get("note"):
         lines += ["", result["note"]]
@@ -427,10 +439,19 @@ def main(argv=None):
                         help="only rewrite eta_scaling.md from eta_scaling.json (with --note)")
     args = parser.parse_args(argv)
     if args.render:
-        result = json.loads((args.out / "eta_scaling.json").read_text())
+        path = args.out / "eta_scaling.json"
+        result = json.loads(path.read_text())
         if args.note is not None:
             result["note"] = args.note
+        # "auto" as the code decides now (the timings do not depend on it)
+        result.setdefault("thresholds_at_run", result["thresholds"])
+        result["thresholds"] = current_thresholds()
+        for r in result["results"]:
+            r.setdefault("auto_choice_at_run", r["auto_choice"])
+            r["auto_choice"] = gibbs.choose_eta_sampler(r["rows"], r["columns_with_intercept"],
+                                                        r["sparse"])
         result["threshold_notes"] = check_thresholds(result["results"])
+        path.write_text(json.dumps(result, indent=2) + "\n")
         write_report(result, args.out)
         return
     args.chain_method = {}
@@ -503,14 +524,12 @@ def main(argv=None):
         "warmup": warmup_a, "repeats": repeats_a, "warmup_b": args.warmup_b,
         "repeats_b": args.repeats_b, "budget_seconds": args.budget,
         "max_gb": args.max_gb,
-        "thresholds": {name: getattr(gibbs, name) for name in (
-            "CHOLESKY_MAX_COLUMNS", "CHOLESKY_MAX_COLUMNS_SPARSE", "CHOLESKY_MAX_COLUMNS_DENSE",
-            "BCM_MAX_ROWS") if hasattr(gibbs, name)} | {"CG_TOL": gaussian.CG_TOL},
+        "thresholds": current_thresholds(),
         "machine": {"cpu_count": os.cpu_count(), "threads": args.threads,
                     "platform": platform.platform(), "python": platform.python_version(),
                     "load_before": list(load_before), "load_after": list(os.getloadavg())},
-        "command": "nice -n 5 python benchmarks/bench_eta.py "
-                   + shlex.join(argv if argv is not None else sys.argv[1:]),
+        "command": ("nice -n 5 python benchmarks/bench_eta.py "
+                    + shlex.join(argv if argv is not None else sys.argv[1:])).strip(),
         "results": results,
         "note": args.note,
     }
