@@ -58,10 +58,10 @@ CATEGORICAL = COLUMNS[1:]
 MIN_FILMS = 10
 
 
-def load(data):
+def load(data, subsample=1):
     from dolda.datasets import load_films
 
-    films = load_films(data)
+    films = load_films(data).iloc[::subsample]
     counts = films["Genre"].value_counts()
     keep = counts.index[counts >= MIN_FILMS]
     films = films[films["Genre"].isin(keep)].reset_index(drop=True)
@@ -278,6 +278,8 @@ def main(argv=None):
     parser.add_argument("--genres", nargs=2, default=["Action", "Horror"])
     parser.add_argument("--max-folds", type=int, default=None, help="stop early (pilot runs)")
     parser.add_argument("--skip-full", action="store_true")
+    parser.add_argument("--subsample", type=int, default=1,
+                        help="keep every n-th film (quick runs; the genre filter applies after)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--render", action="store_true",
                         help="only rewrite films_genre.md from films_genre.json")
@@ -297,7 +299,7 @@ def main(argv=None):
 
     t_start = time.perf_counter()
     load_before = os.getloadavg()
-    films = load(args.data)
+    films = load(args.data, args.subsample)
     y = films["Genre"].to_numpy()
     folds = StratifiedKFold(args.folds, shuffle=True, random_state=0)
     acc = {k: [] for k in ("doprobit_horseshoe", "doprobit_normal", "logistic_regression")}
