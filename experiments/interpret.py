@@ -75,7 +75,8 @@ def interpret(models, setting="stripped", topics=100, classes=("sci.space",
     for prior, coefs in all_coefs.items():
         ax.hist(np.clip(coefs, -lim, lim), bins=bins, alpha=0.55, label=f"{prior} prior")
     ax.set_yscale("log")
-    ax.set_xlabel("posterior mean of a topic coefficient (all classes)")
+    ax.set_xlabel(f"posterior mean of a topic coefficient, all classes (the outer bins "
+                  f"hold everything beyond ±{lim:.1f})")
     ax.set_ylabel("count (log scale)")
     ax.set_title(f"20 Newsgroups ({setting}), K = {topics}: topic coefficients")
     ax.legend()

@@ -186,12 +186,14 @@ def _lda_lr(model, tr_texts, ytr, te_texts, yte, Xtr, Xte, seed):
     return float(lr.score(B, yte)), float(np.atleast_1d(lr.C_)[0])
 
 
-def result_path(setting, topics, model, quick=False):
-    return RESULTS / f"newsgroups_{setting}_K{topics}_{model}{'_quick' if quick else ''}.json"
+def result_path(setting, topics, model, quick=False, tag=None):
+    tag = f"_{tag}" if tag else ""
+    return RESULTS / (f"newsgroups_{setting}_K{topics}_{model}{tag}"
+                      f"{'_quick' if quick else ''}.json")
 
 
 def run(data_dir, setting, topics, model_name, iterations, seed=1, quick=False, threads=None,
-        save_model=None):
+        save_model=None, tag=None):
     """Fit one model of the grid, write its JSON, return (result, path)."""
     from dolda import DOLDA
 
@@ -234,7 +236,7 @@ def run(data_dir, setting, topics, model_name, iterations, seed=1, quick=False, 
         model.save(save_model, overwrite=True)
         result["model_dir"] = str(save_model)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out = result_path(setting, topics, model_name, quick)
+    out = result_path(setting, topics, model_name, quick, tag)
     out.write_text(json.dumps(result, indent=1) + "\n")
     return result, out
 
@@ -278,6 +280,9 @@ def main(argv=None):
             p.add_argument("--topics", type=int, default=100)
             p.add_argument("--model", choices=MODELS, default="dolda_horseshoe")
             p.add_argument("--save-model", default=None)
+            p.add_argument("--tag", default=None,
+                           help="result file suffix, e.g. 1000it for a longer chain beside "
+                                "the sweep's")
         else:
             p.add_argument("--topics", type=int, nargs="+", default=list(TOPICS))
             p.add_argument("--settings", nargs="+", choices=SETTINGS, default=list(SETTINGS))
@@ -288,7 +293,7 @@ def main(argv=None):
     if args.command == "run":
         baselines(args.data, args.setting, args.quick, args.seed)
         result, out = run(args.data, args.setting, args.topics, args.model, args.iterations,
-                          args.seed, args.quick, args.threads, args.save_model)
+                          args.seed, args.quick, args.threads, args.save_model, args.tag)
         print(f"{result['model']} K={args.topics}: test accuracy "
               f"{result['test_accuracy']:.4f}, fit {result['fit_seconds']:.0f} s -> {out}")
     else:

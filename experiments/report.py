@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.newsgroups import MODELS, RESULTS, ROOT, SETTINGS
+from experiments.newsgroups import MODELS, RESULTS, ROOT, SETTINGS, result_path
 
 LABELS = {"dolda_horseshoe": "DOLDA Horseshoe", "dolda_normal": "DOLDA normal",
           "two_step": "two-step (LDA, then DO probit, Horseshoe)",
@@ -47,10 +47,21 @@ def collect(results_dir, quick=False):
             r = _read(path)
             if bool(r.get("quick")) != quick or r.get("model") not in MODELS:
                 continue
-            if path.stem.endswith("_300it"):
-                continue
+            if path.stem.removesuffix("_quick") != result_path(s, r["topics"], r["model"]).stem:
+                continue  # a tagged run (e.g. a longer chain): see collect_long
             runs.setdefault(s, {}).setdefault(int(r["topics"]), {})[r["model"]] = r
     return runs, base
+
+
+def collect_long(results_dir):
+    """Tagged runs (``--tag``, e.g. longer chains) beside the grid: a list of results."""
+    out = []
+    for path in sorted(results_dir.glob("newsgroups_*_K*_*_*it.json")):
+        r = _read(path)
+        if r.get("model") in MODELS and not r.get("quick"):
+            r["file"] = path.name
+            out.append(r)
+    return out
 
 
 def drift(trace):
@@ -71,6 +82,7 @@ def plot_accuracy(runs, base, out):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker  # noqa: F401 - matplotlib.ticker below
 
     settings = [s for s in SETTINGS if s in runs]
     fig, axes = plt.subplots(1, max(len(settings), 1), figsize=(4.4 * max(len(settings), 1), 3.8),
@@ -90,6 +102,7 @@ def plot_accuracy(runs, base, out):
             ax.axhline(base[s]["svm_tfidf_accuracy"], color="k", ls="--", lw=1,
                        label=LABELS["svm"])
         ax.set_xscale("log")
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.set_xticks(ks)
         ax.set_xticklabels([str(k) for k in ks])
         ax.set_xlabel("number of topics K")
@@ -204,8 +217,8 @@ def build(results_dir=RESULTS, out_md=None, quick=False, films_genre=None):
                    f"cells (median difference {np.median(lr):+.3f})." if gaps_lr else "")
         w(f"1. **Competitive with supervised topic models, close to an SVM?** DOLDA "
           f"(Horseshoe) is behind the linear SVM on tf-idf in {int(np.sum(g > 0))} of the "
-          f"{len(g)} (setting, K) cells, by {g.min():+.3f} to {g.max():+.3f} accuracy "
-          f"(median {np.median(g):+.3f}); its best cell is {best[2]:.3f} ({best[0]}, "
+          f"{len(g)} (setting, K) cells; the SVM's lead is {g.min():+.3f} to {g.max():+.3f} "
+          f"accuracy (median {np.median(g):+.3f}); DOLDA's best cell is {best[2]:.3f} ({best[0]}, "
           f"K = {best[1]}). {lr_text}")
     if joint:
         d = np.array([x[3] for x in joint])
@@ -246,7 +259,7 @@ def build(results_dir=RESULTS, out_md=None, quick=False, films_genre=None):
     for s in SETTINGS:
         if s not in runs:
             continue
-        w(f"### {SETTING_TEXT[s]} (`{s}`)\n")
+        w(f"### `{s}`: {SETTING_TEXT[s]}\n")
         any_run = next(iter(next(iter(runs[s].values())).values()))
         extra = ""
         if s == "metadata":
@@ -294,22 +307,29 @@ def build(results_dir=RESULTS, out_md=None, quick=False, films_genre=None):
                 w(f"| {s} | {k} | {name} | {r['iterations']} | "
                   f"{share_of_rise(t, r['burn_in']):.3f} | {drift(t):+.2f} |")
     w("")
-    long_run = results_dir / "newsgroups_raw_K100_dolda_horseshoe_300it.json"
-    if long_run.is_file() and not quick:
-        lr_ = _read(long_run)
-        t = lr_["loglik_total"]
-        w(f"**Why {next(iter(next(iter(runs.values())).values()))['iterations'] if runs else '?'} "
-          f"iterations.** A longer run (raw, K = 100, Horseshoe, 300 iterations, "
-          f"`newsgroups_raw_K100_dolda_horseshoe_300it.json`, made before the sweep at "
-          f"commit c3e40e5) reached {share_of_rise(t, 100):.3f} of its total "
-          f"log-likelihood rise by iteration 100, {share_of_rise(t, 200):.3f} by 200 and "
-          f"was still rising slowly at 300; its test accuracy after 300 iterations was "
-          f"{lr_['test_accuracy']:.3f}, against "
-          f"{_fmt(runs.get('raw', {}).get(100, {}).get('dolda_horseshoe', {}).get('test_accuracy'))}"
-          f" after the sweep's iterations. The traces above are not flat at the end "
-          f"(positive drift): the sampler is still improving the topics, slowly. The "
-          f"sweep's iteration count is a time budget (the whole grid must run on one "
-          f"2-core machine), and the accuracies are those of chains at this length.\n")
+    longer = collect_long(results_dir) if not quick else []
+    if longer:
+        iters = sorted({r["iterations"] for by_k in runs.values() for by_m in by_k.values()
+                        for r in by_m.values()})
+        w(f"**Longer chains.** The grid uses {', '.join(map(str, iters))} iterations per run "
+          "(the first half burn-in): a time budget, so that the whole grid runs on one "
+          "2-core machine. The traces above are still rising slowly at the end (positive "
+          "drift), so the topics are still improving. Runs with longer chains, beside the "
+          "grid's run of the same cell, show what the budget costs:\n")
+        w("| file | setting | K | model | iterations | test accuracy | grid run | "
+          "rise by iteration 200 | drift (sd) | fit s |")
+        w("|---|---|---|---|---|---|---|---|---|---|")
+        for r in longer:
+            grid = runs.get(r["setting"], {}).get(r["topics"], {}).get(r["model"])
+            t = r["loglik_lda"] if r["model"] == "two_step" and "loglik_lda" in r \
+                else r["loglik_total"]
+            note = " (older commit c3e40e5)" if r["file"].endswith("_300it.json") else ""
+            w(f"| `{r['file']}`{note} | {r['setting']} | {r['topics']} | {r['model']} | "
+              f"{r['iterations']} | {r['test_accuracy']:.3f} | "
+              f"{_fmt(grid['test_accuracy'] if grid else None)} | "
+              f"{share_of_rise(t, min(200, len(t) - 1)):.3f} | {drift(t):+.2f} | "
+              f"{r['fit_seconds']:.0f} |")
+        w("")
 
     # ---------------------------------------------------------------- interpretation
     if interp.is_file():
@@ -392,11 +412,21 @@ def build(results_dir=RESULTS, out_md=None, quick=False, films_genre=None):
         w("")
         for name, full in p["full"].items():
             w(f"**{name}** (all {p['n_films']} films, fit {full['fit_seconds']:.1f} s, "
-              f"training accuracy {full['train_accuracy']:.3f}); signal topics:")
-            for cls, rows in full["signal_topics"].items():
-                if rows:
-                    w(f"- {cls}: " + "; ".join(f"{r['topic']} ({r['coef']:+.2f}): "
-                                               f"{r['words']}" for r in rows[:3]))
+              f"training accuracy {full['train_accuracy']:.3f}).")
+            n_signal = sum(len(r) for r in full["signal_topics"].values())
+            w(f"{n_signal} class-topic coefficients have a 95% interval excluding 0. "
+              "The two largest topic coefficients per class:")
+            for cls, rows in full["strongest_topics"].items():
+                w(f"- {cls}: " + "; ".join(
+                    f"{r['topic']} ({r['coef']:+.2f}, [{r['lower']:+.2f}, {r['upper']:+.2f}]): "
+                    f"{r['words']}" for r in rows))
+            cov = {c: {k: v for k, v in by.items() if abs(v) >= 0.3}
+                   for c, by in full["covariate_coef"].items()}
+            cov = {c: by for c, by in cov.items() if by}
+            if cov:
+                w("- covariate coefficients of size >= 0.3: " + "; ".join(
+                    f"{c}: " + ", ".join(f"{k} {v:+.2f}" for k, v in by.items())
+                    for c, by in cov.items()))
             ex = full["example"]
             w(f"- explanation of *{ex['film']}* ({ex['genre']}, predicted {ex['predicted']}): "
               + ", ".join(f"{e['feature']} {e['contribution']:+.2f}"
