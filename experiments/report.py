@@ -221,8 +221,20 @@ def build(results_dir=RESULTS, out_md=None, quick=False, films_genre=None):
         lr_text = (f"Against the LDA + logistic-regression pipeline (unsupervised topics, "
                    f"then a classifier) it is ahead in {int(np.sum(lr > 0))} of {len(lr)} "
                    f"cells (median difference {np.median(lr):+.3f})." if gaps_lr else "")
-        w(f"1. **Competitive with supervised topic models, close to an SVM?** DOLDA "
-          f"(Horseshoe) is behind the linear SVM on tf-idf in {int(np.sum(g > 0))} of the "
+        best_gaps = []
+        for s_, by_k in runs.items():
+            cells = [r["dolda_horseshoe"]["test_accuracy"] for r in by_k.values()
+                     if "dolda_horseshoe" in r]
+            if cells and s_ in base:
+                best_gaps.append(base[s_]["svm_tfidf_accuracy"] - max(cells))
+        verdict = ("Close to the SVM (within 0.05 at the best K in every setting)."
+                   if best_gaps and max(best_gaps) <= 0.05 else
+                   f"Not as close as the paper's \"slightly lower\": at its best K per setting "
+                   f"DOLDA is {min(best_gaps):.3f} to {max(best_gaps):.3f} behind the SVM.")
+        w(f"1. **Competitive with supervised topic models, close to an SVM?** {verdict} "
+          f"(We have no MedLDA implementation to run, so the supervised-topic-model "
+          f"comparison here is with the two-step model and LDA + logistic regression.) "
+          f"DOLDA (Horseshoe) is behind the linear SVM on tf-idf in {int(np.sum(g > 0))} of the "
           f"{len(g)} (setting, K) cells; the SVM's lead is {g.min():+.3f} to {g.max():+.3f} "
           f"accuracy (median {np.median(g):+.3f}); DOLDA's best cell is {best[2]:.3f} ({best[0]}, "
           f"K = {best[1]}). {lr_text}")
