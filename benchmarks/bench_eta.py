@@ -420,6 +420,14 @@ def write_report(result, out):
     (out / "eta_scaling.md").write_text("\n".join(lines))
 
 
+def print_row(row):
+    """One case's summary line, then one line per sampler (without the raw timings)."""
+    print(json.dumps({k: v for k, v in row.items() if k != "samplers"}), flush=True)
+    for s in row["samplers"]:
+        print("   ", json.dumps({k: v for k, v in s.items() if k != "wall_seconds_all"}),
+              flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
@@ -469,10 +477,7 @@ def main(argv=None):
             row = run_case(f"films-like one-hot P={P}", U, y, methods, args, pred)
             row["part"] = "A"
             results.append(row)
-            print(json.dumps({k: v for k, v in row.items() if k != "samplers"}), flush=True)
-            for s in row["samplers"]:
-                print("   ", json.dumps({k: v for k, v in s.items()
-                                        if k not in ("wall_seconds_all",)}), flush=True)
+            print_row(row)
         extrapolate_cholesky([r for r in results if r["part"] == "A"])
     if "C" in args.part:
         # CG under the normal prior: the only curvature along "intercept minus the
@@ -486,10 +491,7 @@ def main(argv=None):
                            args, normal_variance=c)
             row["part"] = "C"
             results.append(row)
-            print(json.dumps({k: v for k, v in row.items() if k != "samplers"}), flush=True)
-            for s in row["samplers"]:
-                print("   ", json.dumps({k: v for k, v in s.items()
-                                        if k not in ("wall_seconds_all",)}), flush=True)
+            print_row(row)
     if "B" in args.part:
         args.warmup, args.repeats = args.warmup_b, args.repeats_b
         chol_dense = None
@@ -515,10 +517,7 @@ def main(argv=None):
                                            "per-iteration cost does not depend on D)"
                     row["samplers"].append(reuse)
             results.append(row)
-            print(json.dumps({k: v for k, v in row.items() if k != "samplers"}), flush=True)
-            for s in row["samplers"]:
-                print("   ", json.dumps({k: v for k, v in s.items()
-                                        if k not in ("wall_seconds_all",)}), flush=True)
+            print_row(row)
     result = {
         "what": "seconds per eta-draw (dolda.sampler.probit.draw_eta, all 20 classes)",
         "warmup": warmup_a, "repeats": repeats_a, "warmup_b": args.warmup_b,

@@ -122,6 +122,7 @@ def interpret(models, setting="stripped", topics=100, classes=("sci.space",
     proba = ex.attrs["proba"]
     top_class = max(proba, key=proba.get)
     rows = ex[ex["class"] == top_class].head(6)
+    words = m.top_words(8)
     out["example"] = {
         "true_class": str(yte[idx]), "predicted": str(top_class),
         "probability": round(float(proba[top_class]), 3),
@@ -129,8 +130,8 @@ def interpret(models, setting="stripped", topics=100, classes=("sci.space",
         "contributions": [
             {"feature": r.feature, "value": round(float(r.value), 3),
              "coef": round(float(r.coef), 3), "contribution": round(float(r.contribution), 3),
-             "words": " ".join(m.top_words(8).loc[r.feature]) if r.feature in
-             m.top_words(8).index else ""} for r in rows.itertuples()],
+             "words": " ".join(words.loc[r.feature]) if r.feature in words.index else ""}
+            for r in rows.itertuples()],
     }
     path = RESULTS / f"newsgroups_interpretation{suffix}.json"
     path.write_text(json.dumps(out, indent=1) + "\n")

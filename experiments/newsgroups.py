@@ -91,7 +91,7 @@ def _pool(train: pd.Series, test: pd.Series, min_count: int):
 
 def load_setting(data_dir, setting, quick=False):
     """Train/test texts, labels and covariates (None unless ``metadata``)."""
-    from dolda.datasets import load_20newsgroups
+    from dolda.datasets import load_20newsgroups, strip_message
 
     if setting not in SETTINGS:
         raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
@@ -104,7 +104,7 @@ def load_setting(data_dir, setting, quick=False):
             df = df[df.label.isin(groups)].iloc[::8].reset_index(drop=True)
         raw = df.text.tolist()
         if strip:
-            df["text"] = _strip(raw, strip)
+            df["text"] = [strip_message(t, strip) for t in raw]
         frames[subset] = (df, raw)
     (tr, tr_raw), (te, te_raw) = frames["train"], frames["test"]
     Xtr = Xte = None
@@ -116,19 +116,6 @@ def load_setting(data_dir, setting, quick=False):
                                                          ORG_MIN_COUNT)
     return (tr.text.tolist(), tr.label.to_numpy(), te.text.tolist(), te.label.to_numpy(),
             Xtr, Xte)
-
-
-def _strip(texts, parts):
-    from dolda.datasets import strip_footer, strip_header, strip_quotes
-
-    fn = {"headers": strip_header, "footers": strip_footer, "quotes": strip_quotes}
-    out = []
-    for t in texts:
-        for part in ("headers", "footers", "quotes"):
-            if part in parts:
-                t = fn[part](t)
-        out.append(t)
-    return out
 
 
 def _covariate_matrix(Xtr, Xte):

@@ -27,7 +27,7 @@ import pandas as pd
 from .sampler.probit import do_probabilities
 
 __all__ = ["SimulatedCorpus", "load_20newsgroups", "load_films", "simulate",
-           "strip_footer", "strip_header", "strip_quotes"]
+           "strip_footer", "strip_header", "strip_message", "strip_quotes"]
 
 DATA_ENV = "DOLDA_DATA"
 NEWSGROUPS_DIR = "20newsgroups_bydate"
@@ -332,6 +332,25 @@ def strip_footer(text: str) -> str:
 _STRIP = {"headers": strip_header, "footers": strip_footer, "quotes": strip_quotes}
 
 
+def _check_remove(remove) -> tuple:
+    remove = (remove,) if isinstance(remove, str) else tuple(remove)
+    unknown = set(remove) - set(_STRIP)
+    if unknown:
+        raise ValueError(f"remove accepts {tuple(_STRIP)}, got {sorted(unknown)}")
+    return remove
+
+
+def strip_message(text: str, remove=("headers", "footers", "quotes")) -> str:
+    """Strip the parts named in ``remove`` from one message, in the order headers,
+    footers, quotes (what ``load_20newsgroups(remove=...)`` applies to every message).
+    """
+    remove = _check_remove(remove)
+    for part in ("headers", "footers", "quotes"):
+        if part in remove:
+            text = _STRIP[part](text)
+    return text
+
+
 def _read_jsonl_gz(path: Path) -> list[dict]:
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
@@ -388,11 +407,7 @@ def load_20newsgroups(data_dir=None, subset="train", remove=(), sklearn_data_hom
     """
     if subset not in ("train", "test", "all"):
         raise ValueError(f"subset must be 'train', 'test' or 'all', got {subset!r}")
-    if isinstance(remove, str):
-        remove = (remove,)
-    unknown = set(remove) - set(_STRIP)
-    if unknown:
-        raise ValueError(f"remove accepts {tuple(_STRIP)}, got {sorted(unknown)}")
+    remove = _check_remove(remove)
     if subset == "all":
         parts = [load_20newsgroups(data_dir, s, remove, sklearn_data_home)
                  for s in ("train", "test")]
@@ -408,9 +423,8 @@ def load_20newsgroups(data_dir=None, subset="train", remove=(), sklearn_data_hom
         if frame is None:
             raise _missing(f"20 Newsgroups ({subset})", root,
                            f"{NEWSGROUPS_DIR}/{subset}.jsonl.gz")
-    for part in ("headers", "footers", "quotes"):
-        if part in remove:
-            frame["text"] = [_STRIP[part](t) for t in frame["text"]]
+    if remove:
+        frame["text"] = [strip_message(t, remove) for t in frame["text"]]
     return frame
 
 

@@ -167,28 +167,6 @@ def _row_products(A, B, out):
 
 
 @njit(cache=True, parallel=True)
-def _cross_products(Ut, At, gram, rhs):
-    """``gram = U^T U`` and ``rhs = A^T U`` from the transposes; ``d`` summed in order."""
-    n_cols, n = Ut.shape
-    n_classes = At.shape[0]
-    for p in prange(n_cols):
-        up = Ut[p]
-        for q in range(p, n_cols):
-            uq = Ut[q]
-            acc = 0.0
-            for d in range(n):
-                acc += up[d] * uq[d]
-            gram[p, q] = acc
-            gram[q, p] = acc
-        for l in range(n_classes):
-            al = At[l]
-            acc = 0.0
-            for d in range(n):
-                acc += up[d] * al[d]
-            rhs[l, p] = acc
-
-
-@njit(cache=True, parallel=True)
 def _doc_topic_counts(doc_ptr, z, ndk):
     for d in prange(len(doc_ptr) - 1):
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
@@ -346,26 +324,11 @@ def row_products(A, B):
     return out
 
 
-def cross_products(U, a):
-    """``(U^T U, (U^T a)^T)``: the shard's contribution to the eta-step, shapes (P, P), (L, P)."""
-    n_cols = U.shape[1]
-    gram = np.empty((n_cols, n_cols))
-    rhs = np.empty((a.shape[1], n_cols))
-    _cross_products(np.ascontiguousarray(U.T), np.ascontiguousarray(a.T), gram, rhs)
-    return gram, rhs
-
-
 def doc_topic_counts(doc_ptr, z, n_topics):
     """``n_{d,k}`` (D, K) int32 recomputed from ``z``: the only state a shard needs is z."""
     ndk = np.zeros((len(doc_ptr) - 1, int(n_topics)), np.int32)
     _doc_topic_counts(doc_ptr, z, ndk)
     return ndk
-
-
-def regressors(shard: Shard, ndk):
-    """``U_s = [x_d, zbar_d]`` of the shard, zbar_d = n_{d,.} / N_d (zeros for empty documents)."""
-    n = np.maximum(np.diff(shard.doc_ptr), 1).astype(np.float64)
-    return np.hstack([shard.X, ndk / n[:, None]])
 
 
 # ------------------------------------------------------------ shard blocks
