@@ -301,3 +301,26 @@ def test_unknown_table_format(tmp_path):
     data.write_text("x")
     result = run(*fit_args(data, tmp_path / "model"))
     assert result.exit_code != 0 and "unknown table format '.xlsx'" in result.output
+
+
+def test_fit_min_count_pools_rare_levels(table, tmp_path):
+    """--min-count pools the rare levels of a categorical covariate into '<column>=other'."""
+    import dolda
+
+    frame = table.copy()
+    frame["source"] = ["big"] * 100 + ["mid"] * 44 + [f"rare{i}" for i in range(6)]
+    path = tmp_path / "docs.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "model"
+    result = run("fit", path, "--text", "body", "--label", "genre", "--covariates", "source",
+                 "--min-count", "5", *FAST, "--out", out)
+    assert result.exit_code == 0, result.output
+    names = dolda.load(out).feature_names_
+    assert [n for n in names if n.startswith("source=")] == \
+        ["source=big", "source=mid", "source=other"]
+    # the same model predicts a level it never saw (pooled into "other")
+    frame.loc[0, "source"] = "never seen"
+    frame.to_csv(path, index=False)
+    result = run("predict", out, path, "--out", tmp_path / "pred.csv")
+    assert result.exit_code == 0, result.output
+    assert len(pd.read_csv(tmp_path / "pred.csv")) == len(frame)

@@ -124,7 +124,8 @@ def test_resume_command_keeps_the_scheduler_and_the_shards():
     from dolda.cli import DEFAULT_CONNECT_TIMEOUT, _resume_command
 
     opts = dict(n_topics=4, prior="horseshoe", n_iter=10, burn_in=None, alpha=0.1, beta=0.01,
-                rare_share=0.0, min_df=1, seed=1, two_step=False, threads=None, quiet=True)
+                rare_share=0.0, min_df=1, covariate_min_count=1, seed=1, two_step=False,
+                threads=None, quiet=True)
     command = _resume_command("d.csv", "body", "genre", [], "utf-8", opts, 5, "ckpt", "out",
                               False, {"scheduler": "tcp://h:8786", "n_shards": 3,
                                       "connect_timeout": DEFAULT_CONNECT_TIMEOUT})

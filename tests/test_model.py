@@ -195,6 +195,7 @@ def test_joint_beats_two_step_when_the_class_topic_is_rare(seed):
     ({"beta": -1.0}, "beta must be a finite number > 0"),
     ({"z_sampler": "fast"}, "z_sampler must be one of"),
     ({"prior": "lasso"}, "prior must be one of"),
+    ({"covariate_min_count": 0}, "covariate_min_count must be"),
 ])
 def test_bad_parameters_are_named(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -206,3 +207,24 @@ def test_bad_data_is_named():
         DOLDA(n_iter=2, progress=False).fit(["aa bb", "cc dd", "ee ff"], [0, 1])
     with pytest.raises(ValueError, match="single class"):
         DOLDA(n_iter=2, progress=False).fit(["aa bb", "cc dd"], ["x", "x"])
+
+
+def test_covariate_min_count_pools_rare_levels_and_survives_save(tmp_path):
+    """Rare levels share one "column=other" coefficient, also after save/load."""
+    import dolda
+
+    sim = simulate(n_docs=120, n_topics=3, n_classes=2, vocab_size=60, doc_length=20,
+                   random_state=2)
+    X = pd.DataFrame({"site": ["a"] * 60 + ["b"] * 50 + [f"r{i}" for i in range(10)]})
+    model = DOLDA(n_topics=3, n_iter=20, covariate_min_count=3, random_state=0,
+                  progress=False).fit(sim.texts, sim.y, X=X)
+    assert [n for n in model.feature_names_ if n.startswith("site=")] == \
+        ["site=a", "site=b", "site=other"]
+    # a rare training level and an unseen level both read the "other" coefficient
+    rows = pd.DataFrame({"site": ["r3", "never seen"]})
+    with pytest.warns(UserWarning, match="never seen"):
+        U = model._regressors(sim.texts[:2], rows)
+    other = model.feature_names_.index("site=other")
+    assert U[:, other].tolist() == [1.0, 1.0]
+    model.save(tmp_path / "m")
+    assert dolda.load(tmp_path / "m").covariate_min_count == 3

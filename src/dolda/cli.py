@@ -364,6 +364,10 @@ def _model_options(func):
                      "are removed from the vocabulary."),
         click.option("--min-df", type=click.IntRange(min=1), default=1, show_default=True,
                      help="Drop words found in fewer documents."),
+        click.option("--min-count", "covariate_min_count", type=click.IntRange(min=1),
+                     default=1, show_default=True,
+                     help="Pool the levels of a categorical covariate seen in fewer training "
+                          "rows into one '<column>=other' indicator."),
         click.option("--two-step", is_flag=True,
                      help="Fit LDA first and the probit on its topics afterwards "
                           "(the paper's comparison model) instead of the joint sampler."),
@@ -413,8 +417,9 @@ def _estimator(opts, **extra):
     return DOLDA(n_topics=opts["n_topics"], prior=opts["prior"], alpha=opts["alpha"],
                  beta=opts["beta"], n_iter=opts["n_iter"], burn_in=opts["burn_in"],
                  rare_share=opts["rare_share"], min_df=opts["min_df"],
-                 two_step=opts["two_step"], random_state=opts["seed"],
-                 n_jobs=opts["threads"], progress=not opts["quiet"], **extra)
+                 covariate_min_count=opts["covariate_min_count"], two_step=opts["two_step"],
+                 random_state=opts["seed"], n_jobs=opts["threads"],
+                 progress=not opts["quiet"], **extra)
 
 
 def _check_burn_in(opts) -> None:
@@ -651,7 +656,7 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
         args += ["--burn-in", str(opts["burn_in"])]
     args += ["--alpha", repr(opts["alpha"]), "--beta", repr(opts["beta"]),
              "--rare-share", repr(opts["rare_share"]), "--min-df", str(opts["min_df"]),
-             "--seed", str(opts["seed"])]
+             "--min-count", str(opts["covariate_min_count"]), "--seed", str(opts["seed"])]
     if opts["two_step"]:
         args.append("--two-step")
     if opts["threads"] is not None:

@@ -138,6 +138,11 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         Share of tokens made of the rarest word types that are removed (paper: 1%).
     min_df, max_df : int or float
         Document-frequency bounds of the vocabulary.
+    covariate_min_count : int, default=1
+        With a DataFrame ``X``: levels of a categorical column seen fewer than
+        this many times in ``fit`` are pooled into one ``"column=other"``
+        indicator (and so are levels first seen at prediction), see
+        :class:`dolda.covariates.CovariateEncoder`.  1: every level its own column.
     random_state : int, numpy Generator or None
         Seed: the same int gives the same chain for any ``n_jobs``.
     n_jobs : int or None
@@ -190,7 +195,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                  prior_variance=100.0, n_iter=500, burn_in=None, thin=1, z_sampler="auto",
                  two_step=False, predict_sweeps=50, predict_burn_in=None, phi_draws=20,
                  checkpoint=None, checkpoint_every=100, rare_share=0.01, min_df=1,
-                 max_df=1.0, n_chains=1, random_state=None, n_jobs=None, progress=True,
+                 max_df=1.0, covariate_min_count=1, n_chains=1, random_state=None,
+                 n_jobs=None, progress=True,
                  backend="local", client=None, n_shards=None, snapshot_every=10):
         self.n_topics = n_topics
         self.prior = prior
@@ -210,6 +216,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         self.rare_share = rare_share
         self.min_df = min_df
         self.max_df = max_df
+        self.covariate_min_count = covariate_min_count
         self.n_chains = n_chains
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -244,6 +251,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             phi_draws=check_positive_int(self.phi_draws, "phi_draws"),
             checkpoint_every=check_positive_int(self.checkpoint_every, "checkpoint_every"),
             n_chains=check_positive_int(self.n_chains, "n_chains"),
+            covariate_min_count=check_positive_int(self.covariate_min_count,
+                                                   "covariate_min_count"),
         )
 
     def _resolved_z_sampler(self, n_topics):
@@ -281,7 +290,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         (P_x + K) x (P_x + K) precision per class.  That is meant for tens to
         hundreds of covariates: for thousands of sparse one-hot covariates use
         :class:`dolda.DOProbit` (BCM / CG eta samplers on sparse CSR), or pool
-        rare levels with ``CovariateEncoder(min_count=...)``.  A model fitted on
+        rare levels with ``covariate_min_count``.  A model fitted on
         an array or sparse matrix predicts from either; a model fitted on a
         DataFrame needs a DataFrame.
         """
@@ -332,7 +341,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                                      f"{arr.shape}")
                 X = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
             if fit:
-                self.covariate_encoder_ = CovariateEncoder()
+                self.covariate_encoder_ = CovariateEncoder(min_count=self.covariate_min_count)
                 M = self.covariate_encoder_.fit_transform(X)
             else:
                 M = self.covariate_encoder_.transform(X)
@@ -345,7 +354,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         if fit and M.shape[1] > probit_blocks.CHOLESKY_MAX_COLUMNS:
             warnings.warn(f"DOLDA with {M.shape[1]} covariate columns: its eta-step factors a "
                           f"dense ({M.shape[1]} + K)^2 matrix per class and iteration; for "
-                          f"many sparse covariates use DOProbit or CovariateEncoder(min_count=...)",
+                          f"many sparse covariates use DOProbit, or pool rare levels with "
+                          f"covariate_min_count (CLI: --min-count)",
                           UserWarning, stacklevel=3)
         names = [INTERCEPT] + [str(c) for c in self.covariate_encoder_.get_feature_names_out()]
         return np.hstack([np.ones((n_docs, 1)), M]), names
