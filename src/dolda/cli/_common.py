@@ -1,0 +1,527 @@
+"""The ``dolda`` command: fit, predict, evaluate, inspect and demo DOLDA from a shell.
+
+Every command reads tables with :func:`read_table` (CSV, TSV or Parquet, chosen
+by the file extension), checks its input before any work starts, and writes its
+output atomically (a temporary file beside the target, renamed into place), so
+that a failed or interrupted run never leaves a partial file.  Input errors are
+reported as one line by :class:`click.ClickException` with a non-zero exit code.
+
+Rows of a table are numbered from 0, the header not counted, as in the ``row``
+column written by ``dolda predict``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import logging
+import os
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+
+import click
+
+#: Model-directory file holding what the command line needs besides the model:
+#: the names of the text and label columns it was fitted on.
+CLI_META_FILE = "cli.json"
+CSV_EXTENSIONS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
+PARQUET_EXTENSIONS = (".parquet", ".pq")
+#: Exit code of a run stopped by Ctrl-C (128 + SIGINT), as shells report it.
+EXIT_INTERRUPTED = 130
+MAX_ROWS_SHOWN = 5
+
+logger = logging.getLogger(__name__)
+
+
+# ================================================================ helpers
+def _rows(index) -> str:
+    """At most :data:`MAX_ROWS_SHOWN` row numbers, then an ellipsis."""
+    index = [int(i) for i in index]
+    shown = ", ".join(str(i) for i in index[:MAX_ROWS_SHOWN])
+    return shown + (", ..." if len(index) > MAX_ROWS_SHOWN else "")
+
+
+def _columns_hint(frame) -> str:
+    return ", ".join(repr(str(c)) for c in frame.columns)
+
+
+def _decode(path: Path, data: bytes, encoding: str, sep: str) -> str:
+    """Decode the bytes of a text table; an undecodable byte names its line and row."""
+    codec = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
+    try:
+        return data.decode(codec)
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - line_start + 1
+        before = data[:line_start].decode(codec, errors="replace")
+        records = sum(1 for _ in csv.reader(io.StringIO(before), delimiter=sep))
+        where = "the header" if records == 0 else f"row {records - 1}"
+        raise click.ClickException(
+            f"{path}: {where} (line {line}, column {column}) is not valid {encoding}: "
+            f"byte 0x{data[exc.start]:02x}; re-save the file as {encoding} or pass "
+            f"--encoding (e.g. --encoding latin-1)") from None
+    except LookupError:
+        raise click.BadParameter(f"unknown encoding {encoding!r}",
+                                 param_hint="'--encoding'") from None
+
+
+def read_table(path, encoding: str = "utf-8", text_columns=()):
+    """Read a CSV/TSV (by extension ``.csv``, ``.tsv``, ``.tab``) or Parquet
+    (``.parquet``, ``.pq``) file into a DataFrame.
+
+    Parameters
+    ----------
+    path : path-like
+    encoding : str, default="utf-8"
+        Encoding of a CSV/TSV file; an undecodable byte raises a
+        ClickException naming its row and line.
+    text_columns : iterable of str
+        Columns read as strings whatever they look like (categorical
+        covariates whose levels look like numbers, for instance).
+    """
+    import pandas as pd
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    text_columns = list(text_columns)
+    if suffix in PARQUET_EXTENSIONS:
+        try:
+            frame = pd.read_parquet(path)
+        except Exception as exc:  # pyarrow raises its own error types
+            raise click.ClickException(f"{path}: cannot read it as Parquet ({exc})") from None
+        for col in text_columns:
+            if col in frame.columns:
+                values = frame[col]
+                frame[col] = values.astype(str).where(values.notna())
+        return frame
+    if suffix not in CSV_EXTENSIONS:
+        known = ", ".join(list(CSV_EXTENSIONS) + list(PARQUET_EXTENSIONS))
+        raise click.ClickException(f"{path}: unknown table format {suffix or '(no extension)'!r}; "
+                                   f"use one of {known}")
+    sep = CSV_EXTENSIONS[suffix]
+    text = _decode(path, path.read_bytes(), encoding, sep)
+    if not text.strip():
+        raise click.ClickException(f"{path} is empty")
+    header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+    dtype = {col: str for col in text_columns if col in header}
+    try:
+        return pd.read_csv(io.StringIO(text), sep=sep, dtype=dtype or None)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        message = " ".join(str(exc).split())
+        raise click.ClickException(f"{path}: cannot parse the table ({message})") from None
+
+
+def _require_columns(frame, columns, path, option: str | None = None) -> None:
+    for col in columns:
+        if col not in frame.columns:
+            via = f" (given by {option})" if option else ""
+            raise click.ClickException(f"column {col!r}{via} is not in {path}; its columns are "
+                                       f"{_columns_hint(frame)}")
+
+
+def _texts(frame, column: str, path) -> list[str]:
+    values = frame[column]
+    texts = values.where(values.notna(), "").astype(str)
+    if len(texts) == 0:
+        raise click.ClickException(f"{path} has no rows")
+    if not texts.str.strip().astype(bool).any():
+        raise click.ClickException(f"text column {column!r} of {path} is empty: no row has any "
+                                   "text")
+    return texts.tolist()
+
+
+def _labels(frame, column: str, path):
+    import numpy as np
+
+    values = frame[column]
+    missing = values.isna()
+    if values.dtype.kind not in "biufc":
+        missing = missing | values.astype(str).str.strip().eq("")
+    missing = missing.to_numpy()
+    if missing.any():
+        n = int(missing.sum())
+        raise click.ClickException(
+            f"texts and labels have different lengths: {len(values)} texts but "
+            f"{len(values) - n} labels (label column {column!r} is empty at row(s) "
+            f"{_rows(np.flatnonzero(missing))}); drop or label those rows")
+    levels = values.unique()
+    if len(levels) < 2:
+        raise click.ClickException(
+            f"label column {column!r} has a single class ({levels[0]!r}); a classifier needs "
+            "documents of at least 2 classes")
+    return np.array(values.to_numpy())  # a writable copy (pandas may hand out a view)
+
+
+def _split_columns(ctx, param, value):
+    """``--covariates A,B`` (also repeatable) -> ["A", "B"]."""
+    if not value:
+        return []
+    names = []
+    for item in value:
+        for name in item.split(","):
+            name = name.strip()
+            if name and name not in names:
+                names.append(name)
+    return names
+
+
+def _covariates(frame, columns, path, option="--covariates"):
+    if not columns:
+        return None
+    _require_columns(frame, columns, path, option)
+    return frame[list(columns)].copy()
+
+
+@contextlib.contextmanager
+def _echo_warnings():
+    """Show each distinct warning raised inside the block once, on stderr."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        finally:
+            seen = set()
+            for w in caught:
+                text = str(w.message)
+                if text not in seen:
+                    seen.add(text)
+                    click.echo(f"Warning: {text}", err=True)
+
+
+@contextlib.contextmanager
+def _library_errors(what: str = ""):
+    """Turn the library's input errors (ValueError, which includes ModelFormatError)
+    into one-line ClickExceptions."""
+    try:
+        yield
+    except ValueError as exc:
+        message = " ".join(str(exc).split())
+        raise click.ClickException(f"{what}{message}") from None
+
+
+def _atomic_write(path: Path, write) -> None:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it onto ``path``."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    from ..io import _umask as read_umask
+
+    return read_umask()
+
+
+def _write_table(frame, path: Path) -> None:
+    suffix = path.suffix.lower()
+    if suffix in PARQUET_EXTENSIONS:
+        _atomic_write(path, lambda tmp: frame.to_parquet(tmp, index=False))
+    else:
+        sep = CSV_EXTENSIONS.get(suffix, ",")
+        _atomic_write(path, lambda tmp: frame.to_csv(tmp, sep=sep, index=False))
+
+
+def _write_json(obj, path: Path) -> None:
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(obj, fh, indent=2)
+            fh.write("\n")
+
+    _atomic_write(path, write)
+
+
+def _check_output_file(path: Path, option: str = "--out") -> Path:
+    path = Path(path)
+    if path.is_dir():
+        raise click.BadParameter(f"{path} is a directory", param_hint=f"'{option}'")
+    if not path.parent.is_dir():
+        raise click.BadParameter(f"the directory {path.parent} does not exist",
+                                 param_hint=f"'{option}'")
+    return path
+
+
+def _check_model_out(path: Path, overwrite: bool) -> Path:
+    """Refuse early (before a long fit) an output directory that cannot be written."""
+    from ..io import HEADER_FILE
+
+    path = Path(path)
+    if path.exists():
+        is_model = path.is_dir() and (path / HEADER_FILE).is_file()
+        empty = path.is_dir() and not any(path.iterdir())
+        if not (is_model or empty):
+            raise click.BadParameter(f"{path} exists and is not a dolda model directory; "
+                                     "refusing to replace it", param_hint="'--out'")
+        if is_model and not overwrite:
+            raise click.BadParameter(f"{path} already holds a model; pass --overwrite to "
+                                     "replace it", param_hint="'--out'")
+    if not path.parent.is_dir():
+        raise click.BadParameter(f"the directory {path.parent} does not exist",
+                                 param_hint="'--out'")
+    return path
+
+
+def _save_model(model, path: Path, cli_meta: dict) -> None:
+    """Save ``model`` plus ``cli.json`` as one atomic directory at ``path``.
+
+    The model is saved into a temporary directory beside ``path``, ``cli.json``
+    is added, and the whole directory is renamed into place (an existing model
+    directory is moved aside first and deleted afterwards).
+    """
+    path = Path(path)
+    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+    old = None
+    try:
+        built = staging / "model"
+        model.save(built)
+        with open(built / CLI_META_FILE, "w", encoding="utf-8") as fh:
+            json.dump(cli_meta, fh, indent=2)
+            fh.write("\n")
+        if path.exists():
+            old = staging / "old"
+            os.replace(path, old)
+            try:
+                os.replace(built, path)
+            except BaseException:
+                os.replace(old, path)
+                raise
+        else:
+            os.replace(built, path)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _load_model(path):
+    """A fitted DOLDA and its CLI metadata, or a one-line error."""
+    from ..io import ModelFormatError, load
+    from ..model import DOLDA
+
+    path = Path(path)
+    try:
+        model = load(path)
+    except ModelFormatError as exc:
+        message = " ".join(str(exc).split())
+        raise click.ClickException(f"{path} is not a dolda model: {message}") from None
+    if not isinstance(model, DOLDA):
+        raise click.ClickException(f"{path} holds a {type(model).__name__}, not a DOLDA model")
+    meta = {}
+    meta_path = path / CLI_META_FILE
+    if meta_path.is_file():
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise click.ClickException(f"{meta_path} is unreadable ({exc})") from None
+    return model, meta
+
+
+def _model_covariates(model) -> tuple[list[str], set[str]]:
+    """The covariate columns a model was fitted on and which of them are categorical."""
+    encoder = getattr(model, "covariate_encoder_", None)
+    if not getattr(model, "_has_covariates", False) or encoder is None:
+        return [], set()
+    return ([str(c) for c in encoder.feature_names_in_],
+            {str(c) for c in getattr(encoder, "categories_", {})})
+
+
+def _table(frame, floatfmt: str = "{:.3f}") -> str:
+    formatters = {c: floatfmt.format for c in frame.columns if frame[c].dtype.kind == "f"}
+    return frame.to_string(formatters=formatters)
+
+
+# ================================================================ options
+def _model_options(func):
+    """The DOLDA options shared by ``fit`` and ``evaluate``."""
+    options = [
+        click.option("--topics", "-k", "n_topics", type=click.IntRange(min=2), default=20,
+                     show_default=True, help="Number of topics K."),
+        click.option("--prior", type=click.Choice(["horseshoe", "normal"]),
+                     default="horseshoe", show_default=True,
+                     help="Prior of the regression coefficients."),
+        click.option("--iterations", "-n", "n_iter", type=click.IntRange(min=1), default=500,
+                     show_default=True, help="Gibbs iterations, burn-in included."),
+        click.option("--burn-in", "burn_in", type=click.IntRange(min=0), default=None,
+                     help="Iterations discarded before averaging  [default: half]."),
+        click.option("--alpha", type=click.FloatRange(min=0, min_open=True), default=0.01,
+                     show_default=True, help="Dirichlet prior of the topic proportions."),
+        click.option("--beta", type=click.FloatRange(min=0, min_open=True), default=0.01,
+                     show_default=True, help="Dirichlet prior of the topics."),
+        click.option("--rare-share", type=click.FloatRange(0, 1, max_open=True), default=0.01,
+                     show_default=True, help="Share of tokens, made of the rarest words, that "
+                     "are removed from the vocabulary."),
+        click.option("--min-df", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Drop words found in fewer documents."),
+        click.option("--min-count", "covariate_min_count", type=click.IntRange(min=1),
+                     default=1, show_default=True,
+                     help="Pool the levels of a categorical covariate seen in fewer training "
+                          "rows into one '<column>=other' indicator."),
+        click.option("--two-step", is_flag=True,
+                     help="Fit LDA first and the probit on its topics afterwards "
+                          "(the paper's comparison model) instead of the joint sampler."),
+        click.option("--seed", type=int, default=0, show_default=True,
+                     help="Random seed; the same seed gives the same chain for any --threads."),
+        click.option("--threads", type=click.IntRange(min=1), default=None,
+                     help="Threads for the sampler  [default: all cores]."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+_COVARIATES_HELP = ("Comma-separated covariate columns (numeric columns are used as they "
+                    "are, others are one-hot encoded).")
+_PREDICT_COVARIATES_HELP = ("Comma-separated columns of DATA holding the model's covariates, "
+                            "in the model's order  [default: the model's covariate names].")
+
+
+def _data_options(for_predict=False):
+    def decorate(func):
+        options = [
+            click.option("--text", "text_column", required=not for_predict, default=None,
+                         metavar="COL",
+                         help="Column holding the documents" + (
+                             "  [default: the model's text column]." if for_predict else ".")),
+            click.option("--covariates", "covariates", multiple=True, callback=_split_columns,
+                         metavar="A,B",
+                         help=_PREDICT_COVARIATES_HELP if for_predict else _COVARIATES_HELP),
+            click.option("--encoding", default="utf-8", show_default=True,
+                         help="Encoding of a CSV/TSV file."),
+        ]
+        for option in reversed(options):
+            func = option(func)
+        return func
+    return decorate
+
+
+_DATA = click.Path(exists=True, dir_okay=False, path_type=Path)
+_MODEL = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+def _estimator(opts, **extra):
+    from ..model import DOLDA
+
+    return DOLDA(n_topics=opts["n_topics"], prior=opts["prior"], alpha=opts["alpha"],
+                 beta=opts["beta"], n_iter=opts["n_iter"], burn_in=opts["burn_in"],
+                 rare_share=opts["rare_share"], min_df=opts["min_df"],
+                 covariate_min_count=opts["covariate_min_count"], two_step=opts["two_step"],
+                 random_state=opts["seed"], n_jobs=opts["threads"],
+                 progress=not opts["quiet"], **extra)
+
+
+def _check_burn_in(opts) -> None:
+    if opts["burn_in"] is not None and opts["burn_in"] >= opts["n_iter"]:
+        raise click.BadParameter(f"must be smaller than --iterations ({opts['n_iter']}), "
+                                 f"got {opts['burn_in']}", param_hint="'--burn-in'")
+
+
+def _read_training_data(data, text_column, label_column, covariates, encoding):
+    frame = read_table(data, encoding)
+    _require_columns(frame, [text_column], data, "--text")
+    _require_columns(frame, [label_column], data, "--label")
+    texts = _texts(frame, text_column, data)
+    y = _labels(frame, label_column, data)
+    X = _covariates(frame, covariates, data)
+    return frame, texts, y, X
+
+
+#: Seconds ``dolda fit --scheduler`` waits for the scheduler to answer.
+DEFAULT_CONNECT_TIMEOUT = 10.0
+
+
+def _cluster_options(func):
+    """``--scheduler``, ``--shards`` and ``--connect-timeout`` of ``fit``."""
+    options = [
+        click.option("--scheduler", default=None, metavar="ADDRESS",
+                     help="Fit on the workers of the Dask scheduler at ADDRESS (e.g. "
+                          "tcp://10.0.0.5:8786); needs dask[distributed] here and the same "
+                          "dolda on every worker."),
+        click.option("--shards", "n_shards", type=click.IntRange(min=1), default=None,
+                     help="Document shards, the unit of distribution and recovery; the same "
+                          "--seed and --shards give the same chain with or without "
+                          "--scheduler  [default: one per ~1M tokens]."),
+        click.option("--connect-timeout", type=click.FloatRange(min=0, min_open=True),
+                     default=DEFAULT_CONNECT_TIMEOUT, show_default=True, metavar="SECONDS",
+                     help="How long to wait for --scheduler to answer."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _worker_dolda_version():
+    """Run on a worker: the dolda version it imports (fails there if it has none)."""
+    from .. import __version__
+
+    return __version__
+
+
+@contextlib.contextmanager
+def _dask_client(address, timeout: float):
+    """A ``distributed.Client`` of the scheduler at ``address``, current inside the block.
+
+    Yields None without an address, else a short description of the workers.
+    The scheduler is probed first (one connection, ``timeout`` seconds) so that
+    an unreachable address ends in one line, not in a half-built client.
+    """
+    if address is None:
+        yield None
+        return
+    try:
+        import asyncio
+
+        from distributed import Client
+        from distributed.comm import connect
+    except ImportError:
+        raise click.ClickException(
+            "--scheduler needs dask.distributed, which is not installed: "
+            "pip install 'dask[distributed]' (or dolda[dask])") from None
+
+    async def probe():
+        comm = await connect(address, timeout=timeout)
+        await comm.close()
+
+    try:
+        asyncio.run(probe())
+    except (OSError, ValueError, TypeError, asyncio.TimeoutError) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise click.ClickException(f"cannot reach the Dask scheduler at {address} within "
+                                   f"{timeout:g} s: {reason}") from None
+    try:
+        client = Client(address, timeout=timeout, set_as_default=False)
+    except (OSError, ValueError) as exc:  # went away since the probe
+        raise click.ClickException(f"cannot connect to the Dask scheduler at {address}: "
+                                   f"{' '.join(str(exc).split())}") from None
+    with client, client.as_current():
+        try:
+            versions = client.run(_worker_dolda_version)
+        except Exception as exc:  # the worker could not unpickle or import dolda
+            raise click.ClickException(
+                f"the workers of {address} cannot run dolda ({type(exc).__name__}: "
+                f"{' '.join(str(exc).split())}); install the same dolda on every "
+                "worker") from None
+        from .. import __version__
+
+        other = sorted({v for v in versions.values() if v != __version__})
+        if other:
+            click.echo(f"Warning: workers run dolda {', '.join(other)}, this is "
+                       f"{__version__}: install the same version everywhere", err=True)
+        n_threads = sum(client.nthreads().values())
+        yield (f"{len(versions)} workers, {n_threads} threads" if versions
+               else "no workers yet: waiting for some")
+
+
+def _plain(value):
+    """A JSON-friendly scalar (numpy scalars to Python)."""
+    return value.item() if hasattr(value, "item") else value

@@ -1,0 +1,166 @@
+"""``dolda fit``: fit a DOLDA model on a table and save it (with checkpoints and resume)."""
+
+from __future__ import annotations
+
+import shlex
+import time
+from pathlib import Path
+
+import click
+
+from . import main
+from ._common import (
+    DEFAULT_CONNECT_TIMEOUT,
+    EXIT_INTERRUPTED,
+    _DATA,
+    _MODEL,
+    _check_burn_in,
+    _check_model_out,
+    _cluster_options,
+    _dask_client,
+    _data_options,
+    _echo_warnings,
+    _estimator,
+    _library_errors,
+    _model_options,
+    _read_training_data,
+    _save_model,
+)
+
+
+@main.command()
+@click.argument("data", type=_DATA)
+@_data_options()
+@click.option("--label", "label_column", required=True, metavar="COL",
+              help="Column holding the class labels.")
+@_model_options
+@click.option("--checkpoint", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory where the chain is saved every --checkpoint-every iterations "
+                   "and on Ctrl-C.")
+@click.option("--checkpoint-every", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Iterations between checkpoints.")
+@click.option("--resume", type=_MODEL, default=None,
+              help="Continue the chain saved in this checkpoint directory (same data and "
+                   "options as the interrupted run).")
+@click.option("--out", "-o", required=True, type=click.Path(path_type=Path),
+              help="Directory to save the fitted model in.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing model at --out.")
+@click.option("--chains", "n_chains", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Independent chains (run one after another); with 2 or more the worst "
+                   "R-hat of the topic coefficients is reported.")
+@_cluster_options
+def fit(data, text_column, label_column, covariates, encoding, checkpoint, checkpoint_every,
+        resume, out, overwrite, scheduler, n_shards, connect_timeout, **opts):
+    """Fit DOLDA to the documents in DATA and save the model in --out.
+
+    \b
+    Example:
+      dolda fit reviews.csv --text review --label rating --covariates year,genre \\
+          --topics 30 --iterations 1000 --checkpoint ckpt --out model/
+
+    Ctrl-C stops after the current iteration; with --checkpoint the chain is saved
+    and the message says how to resume (exit code 130).
+
+    With --scheduler the documents are cut into --shards shards that live on the
+    workers of that Dask cluster for the whole fit (see docs/DISTRIBUTED.md); the
+    same --seed and --shards give the same model with or without --scheduler.
+    """
+    from ..model import FitInterrupted
+
+    _check_burn_in(opts)
+    out = _check_model_out(out, overwrite)
+    if resume is not None and checkpoint is None:
+        checkpoint = resume  # a second interruption keeps saving to the same place
+    start = 0
+    if resume is not None:
+        from ..io import ModelFormatError, read_header
+
+        try:
+            start = int(read_header(resume).get("meta", {}).get("next_iteration", 0))
+        except ModelFormatError as exc:
+            raise click.BadParameter(" ".join(str(exc).split()),
+                                     param_hint="'--resume'") from None
+    frame, texts, y, X = _read_training_data(data, text_column, label_column, covariates,
+                                             encoding)
+    model = _estimator(opts, n_chains=opts.pop("n_chains"),
+                       checkpoint=None if checkpoint is None else str(checkpoint),
+                       checkpoint_every=checkpoint_every, n_shards=n_shards,
+                       backend="local" if scheduler is None else "dask")
+    cluster = {"scheduler": scheduler, "n_shards": n_shards, "connect_timeout": connect_timeout}
+    tic = time.perf_counter()
+    try:
+        with _dask_client(scheduler, connect_timeout) as workers, _echo_warnings(), \
+                _library_errors():
+            if workers is not None:
+                click.echo(f"Fitting on the Dask cluster at {scheduler} ({workers})", err=True)
+            model.fit(texts, y, X=X, resume=None if resume is None else str(resume))
+    except FitInterrupted as exc:
+        command = _resume_command(data, text_column, label_column, covariates, encoding,
+                                  opts, checkpoint_every, exc.checkpoint, out, overwrite,
+                                  cluster)
+        click.echo(f"Interrupted: the chain so far is saved in {exc.checkpoint}.", err=True)
+        click.echo(f"Resume with:\n  {command}", err=True)
+        click.get_current_context().exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt:
+        click.echo("Interrupted; nothing was saved (pass --checkpoint DIR to be able to "
+                   "resume).", err=True)
+        click.get_current_context().exit(EXIT_INTERRUPTED)
+    seconds = time.perf_counter() - tic
+    with _echo_warnings(), _library_errors():
+        accuracy = float((model.predict(texts, X=X) == y).mean())
+    cli_meta = {"text_column": text_column, "label_column": label_column,
+                "covariates": list(covariates), "data": str(data), "n_docs": len(texts)}
+    _save_model(model, out, cli_meta)
+    ran = model.n_iter_ - start
+    rate = model.n_tokens_ * ran / seconds if seconds > 0 else float("nan")
+    click.echo(f"Fitted DOLDA: {len(texts)} documents, {model.n_tokens_} tokens, "
+               f"{len(model.vocabulary_.words)} words, {len(model.classes_)} classes, "
+               f"{opts['n_topics']} topics")
+    click.echo(f"  iterations        {model.n_iter_}" + (f" (resumed at {start})" if start else ""))
+    if scheduler is not None:
+        click.echo(f"  backend           dask at {scheduler}")
+    click.echo(f"  time              {seconds:.1f} s ({rate:,.0f} tokens/s)")
+    click.echo(f"  training accuracy {accuracy:.3f}")
+    if model.n_chains_ > 1:
+        from ..diagnostics import worst_rhat
+
+        with _echo_warnings(), _library_errors():
+            rhat = worst_rhat(model, topics_only=True)
+        flag = "" if rhat < 1.05 else "  (above 1.05: run more iterations)"
+        click.echo(f"  worst R-hat       {rhat:.3f} over the topic coefficients, "
+                   f"{model.n_chains_} chains{flag}")
+    click.echo(f"Model saved to {out}")
+
+
+def _resume_command(data, text_column, label_column, covariates, encoding, opts,
+                    checkpoint_every, checkpoint, out, overwrite, cluster=None) -> str:
+    args = ["dolda", "fit", str(data), "--text", text_column, "--label", label_column]
+    if covariates:
+        args += ["--covariates", ",".join(covariates)]
+    if encoding.lower() not in ("utf-8", "utf8"):
+        args += ["--encoding", encoding]
+    args += ["--topics", str(opts["n_topics"]), "--prior", opts["prior"],
+             "--iterations", str(opts["n_iter"])]
+    if opts["burn_in"] is not None:
+        args += ["--burn-in", str(opts["burn_in"])]
+    args += ["--alpha", repr(opts["alpha"]), "--beta", repr(opts["beta"]),
+             "--rare-share", repr(opts["rare_share"]), "--min-df", str(opts["min_df"]),
+             "--min-count", str(opts["covariate_min_count"]), "--seed", str(opts["seed"])]
+    if opts["two_step"]:
+        args.append("--two-step")
+    if opts["threads"] is not None:
+        args += ["--threads", str(opts["threads"])]
+    if opts["quiet"]:
+        args.append("--quiet")
+    cluster = cluster or {}
+    if cluster.get("scheduler") is not None:
+        args += ["--scheduler", cluster["scheduler"]]
+        if cluster.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT) != DEFAULT_CONNECT_TIMEOUT:
+            args += ["--connect-timeout", repr(cluster["connect_timeout"])]
+    if cluster.get("n_shards") is not None:  # the shard layout is part of the chain
+        args += ["--shards", str(cluster["n_shards"])]
+    args += ["--checkpoint-every", str(checkpoint_every), "--resume", str(checkpoint),
+             "--out", str(out)]
+    if overwrite:
+        args.append("--overwrite")
+    return shlex.join(args)

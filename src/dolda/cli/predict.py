@@ -1,0 +1,87 @@
+"""``dolda predict``: classes and probabilities for every row of a table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from . import main
+from ._common import (
+    _DATA,
+    _MODEL,
+    _check_output_file,
+    _columns_hint,
+    _data_options,
+    _echo_warnings,
+    _library_errors,
+    _load_model,
+    _model_covariates,
+    _require_columns,
+    _texts,
+    _write_table,
+    read_table,
+)
+
+
+@main.command()
+@click.argument("model_dir", type=_MODEL)
+@click.argument("data", type=_DATA)
+@_data_options(for_predict=True)
+@click.option("--id", "id_column", default=None, metavar="COL",
+              help="Column copied to the output to identify the rows  [default: the row "
+                   "number, as column 'row'].")
+@click.option("--out", "-o", required=True, type=click.Path(path_type=Path),
+              help="Output table (.csv, .tsv or .parquet).")
+def predict(model_dir, data, text_column, covariates, encoding, id_column, out):
+    """Predict the class of every document in DATA with the model in MODEL_DIR.
+
+    Writes one row per document: the row number (or --id), the predicted class
+    and one probability column p_<class> per class.  --text and --covariates
+    default to the columns the model was fitted on.
+
+    \b
+    Example:
+      dolda predict model/ new.csv --out predictions.csv
+    """
+    import pandas as pd
+
+    out = _check_output_file(out)
+    model, meta = _load_model(model_dir)
+    text_column = text_column or meta.get("text_column")
+    if text_column is None:
+        raise click.UsageError("the model does not record its text column; pass --text COL")
+    model_cov, categorical = _model_covariates(model)
+    if covariates and len(covariates) != len(model_cov):
+        raise click.BadParameter(
+            f"the model has {len(model_cov)} covariate(s) ({', '.join(model_cov) or 'none'}), "
+            f"got {len(covariates)} column(s)", param_hint="'--covariates'")
+    source = covariates or model_cov  # columns of DATA holding the model's covariates
+    frame = read_table(data, encoding,
+                       text_columns=[s for s, m in zip(source, model_cov) if m in categorical])
+    _require_columns(frame, [text_column], data, "--text")
+    for col, name in zip(source, model_cov):
+        if col not in frame.columns:
+            used = "" if col == name else f" (for the model's covariate {name!r})"
+            raise click.ClickException(
+                f"covariate column {col!r}{used} used by the model is missing from {data}; "
+                f"its columns are {_columns_hint(frame)}")
+    if id_column is not None:
+        _require_columns(frame, [id_column], data, "--id")
+    texts = _texts(frame, text_column, data)
+    X = None
+    if model_cov:
+        X = frame[list(source)].copy()
+        X.columns = model_cov
+    with _echo_warnings(), _library_errors():
+        proba = model.predict_proba(texts, X=X)
+    classes = list(model.classes_)
+    result = pd.DataFrame({id_column: frame[id_column].to_numpy()} if id_column
+                          else {"row": range(len(texts))})
+    result["predicted"] = [classes[i] for i in proba.argmax(axis=1)]
+    for j, label in enumerate(classes):
+        result[f"p_{label}"] = proba[:, j]
+    _write_table(result, out)
+    counts = result["predicted"].value_counts()
+    summary = ", ".join(f"{label}: {counts.get(label, 0)}" for label in classes)
+    click.echo(f"Predicted {len(result)} documents ({summary}); written to {out}")

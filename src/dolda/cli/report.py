@@ -1,0 +1,74 @@
+"""``dolda report``: a self-contained HTML report of a fitted model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from . import main
+from ._common import (
+    _DATA,
+    _MODEL,
+    _check_output_file,
+    _echo_warnings,
+    _labels,
+    _library_errors,
+    _load_model,
+    _model_covariates,
+    _require_columns,
+    _texts,
+    read_table,
+)
+
+
+@main.command()
+@click.argument("model_dir", type=_MODEL)
+@click.option("--out", "-o", required=True, type=click.Path(path_type=Path),
+              help="The HTML file to write.")
+@click.option("--data", type=_DATA, default=None,
+              help="Documents to explain in the report (CSV/TSV/Parquet); with --label also "
+                   "the confusion matrix.")
+@click.option("--text", "text_column", default=None, metavar="COL",
+              help="Column of --data holding the documents  [default: the model's].")
+@click.option("--label", "label_column", default=None, metavar="COL",
+              help="Column of --data holding the true classes (for the confusion matrix).")
+@click.option("--max-docs", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Documents with precomputed explanations in the search box.")
+@click.option("--encoding", default="utf-8", show_default=True,
+              help="Encoding of a CSV/TSV file.")
+def report(model_dir, out, data, text_column, label_column, max_docs, encoding):
+    """Write a self-contained HTML report of the model in MODEL_DIR.
+
+    Topics and top words, coefficient heat map and intervals, log-likelihood
+    traces, R-hat/ESS, and (with --data) a document search with explanations
+    and the confusion matrix.  The file needs no network.
+
+    \b
+    Example:
+      dolda report model/ --out report.html --data test.csv --text review --label rating
+    """
+    out = _check_output_file(out)
+    model, meta = _load_model(model_dir)
+    texts = y = X = None
+    if data is not None:
+        text_column = text_column or meta.get("text_column")
+        if text_column is None:
+            raise click.UsageError("the model does not record its text column; pass --text COL")
+        model_cov, categorical = _model_covariates(model)
+        frame = read_table(data, encoding, text_columns=[c for c in model_cov if c in categorical])
+        _require_columns(frame, [text_column], data, "--text")
+        _require_columns(frame, model_cov, data)
+        texts = _texts(frame, text_column, data)
+        if label_column is not None:
+            _require_columns(frame, [label_column], data, "--label")
+            y = _labels(frame, label_column, data)
+        if model_cov:
+            X = frame[list(model_cov)].copy()
+    elif label_column is not None:
+        raise click.UsageError("--label needs --data")
+    from ..report import make_report
+
+    with _echo_warnings(), _library_errors():
+        make_report(model, out, texts=texts, y=y, X=X, max_documents=max_docs)
+    click.echo(f"Report written to {out}")
