@@ -1,0 +1,207 @@
+"""Topic indicators and their counts: the initial z, n_{d,k}, n_{k,w} (dense and sparse) and the
+exact merge of shard counts (integer sums, so any thread count gives the same result).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange
+
+from .rng import STEP_INIT, stream, uniform
+
+
+#: Block offset of the topic streams of the initial Phi draw, kept apart from
+#: the document streams of the initial z (both use step ``STEP_INIT``).
+_INIT_PHI_BLOCK = 1 << 40
+
+
+# --------------------------------------------------------------------- start
+@njit(cache=True, parallel=True)
+def _init_topics(doc_ptr, z, ndk, seed):
+    n_docs, n_topics = ndk.shape
+    for d in prange(n_docs):
+        state = stream(seed, STEP_INIT, d)
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            u, state = uniform(state)
+            k = min(int(u * n_topics), n_topics - 1)
+            z[i] = k
+            ndk[d, k] += 1
+
+
+def init_topics(tokens, doc_ptr, n_topics, seed):
+    """Uniform random topic indicators, one stream per document.
+
+    Returns
+    -------
+    z : int32 (N,)
+        ``z_{d,i}``.
+    ndk : int32 (D, K)
+        ``n_{d,k}``.
+    """
+    z = np.empty(len(tokens), np.int32)
+    ndk = np.zeros((len(doc_ptr) - 1, int(n_topics)), np.int32)
+    _init_topics(doc_ptr, z, ndk, np.int64(seed))
+    return z, ndk
+
+
+@njit(cache=True)
+def _count(tokens, z, nkw):
+    for i in range(len(tokens)):
+        nkw[z[i], tokens[i]] += 1
+
+
+def topic_word_counts(tokens, z, n_topics, n_words):
+    """``n_{k,w}``: int32 (K, V), tokens of word ``w`` assigned to topic ``k``.
+
+    A serial O(N) pass: integer sums, so the result cannot depend on threads,
+    and it costs far less than the O(K V) Phi draw that follows it.
+    """
+    nkw = np.zeros((int(n_topics), int(n_words)), np.int32)
+    _count(tokens, z, nkw)
+    return nkw
+
+
+class SparseCounts(NamedTuple):
+    """Topic-word counts ``n_{k,w}`` in CSR layout by topic (only the non-zero ones).
+
+    Attributes
+    ----------
+    ptr : int64 (K+1,)      topic ``k`` owns entries ``ptr[k]:ptr[k+1]``.
+    words : int32 (nnz,)    word ids, increasing within a topic.
+    counts : int32 (nnz,)   ``n_{k,w} > 0``.
+    """
+
+    ptr: np.ndarray
+    words: np.ndarray
+    counts: np.ndarray
+
+
+def word_index(tokens, n_words):
+    """Token positions grouped by word, computed once per corpus.
+
+    Returns
+    -------
+    word_ptr : int64 (V+1,)
+        Word ``w`` owns ``order[word_ptr[w]:word_ptr[w+1]]``.
+    order : int64 (N,)
+        Token positions sorted by word id (stable).
+    """
+    order = np.argsort(tokens, kind="stable").astype(np.int64)
+    word_ptr = np.zeros(int(n_words) + 1, np.int64)
+    np.cumsum(np.bincount(tokens, minlength=int(n_words)), out=word_ptr[1:])
+    return word_ptr, order
+
+
+@njit(cache=True)
+def _sparse_counts(word_ptr, order, z, n_topics):
+    n_words = len(word_ptr) - 1
+    n_tokens = len(order)
+    fill = np.zeros(n_topics + 1, np.int64)
+    for i in range(n_tokens):
+        fill[z[i] + 1] += 1
+    for k in range(n_topics):
+        fill[k + 1] += fill[k]
+    bucket_ptr = fill.copy()
+    buf = np.empty(n_tokens, np.int32)
+    for w in range(n_words):  # words in order, so every bucket ends up sorted
+        for j in range(word_ptr[w], word_ptr[w + 1]):
+            k = z[order[j]]
+            buf[fill[k]] = w
+            fill[k] += 1
+    ptr = np.zeros(n_topics + 1, np.int64)
+    words = np.empty(n_tokens, np.int32)
+    counts = np.empty(n_tokens, np.int32)
+    nnz = 0
+    for k in range(n_topics):
+        last = -1
+        for j in range(bucket_ptr[k], bucket_ptr[k + 1]):
+            w = buf[j]
+            if w == last:
+                counts[nnz - 1] += 1
+            else:
+                words[nnz] = w
+                counts[nnz] = 1
+                nnz += 1
+                last = w
+        ptr[k + 1] = nnz
+    return ptr, words[:nnz].copy(), counts[:nnz].copy()
+
+
+def sparse_topic_word_counts(word_ptr, order, z, n_topics):
+    """``n_{k,w}`` as :class:`SparseCounts` from the word index of :func:`word_index`.
+
+    Serial O(N + V + K): integer counts, independent of the thread count, and
+    no dense K x V array to clear every iteration.
+    """
+    return SparseCounts(*_sparse_counts(word_ptr, order, z, int(n_topics)))
+
+
+# ----------------------------------------------------------------------- Phi
+
+@njit(cache=True, parallel=True)
+def _merge_counts(ptrs, words, counts, out_words, out_counts, out_len):
+    """Per topic (in parallel): the entries of every part, sorted by word, equal words added.
+
+    ``ptrs`` (S, K+1) index the concatenated ``words``/``counts`` of the parts;
+    topic ``k``'s result is written from ``ptrs[0, k]``'s position in the
+    topic-major layout (the sum of the earlier topics' entry counts).
+    """
+    n_parts, n_topics = ptrs.shape[0], ptrs.shape[1] - 1
+    start = np.zeros(n_topics + 1, np.int64)
+    for k in range(n_topics):
+        m = 0
+        for s in range(n_parts):
+            m += ptrs[s, k + 1] - ptrs[s, k]
+        start[k + 1] = start[k] + m
+    for k in prange(n_topics):
+        m = start[k + 1] - start[k]
+        w = np.empty(m, np.int32)
+        c = np.empty(m, np.int32)
+        j = 0
+        for s in range(n_parts):
+            for i in range(ptrs[s, k], ptrs[s, k + 1]):
+                w[j] = words[i]
+                c[j] = counts[i]
+                j += 1
+        order = np.argsort(w, kind="mergesort")
+        n_out = 0
+        last = -1
+        base = start[k]
+        for i in order:
+            if w[i] == last:
+                out_counts[base + n_out - 1] += c[i]
+            else:
+                out_words[base + n_out] = w[i]
+                out_counts[base + n_out] = c[i]
+                n_out += 1
+                last = w[i]
+        out_len[k] = n_out
+
+
+def merge_sparse_counts(parts) -> SparseCounts:
+    """The sum of several :class:`SparseCounts` with the same topics (exact; any order).
+
+    The result has the layout of :func:`sparse_topic_word_counts` (words
+    increasing within a topic), so the sum of the shards' counts is identical,
+    array for array, to the counts of the whole corpus.
+    """
+    parts = list(parts)
+    if len(parts) == 1:
+        return parts[0]
+    offsets = np.cumsum([0] + [len(p.words) for p in parts])
+    ptrs = np.stack([np.asarray(p.ptr, np.int64) + off for p, off in zip(parts, offsets)])
+    words = np.concatenate([p.words for p in parts]).astype(np.int32, copy=False)
+    counts = np.concatenate([p.counts for p in parts]).astype(np.int32, copy=False)
+    n_topics = ptrs.shape[1] - 1
+    out_words = np.empty(len(words), np.int32)
+    out_counts = np.empty(len(words), np.int32)
+    out_len = np.empty(n_topics, np.int64)
+    _merge_counts(ptrs, words, counts, out_words, out_counts, out_len)
+    start = np.zeros(n_topics + 1, np.int64)
+    np.cumsum((ptrs[:, 1:] - ptrs[:, :-1]).sum(axis=0), out=start[1:])
+    ptr = np.zeros(n_topics + 1, np.int64)
+    np.cumsum(out_len, out=ptr[1:])
+    keep = np.repeat(start[:-1] - ptr[:-1], out_len) + np.arange(ptr[-1])
+    return SparseCounts(ptr, out_words[keep], out_counts[keep])

@@ -1,0 +1,195 @@
+"""The Phi step of the partially collapsed sampler (paper section 3.1): phi_k ~ Dir(beta + n_k),
+one topic per parallel task, drawn straight into the word-major layout (V x K) the sweeps read.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .rng import STEP_INIT, STEP_PHI, log_gamma_variate, stream
+from .counts import _INIT_PHI_BLOCK, SparseCounts
+from .gamma import _integer_inverse, gamma_small, log_gamma_small
+
+
+@njit(cache=True)
+def draw_topic_row(k, ptr, words, counts, beta, n_int, state, row):
+    """``phi_k ~ Dir(beta + n_{k,.})`` into ``row`` (V,) float64; returns the stream state.
+
+    ``n_{k,.}`` is given sparsely (:class:`SparseCounts` arrays).  A topic
+    holding tokens is drawn in linear space (the ``Gamma(beta + n >= 1)``
+    variates bound the total from below, so nothing relevant underflows) with
+    the cheap zero-count draws of :func:`gamma_small`; an empty topic, all of
+    whose variates may be ~exp(-1000), is drawn and normalised in log space.
+    """
+    n_words = len(row)
+    p, end = ptr[k], ptr[k + 1]
+    next_w = words[p] if p < end else n_words
+    if end > p and beta < 1.0:
+        inv_beta = 1.0 / beta
+        b = 1.0 + beta / math.e
+        total = 0.0
+        for w in range(n_words):
+            if w == next_w:
+                g, state = log_gamma_variate(beta + counts[p], state)
+                x = math.exp(g)
+                p += 1
+                next_w = words[p] if p < end else n_words
+            else:
+                x, state = gamma_small(beta, inv_beta, b, n_int, state)
+            row[w] = x
+            total += x
+    else:
+        top = -np.inf
+        for w in range(n_words):
+            if w == next_w:
+                g, state = log_gamma_variate(beta + counts[p], state)
+                p += 1
+                next_w = words[p] if p < end else n_words
+            elif beta < 1.0:
+                g, state = log_gamma_small(beta, state)
+            else:
+                g, state = log_gamma_variate(beta, state)
+            row[w] = g
+            if g > top:
+                top = g
+        total = 0.0
+        for w in range(n_words):
+            e = math.exp(row[w] - top)
+            row[w] = e
+            total += e
+    inv = 1.0 / total
+    for w in range(n_words):
+        row[w] *= inv
+    return state
+
+
+@njit(cache=True, parallel=True)
+def _draw_phi(ptr, words, counts, beta, n_int, seed, step, block_offset, phi):
+    for k in prange(phi.shape[0]):
+        state = stream(seed, step, block_offset + k)
+        draw_topic_row(k, ptr, words, counts, beta, n_int, state, phi[k])
+
+
+def _phi_step(iteration):
+    if iteration < 0:
+        return STEP_INIT, _INIT_PHI_BLOCK
+    return int(iteration) * 16 + STEP_PHI, 0
+
+
+def draw_phi(nkw, beta, seed, iteration):
+    """Draw ``phi_k ~ Dir(beta + n_{k,.})`` for every topic, parallel over topics.
+
+    Each topic draws ``G_{k,w} ~ Gamma(beta + n_{k,w})`` and normalises
+    (:func:`draw_topic_row`); an empty topic is drawn in log space, so the
+    paper's ``beta = 0.01`` never underflows to a row of zeros.
+
+    Parameters
+    ----------
+    nkw : int (K, V)
+        Topic-word counts ``n_{k,w}``.
+    beta : float
+        Dirichlet prior of the topics.
+    seed : int
+        Chain seed.
+    iteration : int
+        Gibbs iteration ``t`` (streams ``t*16 + STEP_PHI``); ``-1`` draws the
+        initial Phi from distinct streams.
+
+    Returns
+    -------
+    phi : float64 (K, V)
+        ``Phi``, rows sum to one.
+    """
+    nkw = np.asarray(nkw)
+    rows, cols = np.nonzero(nkw)
+    ptr = np.zeros(nkw.shape[0] + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=nkw.shape[0]), out=ptr[1:])
+    phi = np.empty(nkw.shape, np.float64)
+    step, offset = _phi_step(iteration)
+    _draw_phi(ptr, cols.astype(np.int32), nkw[rows, cols].astype(np.int32), float(beta),
+              _integer_inverse(float(beta)), np.int64(seed), np.int64(step),
+              np.int64(offset), phi)
+    return phi
+
+
+#: Topics per parallel block of the word-major Phi draw: 16 float32 = one cache line.
+_PHI_BLOCK = 16
+#: Entries of the float32 ``phi_wk`` below this are stored as 0 (no denormals).
+_FLOAT32_TINY = 1e-37
+
+
+@njit(cache=True, parallel=True)
+def _draw_phi_wk(ptr, words, counts, beta, n_int, seed, step, block_offset, phi_wk):
+    n_words, n_topics = phi_wk.shape
+    n_blocks = (n_topics + _PHI_BLOCK - 1) // _PHI_BLOCK
+    for b in prange(n_blocks):
+        k_lo = b * _PHI_BLOCK
+        nb = min(k_lo + _PHI_BLOCK, n_topics) - k_lo
+        scratch = np.empty((nb, n_words))
+        for j in range(nb):
+            state = stream(seed, step, block_offset + k_lo + j)
+            draw_topic_row(k_lo + j, ptr, words, counts, beta, n_int, state, scratch[j])
+        for w in range(n_words):
+            for j in range(nb):
+                v = scratch[j, w]
+                phi_wk[w, k_lo + j] = v if v >= _FLOAT32_TINY else 0.0
+
+
+def draw_phi_word_major(counts: "SparseCounts", beta, seed, iteration, out):
+    """The Phi draw of :func:`draw_phi` written straight into word-major float32.
+
+    Same streams and the same variates as :func:`draw_phi` (so the values agree
+    up to float32 rounding; entries below 1e-37 are stored as 0, which keeps
+    denormals out of the z-sweeps), but from :class:`SparseCounts` and without
+    a K x V float64 intermediate: topics are drawn in blocks of 16, each block
+    written out one cache line per word.
+
+    Parameters
+    ----------
+    counts : SparseCounts
+        ``n_{k,w}``.
+    beta : float
+    seed, iteration : int
+        As :func:`draw_phi`.
+    out : float32 (V, K)
+        Receives ``phi_wk = Phi^T``.
+    """
+    step, offset = _phi_step(iteration)
+    _draw_phi_wk(counts.ptr, counts.words, counts.counts, float(beta),
+                 _integer_inverse(float(beta)), np.int64(seed), np.int64(step),
+                 np.int64(offset), out)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def accumulate(phi_wk, acc):
+    """``acc += phi_wk`` (V, K), parallel over words: the running sum of kept draws."""
+    for w in prange(phi_wk.shape[0]):
+        for k in range(phi_wk.shape[1]):
+            acc[w, k] += phi_wk[w, k]
+
+
+@njit(cache=True, parallel=True)
+def _transpose(phi, out):
+    n_topics, n_words = phi.shape
+    block = 64
+    n_blocks = (n_words + block - 1) // block
+    for b in prange(n_blocks):
+        lo = b * block
+        hi = min(lo + block, n_words)
+        for k in range(n_topics):
+            for w in range(lo, hi):
+                out[w, k] = phi[k, w]
+
+
+def word_major(phi):
+    """``phi_wk = Phi^T``, float64 (V, K) contiguous: the layout the z-sweeps read."""
+    out = np.empty((phi.shape[1], phi.shape[0]), np.float64)
+    _transpose(np.ascontiguousarray(phi, dtype=np.float64), out)
+    return out
+
+
+# --------------------------------------------------------------- alias tables

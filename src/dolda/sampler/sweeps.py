@@ -1,0 +1,197 @@
+"""The unsupervised z-sweeps given Phi: p(z_{d,i}=k) ∝ phi_{k,w} (n_{d,k}^{-i} + alpha), dense O(K)
+per token or sparse O(K_d) with alias tables; one document per parallel task, one random stream per
+(seed, iteration, document), so any thread count gives the same chain.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .rng import STEP_Z, stream, uniform
+from .alias import alias_draw
+
+
+#: ``sampler="auto"`` uses the sparse sweep from this many topics on (see
+#: ``benchmarks/results/lda_throughput.md`` for the measurement behind it).
+SPARSE_MIN_TOPICS = 100
+
+
+@njit(cache=True, inline="always")
+def fill_cumulative(phi_row, ndk_row, alpha, cum):
+    """``cum[k] = sum_{j<=k} phi_{j,w} (n_{d,j} + alpha)``; returns the total.
+
+    ``phi_row`` is ``phi_wk[w]`` (K,), ``ndk_row`` the document's counts with
+    the current token removed.
+    """
+    total = 0.0
+    for k in range(len(cum)):
+        total += phi_row[k] * (ndk_row[k] + alpha)
+        cum[k] = total
+    return total
+
+
+@njit(cache=True, inline="always")
+def search_cumulative(cum, n, target):
+    """Smallest ``j < n`` with ``cum[j] > target`` (the last index if none)."""
+    j = 0
+    while j < n - 1 and cum[j] <= target:
+        j += 1
+    return j
+
+
+@njit(cache=True)
+def resample_document_dense(start, stop, tokens, z, ndk_row, phi_wk, alpha, cum, state):
+    """Gibbs-resample the tokens ``start:stop`` of one document in order; returns the state.
+
+    ``ndk_row`` (K,) is updated in place, ``cum`` (K,) is scratch space.
+    """
+    n_topics = len(ndk_row)
+    for i in range(start, stop):
+        k0 = z[i]
+        ndk_row[k0] -= 1
+        total = fill_cumulative(phi_wk[tokens[i]], ndk_row, alpha, cum)
+        u, state = uniform(state)
+        k1 = search_cumulative(cum, n_topics, u * total)
+        z[i] = k1
+        ndk_row[k1] += 1
+    return state
+
+
+@njit(cache=True, parallel=True)
+def sweep_dense(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, iteration, doc_offset=0):
+    """One exact Gibbs sweep over all tokens, documents in parallel, O(K) per token.
+
+    Parameters
+    ----------
+    tokens : int32 (N,)       word ids ``w_{d,i}`` (CSR data).
+    doc_ptr : int64 (D+1,)    document ``d`` owns ``tokens[doc_ptr[d]:doc_ptr[d+1]]``.
+    z : int32 (N,)            topic indicators, updated in place.
+    ndk : int32 (D, K)        ``n_{d,k}``, updated in place (each document its own row).
+    phi_wk : float64 (V, K)   ``Phi^T`` (word-major).
+    alpha : float             Dirichlet prior of theta.
+    seed, iteration : int     document ``d`` uses ``stream(seed, iteration*16+STEP_Z, d)``.
+    doc_offset : int          global index of document 0 when the arrays are one shard of a
+                              corpus: document ``d`` then draws from the stream of
+                              ``doc_offset + d``, so any sharding gives the same sweep.
+    """
+    n_docs, n_topics = ndk.shape
+    step = iteration * 16 + STEP_Z
+    for d in prange(n_docs):
+        start, stop = doc_ptr[d], doc_ptr[d + 1]
+        if stop == start:
+            continue
+        cum = np.empty(n_topics)
+        state = stream(seed, step, doc_offset + d)
+        resample_document_dense(start, stop, tokens, z, ndk[d], phi_wk, alpha, cum, state)
+
+
+@njit(cache=True)
+def resample_document_sparse(start, stop, tokens, z, ndk_row, phi_wk, prob, alias, mass,
+                             table_row, alpha, nz, pos, cum, state):
+    """Sparse exact Gibbs resampling of one document's tokens; returns the state.
+
+    ``p(k) ∝ alpha phi_{k,w} + n_{d,k} phi_{k,w}``: with probability
+    ``alpha mass_w / (alpha mass_w + sum_k n_{d,k} phi_{k,w})`` the topic comes
+    from the word's alias table (or, for a word without one, a linear scan of
+    ``phi_{.,w}``), otherwise from the document's non-zero topics.  ``nz``,
+    ``pos`` and ``cum`` (K,) are scratch space.
+    """
+    n_topics = len(ndk_row)
+    n_nz = 0
+    for k in range(n_topics):
+        if ndk_row[k] > 0:
+            nz[n_nz] = k
+            pos[k] = n_nz
+            n_nz += 1
+        else:
+            pos[k] = -1
+    for i in range(start, stop):
+        w = tokens[i]
+        k0 = z[i]
+        ndk_row[k0] -= 1
+        if ndk_row[k0] == 0:  # swap-remove k0 from the non-zero list
+            j = pos[k0]
+            last = nz[n_nz - 1]
+            nz[j] = last
+            pos[last] = j
+            pos[k0] = -1
+            n_nz -= 1
+        phi_row = phi_wk[w]
+        doc_mass = 0.0
+        for j in range(n_nz):
+            k = nz[j]
+            doc_mass += ndk_row[k] * phi_row[k]
+            cum[j] = doc_mass
+        word_mass = alpha * mass[w]
+        u, state = uniform(state)
+        target = u * (word_mass + doc_mass)
+        if target < word_mass or n_nz == 0:
+            r = table_row[w]
+            if r >= 0:
+                k1, state = alias_draw(prob[r], alias[r], state)
+            else:
+                u2, state = uniform(state)
+                target = u2 * mass[w]
+                k1 = 0
+                acc = float(phi_row[0])
+                while acc <= target and k1 < n_topics - 1:
+                    k1 += 1
+                    acc += phi_row[k1]
+        else:
+            k1 = nz[search_cumulative(cum, n_nz, target - word_mass)]
+        z[i] = k1
+        if ndk_row[k1] == 0:
+            nz[n_nz] = k1
+            pos[k1] = n_nz
+            n_nz += 1
+        ndk_row[k1] += 1
+    return state
+
+
+@njit(cache=True, parallel=True)
+def sweep_sparse(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, alpha, seed,
+                 iteration, doc_offset=0):
+    """One sparse exact Gibbs sweep, documents in parallel, O(K_d) per token.
+
+    Samples the same conditional as :func:`sweep_dense`; ``prob``, ``alias``,
+    ``mass``, ``table_row`` are the :class:`AliasTables` of ``phi_wk``.  Other arguments as
+    :func:`sweep_dense`.
+    """
+    n_docs, n_topics = ndk.shape
+    step = iteration * 16 + STEP_Z
+    for d in prange(n_docs):
+        start, stop = doc_ptr[d], doc_ptr[d + 1]
+        if stop == start:
+            continue
+        nz = np.empty(n_topics, np.int32)
+        pos = np.empty(n_topics, np.int32)
+        cum = np.empty(n_topics)
+        state = stream(seed, step, doc_offset + d)
+        resample_document_sparse(start, stop, tokens, z, ndk[d], phi_wk, prob, alias, mass,
+                                 table_row, alpha, nz, pos, cum, state)
+
+
+def resolve_sampler(sampler: str, n_topics: int) -> str:
+    """``"auto"`` -> ``"sparse"`` from :data:`SPARSE_MIN_TOPICS` topics on, else ``"dense"``."""
+    if sampler == "auto":
+        return "sparse" if n_topics >= SPARSE_MIN_TOPICS else "dense"
+    return sampler
+
+
+def sweep(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, iteration, tables=None, doc_offset=0):
+    """One z-sweep: sparse when alias ``tables`` are given, dense otherwise.
+
+    ``doc_offset``: global index of the first document when the arrays are a
+    shard (see :func:`sweep_dense`).
+    """
+    if tables is None:
+        sweep_dense(tokens, doc_ptr, z, ndk, phi_wk, float(alpha), np.int64(seed),
+                    np.int64(iteration), np.int64(doc_offset))
+    else:
+        sweep_sparse(tokens, doc_ptr, z, ndk, phi_wk, tables.prob, tables.alias, tables.mass,
+                     tables.row, float(alpha), np.int64(seed), np.int64(iteration),
+                     np.int64(doc_offset))
+
+
+# ------------------------------------------------------------ log-likelihood
