@@ -797,8 +797,14 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         return save_model(self, path, overwrite=overwrite)
 
     # ------------------------------------------------------ diagnostics and report
-    def to_inference_data(self):
+    def to_inference_data(self, y=None, X=None, texts=None):
         """The posterior draws as an ArviZ ``InferenceData``, for R-hat, ESS and plots.
+
+        With the training labels ``y`` (and covariates ``X``, if any) it also has
+        a ``log_likelihood`` group, per kept draw and training document, for
+        ``az.loo``, ``az.waic`` and ``az.compare``; see
+        :func:`dolda.diagnostics.dolda_inference_data` (``texts``: the training
+        documents, needed after a two-step fit).
 
         Chains are comparable because their topics were aligned during ``fit``:
         each chain's Phi is matched to chain 0's by the Hungarian assignment on
@@ -826,10 +832,11 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         >>> import arviz as az                                   # doctest: +SKIP
         >>> idata = DOLDA(n_chains=4).fit(texts, y).to_inference_data()  # doctest: +SKIP
         >>> az.summary(idata, var_names=["eta"])                 # doctest: +SKIP
+        >>> az.loo(model.to_inference_data(y=y))                  # doctest: +SKIP
         """
         from .diagnostics import dolda_inference_data
 
-        return dolda_inference_data(self)
+        return dolda_inference_data(self, y=y, X=X, texts=texts)
 
     def report(self, path, texts=None, y=None, X=None, max_documents=200):
         """Write one self-contained HTML report (topics, coefficients, diagnostics).
