@@ -52,7 +52,8 @@ def _by_chain(draws, n_chains, name):
 
 def draws_to_inference_data(eta_draws, *, n_chains, classes, feature_names, tau_draws=None,
                             lambda_draws=None, lambda_features=None, loglik=None,
-                            kept_iterations=None, attrs=None):
+                            kept_iterations=None, attrs=None, log_likelihood=None,
+                            observed=None):
     """Build an ArviZ ``InferenceData`` from pooled DO-probit draws.
 
     Parameters
@@ -79,6 +80,12 @@ def draws_to_inference_data(eta_draws, *, n_chains, classes, feature_names, tau_
         used to put the log-likelihood of the kept draws next to the posterior.
     attrs : dict or None
         Stored in the attributes of every group.
+    log_likelihood : ndarray (C * S, D) or None
+        Pointwise log-likelihood of every observation at every kept draw, chain
+        after chain; becomes the ``log_likelihood`` group (variable ``y``, dims
+        chain, draw, document) that ``az.loo`` and ``az.waic`` read.
+    observed : array-like (D,) or None
+        The observed labels, stored as ``observed_data`` (variable ``y``).
 
     Returns
     -------
@@ -121,11 +128,97 @@ def draws_to_inference_data(eta_draws, *, n_chains, classes, feature_names, tau_
         stat_coords = {"chain": coords["chain"], "draw": coords["draw"],
                        "iteration": np.arange(n_iter)}
         groups["sample_stats"] = xr.Dataset(stats, coords=stat_coords, attrs=attrs)
+    if log_likelihood is not None:
+        pointwise = _by_chain(log_likelihood, n_chains, "log_likelihood")
+        if pointwise.shape[1] != n_draws:
+            raise ValueError(f"log_likelihood has {pointwise.shape[1]} draws per chain, eta "
+                             f"has {n_draws}")
+        doc_coords = {"chain": coords["chain"], "draw": coords["draw"],
+                      "document": np.arange(pointwise.shape[2])}
+        groups["log_likelihood"] = xr.Dataset(
+            {"y": (("chain", "draw", "document"), pointwise)}, coords=doc_coords, attrs=attrs)
+        if observed is not None:
+            groups["observed_data"] = xr.Dataset(
+                {"y": (("document",), _coord_labels(np.asarray(observed)))},
+                coords={"document": doc_coords["document"]}, attrs=attrs)
     return az.InferenceData(**groups)
 
 
-def dolda_inference_data(model):
-    """ArviZ export of a fitted :class:`dolda.DOLDA`; see :meth:`dolda.DOLDA.to_inference_data`."""
+# ------------------------------------------------------------------ pointwise log-likelihood
+def pointwise_do_loglik(U, eta_draws, y_index, max_block=2e7):
+    """``log P(y_d | u_d, eta^(s))`` under the DO probit, for every draw and document.
+
+    ``P(y = l | mu) = F(mu_l) prod_{j != l} F(-mu_j) / Z(mu)``, i.e.
+    ``softmax_l(log F(mu_l) - log F(-mu_l))`` with ``mu_l = u . eta_l`` (the
+    quantity whose sum over documents is the ``do`` log-likelihood trace).
+
+    Parameters
+    ----------
+    U : ndarray or scipy.sparse matrix (D, P)
+        Regressors ``u_d``.
+    eta_draws : ndarray (S, L, P)
+    y_index : int array (D,)
+        Class index of every document.
+    max_block : float
+        Bound on the ``S_block * D * L`` temporaries.
+
+    Returns
+    -------
+    ndarray (S, D)
+    """
+    import scipy.sparse as sp
+    from scipy.special import log_ndtr, logsumexp
+
+    eta_draws = np.asarray(eta_draws, dtype=np.float64)
+    y_index = np.asarray(y_index, dtype=np.int64)
+    n_draws, n_classes, n_cols = eta_draws.shape
+    n_docs = U.shape[0]
+    if len(y_index) != n_docs:
+        raise ValueError(f"{len(y_index)} labels for {n_docs} documents")
+    out = np.empty((n_draws, n_docs))
+    step = max(1, int(max_block // max(1, n_docs * n_classes)))
+    rows = np.arange(n_docs)
+    for lo in range(0, n_draws, step):
+        block = eta_draws[lo:lo + step]
+        mu = np.asarray(U @ block.reshape(-1, n_cols).T)  # (D, s * L)
+        mu = mu.reshape(n_docs, len(block), n_classes).transpose(1, 0, 2)
+        score = log_ndtr(mu) - log_ndtr(-mu)
+        out[lo:lo + len(block)] = score[:, rows, y_index] - logsumexp(score, axis=2)
+    return out
+
+
+def _label_index(classes, y, n_docs):
+    """Labels ``y`` -> indices into ``classes``, or a one-line error."""
+    values = np.asarray(y, dtype=object).ravel().tolist()
+    if len(values) != n_docs:
+        raise ValueError(f"y has {len(values)} labels for {n_docs} training documents")
+    index = {c: i for i, c in enumerate(np.asarray(classes).tolist())}
+    unknown = [v for v in values if v not in index]
+    if unknown:
+        raise ValueError(f"y holds {unknown[0]!r}, which is not a class of the model "
+                         f"({list(index)})")
+    return np.array([index[v] for v in values], dtype=np.int64)
+
+
+def dolda_inference_data(model, y=None, X=None, texts=None):
+    """ArviZ export of a fitted :class:`dolda.DOLDA`; see :meth:`dolda.DOLDA.to_inference_data`.
+
+    With the training labels ``y`` (and covariates ``X`` when the model has
+    some), the ``log_likelihood`` group holds ``log P(y_d | u_d, eta^(s))``
+    (:func:`pointwise_do_loglik`) for every kept draw ``s`` and training
+    document ``d``, so that ``az.loo``, ``az.waic`` and ``az.compare`` work.
+    ``u_d = [1, x_d, zbar_d]`` uses the final topic proportions of the
+    training documents, ``zbar_d = n_{d,.} / N_d`` (``doc_topic_counts_``), for
+    every draw: the per-draw ``zbar`` is not kept, and once the chain has
+    converged it moves little.  ``texts`` (the training documents) replaces
+    them by ``model.transform(texts)``, which a two-step fit (no counts kept)
+    needs.
+
+    The eta-posterior that the sampler targets is a product of one-vs-rest
+    probit likelihoods (see DESIGN), not of the DO probabilities, so PSIS-LOO
+    is an importance-sampling approximation here; read its Pareto-k
+    diagnostics.
+    """
     from sklearn.utils.validation import check_is_fitted
 
     from ._validation import check_burn_in
@@ -144,14 +237,37 @@ def dolda_inference_data(model):
     attrs = {"model": "DOLDA", "n_iter": int(model.n_iter_), "burn_in": int(burn_in),
              "thin": int(model.thin), "n_chains": n_chains, "prior": str(model.prior),
              "topic_alignment": "Hungarian matching of Phi to chain 0 on Hellinger distance"}
+    pointwise = observed = None
+    if y is not None:
+        if texts is not None:
+            zbar = np.asarray(model.transform(texts), dtype=np.float64)
+        else:
+            counts = getattr(model, "doc_topic_counts_", None)
+            if counts is None:
+                raise ValueError("this model kept no training topic counts (two-step fit); "
+                                 "pass the training texts to compute the log-likelihood")
+            counts = np.asarray(counts, dtype=np.float64)
+            zbar = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
+        n_docs = zbar.shape[0]
+        y_index = _label_index(model.classes_, y, n_docs)
+        design, _ = model._covariates(X, n_docs, fit=False)
+        pointwise = pointwise_do_loglik(np.hstack([design, zbar]), model.eta_draws_, y_index)
+        observed = np.asarray(y, dtype=object)
     return draws_to_inference_data(model.eta_draws_, n_chains=n_chains, classes=model.classes_,
                                    feature_names=names, tau_draws=model.tau_draws_,
                                    lambda_draws=lam, lambda_features=names[1:], loglik=loglik,
-                                   kept_iterations=kept, attrs=attrs)
+                                   kept_iterations=kept, attrs=attrs,
+                                   log_likelihood=pointwise, observed=observed)
 
 
-def probit_inference_data(model, feature_names=None):
-    """ArviZ export of a fitted :class:`dolda.DOProbit`; see its ``to_inference_data``."""
+def probit_inference_data(model, feature_names=None, X=None, y=None):
+    """ArviZ export of a fitted :class:`dolda.DOProbit`; see its ``to_inference_data``.
+
+    With the training data ``X`` and ``y``, the ``log_likelihood`` group holds
+    ``log P(y_d | x_d, eta^(s))`` for every kept draw and observation
+    (:func:`pointwise_do_loglik`; summed over observations it is the
+    ``loglik`` trace at that draw), for ``az.loo`` and ``az.waic``.
+    """
     from sklearn.utils.validation import check_is_fitted
 
     from ._validation import check_burn_in
@@ -164,11 +280,19 @@ def probit_inference_data(model, feature_names=None):
     kept = np.arange(burn_in, model.n_iter_)[::int(model.thin)]
     attrs = {"model": "DOProbit", "n_iter": int(model.n_iter_), "burn_in": int(burn_in),
              "thin": int(model.thin), "n_chains": n_chains, "prior": str(model.prior)}
+    pointwise = observed = None
+    if (X is None) != (y is None):
+        raise ValueError("pass both X and y (the training data) for the log_likelihood group")
+    if y is not None:
+        U = model._design(model._check_X(X))
+        y_index = _label_index(model.classes_, y, U.shape[0])
+        pointwise = pointwise_do_loglik(U, model.eta_draws_, y_index)
+        observed = np.asarray(y, dtype=object)
     return draws_to_inference_data(
         model.eta_draws_, n_chains=n_chains, classes=model.classes_, feature_names=all_names,
         tau_draws=model.tau_draws_, lambda_draws=model.lambda_draws_, lambda_features=names,
         loglik={"loglik": np.asarray(model.loglik_).reshape(n_chains, -1)},
-        kept_iterations=kept, attrs=attrs)
+        kept_iterations=kept, attrs=attrs, log_likelihood=pointwise, observed=observed)
 
 
 # ------------------------------------------------------------------ R-hat and ESS
@@ -250,16 +374,18 @@ def worst_rhat(model, topics_only=True):
 
 # ------------------------------------------------------------------ pyLDAvis
 def export_pyldavis(model, texts=None):
-    """The inputs of ``pyLDAvis.prepare`` for a fitted DOLDA (or LDA-like) model.
+    """The inputs of ``pyLDAvis.prepare`` for a fitted :class:`dolda.DOLDA` or :class:`dolda.LDA`.
 
     Parameters
     ----------
-    model : fitted DOLDA
-        Uses ``phi_`` (K, V), ``vocabulary_`` and ``doc_topic_counts_`` (D, K).
+    model : fitted DOLDA or LDA
+        Uses ``phi_`` (K, V), ``alpha``, ``vocabulary_`` and, without texts,
+        ``doc_topic_counts_`` (D, K).
     texts : iterable of str, Corpus or None
         Documents to describe.  None uses the training documents through
-        their final topic counts ``n_{d,k}``; texts are run through
-        ``model.transform`` and counted with the model's vocabulary.
+        their final topic counts ``n_{d,k}``; texts are counted with the
+        model's vocabulary and their theta sampled with Phi fixed, as
+        ``transform`` does (``transform_sweeps`` or ``predict_sweeps`` sweeps).
 
     Returns
     -------
@@ -297,10 +423,18 @@ def export_pyldavis(model, texts=None):
         theta = (counts + alpha) / (lengths[:, None] + n_topics * alpha)
         term_frequency = counts.sum(axis=0) @ phi
     else:
-        corpus = model._make_corpus(texts, fit=False)
+        from ._validation import check_burn_in, check_n_jobs
+        from .sampler.lda import predict_topic_proportions
+        from .sampler.threads import using_threads
+
+        corpus = model.vocabulary_.transform(texts)
         lengths = corpus.doc_lengths.astype(np.float64)
-        zbar = model.transform(corpus)
-        theta = (zbar * lengths[:, None] + alpha) / (lengths[:, None] + n_topics * alpha)
+        sweeps = int(getattr(model, "transform_sweeps", None)
+                     or getattr(model, "predict_sweeps", None) or 50)
+        burn_in = check_burn_in(getattr(model, "predict_burn_in", None), sweeps)
+        with using_threads(check_n_jobs(getattr(model, "n_jobs", None))):
+            theta = predict_topic_proportions(corpus.tokens, corpus.doc_ptr, phi, alpha, sweeps,
+                                              burn_in, int(getattr(model, "seed_", 0)))
         term_frequency = np.bincount(corpus.tokens, minlength=n_words).astype(np.float64)
     theta = theta / theta.sum(axis=1, keepdims=True)
     return {"topic_term_dists": phi, "doc_topic_dists": theta,

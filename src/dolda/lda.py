@@ -29,6 +29,8 @@ from .corpus import TOKEN_PATTERN, Corpus, Vocabulary
 from .sampler import lda as kernels
 from .sampler.rng import seed_from
 from .sampler.threads import using_threads
+from .topics import (DEFAULT_LABEL_WORDS, DEFAULT_RELEVANCE, model_top_words,
+                     model_topic_labels)
 
 logger = logging.getLogger(__name__)
 
@@ -278,8 +280,12 @@ class LDA(TransformerMixin, BaseEstimator):
         return self.fit(corpus).transform(corpus, **kwargs)
 
     # ------------------------------------------------------- interpretation
-    def top_words(self, n=10, as_frame=False):
-        """The ``n`` most probable words of every topic.
+    def top_words(self, n=10, as_frame=False, relevance=DEFAULT_RELEVANCE):
+        """The ``n`` most relevant words of every topic.
+
+        Words are ranked by Sievert & Shirley's relevance with lambda =
+        ``relevance`` (:func:`dolda.topics.relevance`); ``relevance=1`` ranks by
+        ``phi_{k,w}`` alone.
 
         Returns
         -------
@@ -287,13 +293,19 @@ class LDA(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "phi_")
         n = check_positive_int(n, "n")
-        words = np.asarray(self.vocabulary_.words, dtype=object)
-        order = np.argsort(-self.phi_, axis=1, kind="stable")[:, :n]
-        top = words[order]
+        top = model_top_words(self, n, relevance)
         if as_frame:
             return pd.DataFrame(top, index=[f"topic {k}" for k in range(len(top))],
                                 columns=[f"word {i + 1}" for i in range(top.shape[1])])
         return [list(row) for row in top]
+
+    def topic_labels(self, n_words=DEFAULT_LABEL_WORDS, relevance=DEFAULT_RELEVANCE):
+        """Short distinct labels of the topics (their most relevant words), list of K str.
+
+        See :func:`dolda.topics.topic_labels`.
+        """
+        check_is_fitted(self, "phi_")
+        return model_topic_labels(self, n_words, relevance)
 
     # --------------------------------------------------------- persistence
     def _to_state(self):

@@ -32,6 +32,8 @@ from .sampler import lda as topic_kernels
 from .sampler import probit as probit_blocks
 from .sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-exported)
 from .sampler.threads import using_threads
+from .topics import (DEFAULT_LABEL_WORDS, DEFAULT_RELEVANCE, model_top_words,
+                     model_topic_labels)
 
 logger = logging.getLogger(__name__)
 
@@ -648,13 +650,26 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         return float(np.mean(self.predict(texts, X) == np.asarray(y)))
 
     # ------------------------------------------------------ interpretation
-    def top_words(self, n=10):
-        """The ``n`` most probable words of every topic: DataFrame (K, n), rows ``topic k``."""
+    def top_words(self, n=10, relevance=DEFAULT_RELEVANCE):
+        """The ``n`` most relevant words of every topic: DataFrame (K, n), rows ``topic k``.
+
+        Words are ranked by Sievert & Shirley's relevance with lambda =
+        ``relevance`` (:func:`dolda.topics.relevance`); ``relevance=1`` ranks by
+        ``phi_{k,w}`` alone.
+        """
         check_is_fitted(self, "phi_")
-        words = np.asarray(self.vocabulary_.words)
-        order = np.argsort(-self.phi_, axis=1)[:, :n]
-        return pd.DataFrame(words[order], index=[_topic_name(k) for k in range(len(order))],
-                            columns=[f"word {i + 1}" for i in range(order.shape[1])])
+        n = check_positive_int(n, "n")
+        top = model_top_words(self, n, relevance)
+        return pd.DataFrame(top, index=[_topic_name(k) for k in range(len(top))],
+                            columns=[f"word {i + 1}" for i in range(top.shape[1])])
+
+    def topic_labels(self, n_words=DEFAULT_LABEL_WORDS, relevance=DEFAULT_RELEVANCE):
+        """Short distinct labels of the topics (their most relevant words), list of K str.
+
+        See :func:`dolda.topics.topic_labels`.
+        """
+        check_is_fitted(self, "phi_")
+        return model_topic_labels(self, n_words, relevance)
 
     def coef_interval(self, level=0.95):
         """Equal-tailed credible intervals of eta: two DataFrames (lower, upper) like ``coef_``."""
@@ -664,12 +679,13 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         mk = lambda a: pd.DataFrame(a, index=self.coef_.index, columns=self.coef_.columns)  # noqa: E731
         return mk(lo), mk(hi)
 
-    def signal_topics(self, label, level=0.95, n_words=8):
+    def signal_topics(self, label, level=0.95, n_words=8, relevance=DEFAULT_RELEVANCE):
         """Topics whose coefficient for class ``label`` stands out of the shrinkage.
 
         A topic is a signal topic when the ``level`` credible interval of its
         coefficient excludes zero.  Returns a DataFrame sorted by |coefficient|
-        with the coefficient, its interval, its sign and the topic's top words.
+        with the coefficient, its interval, its sign and the topic's top words
+        (ranked by relevance with lambda = ``relevance``, see :meth:`top_words`).
         """
         check_is_fitted(self, "eta_draws_")
         if label not in set(self.classes_.tolist()):
@@ -679,7 +695,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         mean = self.coef_.loc[label, topics]
         lo, hi = lo.loc[label, topics], hi.loc[label, topics]
         keep = (lo > 0) | (hi < 0)
-        words = self.top_words(n_words)
+        words = self.top_words(n_words, relevance)
         out = pd.DataFrame({"coef": mean[keep], "lower": lo[keep], "upper": hi[keep]})
         out["sign"] = np.where(out["coef"] > 0, "+", "-")
         out["top_words"] = [" ".join(words.loc[t]) for t in out.index]
@@ -781,8 +797,14 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         return save_model(self, path, overwrite=overwrite)
 
     # ------------------------------------------------------ diagnostics and report
-    def to_inference_data(self):
+    def to_inference_data(self, y=None, X=None, texts=None):
         """The posterior draws as an ArviZ ``InferenceData``, for R-hat, ESS and plots.
+
+        With the training labels ``y`` (and covariates ``X``, if any) it also has
+        a ``log_likelihood`` group, per kept draw and training document, for
+        ``az.loo``, ``az.waic`` and ``az.compare``; see
+        :func:`dolda.diagnostics.dolda_inference_data` (``texts``: the training
+        documents, needed after a two-step fit).
 
         Chains are comparable because their topics were aligned during ``fit``:
         each chain's Phi is matched to chain 0's by the Hungarian assignment on
@@ -810,10 +832,11 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         >>> import arviz as az                                   # doctest: +SKIP
         >>> idata = DOLDA(n_chains=4).fit(texts, y).to_inference_data()  # doctest: +SKIP
         >>> az.summary(idata, var_names=["eta"])                 # doctest: +SKIP
+        >>> az.loo(model.to_inference_data(y=y))                  # doctest: +SKIP
         """
         from .diagnostics import dolda_inference_data
 
-        return dolda_inference_data(self)
+        return dolda_inference_data(self, y=y, X=X, texts=texts)
 
     def report(self, path, texts=None, y=None, X=None, max_documents=200):
         """Write one self-contained HTML report (topics, coefficients, diagnostics).

@@ -466,13 +466,16 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         self.n_chains_ = n_chains
         return self
 
-    def to_inference_data(self, feature_names=None):
+    def to_inference_data(self, feature_names=None, X=None, y=None):
         """The posterior draws as an ArviZ ``InferenceData``, for R-hat, ESS and plots.
 
         Parameters
         ----------
         feature_names : sequence of str (n_features,) or None
             As in :meth:`coef_frame`.
+        X, y : training data or None
+            Given both, the result also has a ``log_likelihood`` group (chain,
+            draw, document) for ``az.loo`` / ``az.waic``.
 
         Returns
         -------
@@ -487,4 +490,4 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         """
         from .diagnostics import probit_inference_data
 
-        return probit_inference_data(self, feature_names)
+        return probit_inference_data(self, feature_names, X=X, y=y)

@@ -12,7 +12,6 @@ from ._common import (
     _plain,
     _DATA,
     _check_burn_in,
-    _check_output_file,
     _data_options,
     _echo_warnings,
     _estimator,
@@ -20,8 +19,8 @@ from ._common import (
     _model_options,
     _read_training_data,
     _table,
-    _write_json,
 )
+from ._output import check_out, emit, is_stdout, write_json
 
 
 @main.command()
@@ -33,7 +32,8 @@ from ._common import (
               help="Number of stratified cross-validation folds.")
 @_model_options
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=None,
-              help="Also write the results as JSON to this file.")
+              help="Also write the results as JSON to this file (.json; - for standard "
+                   "output, the summary then goes to standard error).")
 def evaluate(data, text_column, label_column, covariates, encoding, folds, out, **opts):
     """Cross-validate DOLDA on DATA: accuracy, macro-F1 and the confusion matrix.
 
@@ -52,8 +52,7 @@ def evaluate(data, text_column, label_column, covariates, encoding, folds, out, 
     from sklearn.model_selection import StratifiedKFold
 
     _check_burn_in(opts)
-    if out is not None:
-        out = _check_output_file(out)
+    out = check_out(out, ("json",))
     frame, texts, y, X = _read_training_data(data, text_column, label_column, covariates,
                                              encoding)
     labels, counts = np.unique(y.astype(str) if y.dtype == object else y, return_counts=True)
@@ -79,7 +78,7 @@ def evaluate(data, text_column, label_column, covariates, encoding, folds, out, 
         per_fold.append({"fold": fold + 1, "n_test": int(len(test)), "accuracy": float(acc),
                          "macro_f1": float(f1)})
         if not opts["quiet"]:
-            click.echo(f"fold {fold + 1}/{folds}: accuracy {acc:.3f}, macro-F1 {f1:.3f}")
+            emit(out, f"fold {fold + 1}/{folds}: accuracy {acc:.3f}, macro-F1 {f1:.3f}")
     seconds = time.perf_counter() - tic
     classes = list(pd.unique(pd.Series(y)).tolist())
     classes.sort(key=lambda c: (str(type(c)), c))
@@ -90,14 +89,14 @@ def evaluate(data, text_column, label_column, covariates, encoding, folds, out, 
     fold_table = pd.DataFrame(per_fold).set_index("fold")
     fold_table.loc["all"] = [len(y), accuracy, macro_f1]
     fold_table["n_test"] = fold_table["n_test"].astype(int)
-    click.echo(f"{folds}-fold cross-validation of DOLDA ({opts['n_topics']} topics, "
+    emit(out, f"{folds}-fold cross-validation of DOLDA ({opts['n_topics']} topics, "
                f"{opts['n_iter']} iterations) on {len(y)} documents, {seconds:.1f} s")
-    click.echo(_table(fold_table))
-    click.echo(f"accuracy {accuracy:.3f}  macro-F1 {macro_f1:.3f}")
-    click.echo("confusion matrix (rows: true class, columns: predicted class)")
+    emit(out, _table(fold_table))
+    emit(out, f"accuracy {accuracy:.3f}  macro-F1 {macro_f1:.3f}")
+    emit(out, "confusion matrix (rows: true class, columns: predicted class)")
     cm_frame = pd.DataFrame(cm, index=pd.Index([str(c) for c in classes], name="true"),
                             columns=[str(c) for c in classes])
-    click.echo(cm_frame.to_string())
+    emit(out, cm_frame.to_string())
     if out is not None:
         result = {
             "data": str(data), "n_docs": int(len(y)), "folds": folds,
@@ -108,5 +107,6 @@ def evaluate(data, text_column, label_column, covariates, encoding, folds, out, 
             "text_column": text_column, "label_column": label_column,
             "covariates": list(covariates), "seconds": seconds,
         }
-        _write_json(result, out)
-        click.echo(f"Results written to {out}")
+        write_json(result, out)
+        if not is_stdout(out):
+            click.echo(f"Results written to {out}")

@@ -26,6 +26,7 @@ from ._common import (
     _read_training_data,
     _save_model,
 )
+from ._metrics import training_accuracy
 
 
 @main.command()
@@ -107,7 +108,10 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
         click.get_current_context().exit(EXIT_INTERRUPTED)
     seconds = time.perf_counter() - tic
     with _echo_warnings(), _library_errors():
-        accuracy = float((model.predict(texts, X=X) == y).mean())
+        accuracy = training_accuracy(model, y, X)  # one product, no re-sampling
+        if accuracy is None:  # two-step fit: the training documents must be re-sampled
+            click.echo(f"Scoring the {len(texts)} training documents...", err=True)
+            accuracy = float((model.predict(texts, X=X) == y).mean())
     cli_meta = {"text_column": text_column, "label_column": label_column,
                 "covariates": list(covariates), "data": str(data), "n_docs": len(texts)}
     _save_model(model, out, cli_meta)
@@ -120,7 +124,8 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
     if scheduler is not None:
         click.echo(f"  backend           dask at {scheduler}")
     click.echo(f"  time              {seconds:.1f} s ({rate:,.0f} tokens/s)")
-    click.echo(f"  training accuracy {accuracy:.3f}")
+    click.echo(f"  training accuracy {accuracy:.3f} (in-sample; dolda evaluate or dolda score "
+               "estimate accuracy on new documents)")
     if model.n_chains_ > 1:
         from ..diagnostics import worst_rhat
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 
 import click
 
+from ..topics import DEFAULT_RELEVANCE
 from . import main
 from ._common import (
     _MODEL,
@@ -13,6 +15,155 @@ from ._common import (
     _load_model,
     _model_covariates,
 )
+from ._output import FORMATS, check_format_out, write_formatted
+
+
+def _load_topic_model(path):
+    """A fitted DOLDA or LDA saved in ``path``, or a one-line error."""
+    from ..io import ModelFormatError, load
+    from ..lda import LDA
+    from ..model import DOLDA
+
+    try:
+        model = load(path)
+    except ModelFormatError as exc:
+        raise click.ClickException(f"{path} is not a dolda model: "
+                                   f"{' '.join(str(exc).split())}") from None
+    if not isinstance(model, (DOLDA, LDA)):
+        raise click.ClickException(f"{path} holds a {type(model).__name__}, not a topic model "
+                                   "(DOLDA or LDA)")
+    return model
+
+
+def _format_options(func):
+    """``--format`` and ``--out`` of the inspecting commands."""
+    options = [
+        click.option("--format", "fmt", type=click.Choice(FORMATS), default="text",
+                     show_default=True, help="text for people, json or csv for programs."),
+        click.option("--out", "-o", type=click.Path(path_type=Path), default=None,
+                     help="Write to this file (.txt, .json, .csv, .tsv, .parquet to match "
+                          "--format) instead of standard output."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+_RELEVANCE_HELP = ("Rank words by Sievert & Shirley's relevance with this lambda: 1 = by "
+                   "probability in the topic, lower favours words specific to the topic.")
+
+
+def topic_summary(model, n_words=10, level=0.95, relevance=DEFAULT_RELEVANCE):
+    """Everything ``dolda topics`` shows, as plain Python data (see its JSON format)."""
+    import numpy as np
+
+    words = model.top_words(n_words, relevance=relevance)
+    words = [list(row) for row in (words.to_numpy() if hasattr(words, "to_numpy") else words)]
+    labels = model.topic_labels(relevance=relevance)
+    counts = getattr(model, "doc_topic_counts_", None)
+    shares = None
+    if counts is not None:
+        totals = np.asarray(counts, dtype=float).sum(axis=0)
+        shares = (totals / max(totals.sum(), 1.0)).tolist()
+    topics = []
+    for k, (row, label) in enumerate(zip(words, labels)):
+        topics.append({"topic": f"topic {k}", "label": label,
+                       "share": None if shares is None else shares[k], "words": row})
+    summary = {"model": type(model).__name__, "relevance": float(relevance),
+               "topics": topics}
+    if not hasattr(model, "eta_draws_"):
+        return summary
+    lo, hi = model.coef_interval(level)
+    summary["level"] = float(level)
+    signal = {}
+    for label in model.classes_:
+        table = model.signal_topics(label, level=level, n_words=min(n_words, 8),
+                                    relevance=relevance)
+        signal[str(label)] = [
+            {"topic": t, "label": labels[int(str(t).split()[-1])], "coef": float(r["coef"]),
+             "lower": float(r["lower"]), "upper": float(r["upper"]),
+             "words": str(r["top_words"]).split()} for t, r in table.iterrows()]
+    summary["signal_topics"] = signal
+    covariates = [c for c in model.coef_.columns
+                  if not str(c).startswith("topic ") and c != "(intercept)"]
+    effects = {}
+    for label in model.classes_:
+        effects[str(label)] = [
+            {"feature": str(c), "coef": float(model.coef_.loc[label, c]),
+             "lower": float(lo.loc[label, c]), "upper": float(hi.loc[label, c]),
+             "excludes_zero": bool(lo.loc[label, c] > 0 or hi.loc[label, c] < 0)}
+            for c in covariates]
+    summary["covariates"] = effects if covariates else {}
+    for topic in topics:
+        topic["coef"] = {str(label): float(model.coef_.loc[label, topic["topic"]])
+                         for label in model.classes_}
+    return summary
+
+
+def _topics_frame(summary):
+    """The long table of ``dolda topics --format csv``."""
+    import pandas as pd
+
+    rows = []
+    signal = {(cls, s["topic"]) for cls, items in summary.get("signal_topics", {}).items()
+              for s in items}
+    if "signal_topics" not in summary:
+        for t in summary["topics"]:
+            rows.append({"feature": t["topic"], "kind": "topic", "label": t["label"],
+                         "share": t["share"], "top_words": " ".join(t["words"])})
+        return pd.DataFrame(rows)
+    return pd.DataFrame(_feature_rows(summary, signal))
+
+
+def _feature_rows(summary, signal):
+    rows = []
+    intervals = {}
+    for cls, items in summary["signal_topics"].items():
+        for s in items:
+            intervals[(cls, s["topic"])] = (s["lower"], s["upper"])
+    for t in summary["topics"]:
+        for cls, coef in t["coef"].items():
+            lower, upper = intervals.get((cls, t["topic"]), (None, None))
+            rows.append({"feature": t["topic"], "kind": "topic", "label": t["label"],
+                         "share": t["share"], "top_words": " ".join(t["words"]),
+                         "class": cls, "coef": coef, "lower": lower, "upper": upper,
+                         "signal": (cls, t["topic"]) in signal})
+    for cls, items in summary["covariates"].items():
+        for c in items:
+            rows.append({"feature": c["feature"], "kind": "covariate", "label": c["feature"],
+                         "share": None, "top_words": "", "class": cls, "coef": c["coef"],
+                         "lower": c["lower"], "upper": c["upper"],
+                         "signal": c["excludes_zero"]})
+    return rows
+
+
+def _topics_text(summary):
+    lines = [f"Top {len(summary['topics'][0]['words'])} words per topic (relevance lambda = "
+             f"{summary['relevance']:g}):"]
+    width = max(len(t["topic"]) for t in summary["topics"])
+    for t in summary["topics"]:
+        lines.append(f"  {t['topic']:<{width}}  {' '.join(str(w) for w in t['words'])}")
+    if "signal_topics" not in summary:
+        return lines
+    level = summary["level"]
+    lines += ["", f"Signal topics per class ({level:.0%} interval of the coefficient "
+                  "excludes 0):"]
+    for cls, items in summary["signal_topics"].items():
+        lines.append(f"  {cls}:" + ("" if items else " none"))
+        for s in items:
+            lines.append(f"    {s['topic']:<{width}}  {s['coef']:+.2f}  "
+                         f"[{s['lower']:+.2f}, {s['upper']:+.2f}]  {' '.join(s['words'])}")
+    if summary["covariates"]:
+        lines += ["", f"Covariate effects per class (coefficient and {level:.0%} interval; "
+                      "* the interval excludes 0):"]
+        for cls, items in summary["covariates"].items():
+            lines.append(f"  {cls}:")
+            cw = max(len(c["feature"]) for c in items)
+            for c in items:
+                mark = " *" if c["excludes_zero"] else ""
+                lines.append(f"    {c['feature']:<{cw}}  {c['coef']:+.3f}  "
+                             f"[{c['lower']:+.3f}, {c['upper']:+.3f}]{mark}")
+    return lines
 
 
 @main.command()
@@ -23,34 +174,24 @@ from ._common import (
               default=0.95, show_default=True,
               help="A topic is a signal topic of a class when this credible interval of its "
                    "coefficient excludes 0.")
-def topics(model_dir, n_words, level):
-    """Show the top words of every topic and the signal topics of every class.
+@click.option("--relevance", type=click.FloatRange(0, 1), default=DEFAULT_RELEVANCE,
+              show_default=True, help=_RELEVANCE_HELP)
+@_format_options
+def topics(model_dir, n_words, level, relevance, fmt, out):
+    """Show the top words of every topic, the signal topics of every class and the
+    covariate effects (a DOLDA model), or the topics of an LDA model.
 
     \b
-    Example:
+    Examples:
       dolda topics model/ --words 8
+      dolda topics model/ --format json --out topics.json
     """
-    import pandas as pd
-
-    model, _ = _load_model(model_dir)
-    words = model.top_words(n_words)
-    click.echo(f"Top {words.shape[1]} words per topic:")
-    width = max(len(str(t)) for t in words.index)
-    for topic, row in words.iterrows():
-        click.echo(f"  {str(topic):<{width}}  {' '.join(str(w) for w in row)}")
-    click.echo("")
-    click.echo(f"Signal topics per class ({level:.0%} interval of the coefficient excludes 0):")
-    for label in model.classes_:
-        signal = model.signal_topics(label, level=level, n_words=min(n_words, 8))
-        click.echo(f"  {label}:" + ("" if len(signal) else " none"))
-        if len(signal):
-            shown = pd.DataFrame({
-                "coef": signal["coef"].map("{:+.2f}".format),
-                "interval": [f"[{lo:+.2f}, {hi:+.2f}]"
-                             for lo, hi in zip(signal["lower"], signal["upper"])],
-                "top words": signal["top_words"]})
-            for line in shown.to_string(index=True, header=False).splitlines():
-                click.echo(f"    {line}")
+    out = check_format_out(fmt, out)
+    model = _load_topic_model(model_dir)
+    with _echo_warnings(), _library_errors():
+        summary = topic_summary(model, n_words, level, relevance)
+    frame = _topics_frame(summary) if fmt == "csv" else None
+    write_formatted(fmt, out, _topics_text(summary) if fmt == "text" else None, summary, frame)
 
 
 def _parse_covariate_values(items, model) -> "object":
@@ -96,18 +237,23 @@ def _parse_covariate_values(items, model) -> "object":
 @click.option("--covariate", "-c", "covariate_values", multiple=True, metavar="NAME=VALUE",
               help="Value of a covariate of the model (repeat for each covariate).")
 @click.option("--top", type=click.IntRange(min=1), default=8, show_default=True,
-              help="Contributions shown for the most probable class.")
-def explain(model_dir, text, covariate_values, top):
+              help="Contributions shown for the most probable class (text format).")
+@click.option("--relevance", type=click.FloatRange(0, 1), default=DEFAULT_RELEVANCE,
+              show_default=True, help=_RELEVANCE_HELP)
+@_format_options
+def explain(model_dir, text, covariate_values, top, relevance, fmt, out):
     """Explain the prediction of one document TEXT ("-" reads it from stdin).
 
     Prints the class probabilities and the features (topics, covariates) that
     contribute most to the score of the most probable class: the feature's value
-    in this document times its coefficient.
+    in this document times its coefficient.  --format json/csv give every
+    contribution to every class.
 
     \b
     Example:
       dolda explain model/ "a slow but moving family drama" -c year=1994 -c genre=Drama
     """
+    out = check_format_out(fmt, out)
     model, _ = _load_model(model_dir)
     if text == "-":
         text = click.get_text_stream("stdin").read()
@@ -118,16 +264,25 @@ def explain(model_dir, text, covariate_values, top):
         table = model.explain(text, X_row=None if X_row is None else X_row.iloc[0])
     proba = table.attrs["proba"]
     best = max(proba, key=proba.get)
-    click.echo("Class probabilities:")
+    words = model.top_words(6, relevance=relevance)
+    table = table.copy()
+    table["top_words"] = [" ".join(words.loc[f]) if f in words.index else ""
+                          for f in table["feature"]]
+    if fmt != "text":
+        document = {"predicted": best, "proba": {str(k): v for k, v in proba.items()},
+                    "contributions": table.to_dict(orient="records")}
+        write_formatted(fmt, out, None, document, table)
+        return
+    lines = ["Class probabilities:"]
     for label, p in sorted(proba.items(), key=lambda kv: -kv[1]):
-        click.echo(f"  {str(label):<12} {p:.3f}")
+        lines.append(f"  {str(label):<12} {p:.3f}")
     rows = table[table["class"] == best].head(top)
-    words = model.top_words(6)
     width = max([len("feature")] + [len(str(f)) for f in rows["feature"]])
-    click.echo(f"\nLargest contributions to the score of {best!s} (value x coefficient):")
-    click.echo(f"  {'feature':<{width}}  {'value':>7}  {'coef':>7}  {'contrib':>7}  top words")
-    for feature, value, coef, contribution in zip(rows["feature"], rows["value"], rows["coef"],
-                                                  rows["contribution"]):
-        top_words = " ".join(words.loc[feature]) if feature in words.index else ""
-        click.echo(f"  {str(feature):<{width}}  {value:7.3f}  {coef:+7.3f}  "
-                   f"{contribution:+7.3f}  {top_words}".rstrip())
+    lines.append(f"\nLargest contributions to the score of {best!s} (value x coefficient):")
+    lines.append(f"  {'feature':<{width}}  {'value':>7}  {'coef':>7}  {'contrib':>7}  top words")
+    for feature, value, coef, contribution, top_words in zip(
+            rows["feature"], rows["value"], rows["coef"], rows["contribution"],
+            rows["top_words"]):
+        lines.append(f"  {str(feature):<{width}}  {value:7.3f}  {coef:+7.3f}  "
+                     f"{contribution:+7.3f}  {top_words}".rstrip())
+    write_formatted(fmt, out, lines, None, None)

@@ -10,7 +10,6 @@ from . import main
 from ._common import (
     _DATA,
     _MODEL,
-    _check_output_file,
     _columns_hint,
     _data_options,
     _echo_warnings,
@@ -19,9 +18,9 @@ from ._common import (
     _model_covariates,
     _require_columns,
     _texts,
-    _write_table,
     read_table,
 )
+from ._output import check_out, emit, is_stdout, write_table
 
 
 @main.command()
@@ -32,7 +31,7 @@ from ._common import (
               help="Column copied to the output to identify the rows  [default: the row "
                    "number, as column 'row'].")
 @click.option("--out", "-o", required=True, type=click.Path(path_type=Path),
-              help="Output table (.csv, .tsv or .parquet).")
+              help="Output table (.csv, .tsv or .parquet; - writes CSV to standard output).")
 def predict(model_dir, data, text_column, covariates, encoding, id_column, out):
     """Predict the class of every document in DATA with the model in MODEL_DIR.
 
@@ -46,7 +45,7 @@ def predict(model_dir, data, text_column, covariates, encoding, id_column, out):
     """
     import pandas as pd
 
-    out = _check_output_file(out)
+    out = check_out(out, ("table",))
     model, meta = _load_model(model_dir)
     text_column = text_column or meta.get("text_column")
     if text_column is None:
@@ -81,7 +80,8 @@ def predict(model_dir, data, text_column, covariates, encoding, id_column, out):
     result["predicted"] = [classes[i] for i in proba.argmax(axis=1)]
     for j, label in enumerate(classes):
         result[f"p_{label}"] = proba[:, j]
-    _write_table(result, out)
+    write_table(result, out)
     counts = result["predicted"].value_counts()
     summary = ", ".join(f"{label}: {counts.get(label, 0)}" for label in classes)
-    click.echo(f"Predicted {len(result)} documents ({summary}); written to {out}")
+    where = "standard output" if is_stdout(out) else out
+    emit(out, f"Predicted {len(result)} documents ({summary}); written to {where}")

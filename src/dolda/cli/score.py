@@ -1,0 +1,105 @@
+"""``dolda score``: accuracy, macro-F1, log loss and confusion matrix of a saved model
+on a labelled table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from . import main
+from ._common import (
+    _DATA,
+    _MODEL,
+    _columns_hint,
+    _data_options,
+    _echo_warnings,
+    _library_errors,
+    _load_model,
+    _model_covariates,
+    _require_columns,
+    _texts,
+    read_table,
+)
+from ._metrics import align_labels, classification_scores
+from ._output import check_out, emit, write_json
+
+
+@main.command()
+@click.argument("model_dir", type=_MODEL)
+@click.argument("data", type=_DATA)
+@_data_options(for_predict=True)
+@click.option("--label", "label_column", default=None, metavar="COL",
+              help="Column holding the true classes  [default: the model's label column].")
+@click.option("--out", "-o", type=click.Path(path_type=Path), default=None,
+              help="Also write the scores as JSON (.json; - for standard output, the summary "
+                   "then goes to standard error).")
+def score(model_dir, data, text_column, covariates, encoding, label_column, out):
+    """Score the model in MODEL_DIR on the labelled documents in DATA.
+
+    Predicts every row and compares with the true class: accuracy, macro-F1,
+    log loss (of the predicted probabilities) and the confusion matrix.  --text,
+    --label and --covariates default to the columns the model was fitted on.
+
+    \b
+    Example:
+      dolda score model/ test.csv --text review --label rating --out scores.json
+    """
+    import pandas as pd
+
+    out = check_out(out, ("json",))
+    model, meta = _load_model(model_dir)
+    text_column = text_column or meta.get("text_column")
+    label_column = label_column or meta.get("label_column")
+    if text_column is None:
+        raise click.UsageError("the model does not record its text column; pass --text COL")
+    if label_column is None:
+        raise click.UsageError("the model does not record its label column; pass --label COL")
+    model_cov, categorical = _model_covariates(model)
+    if covariates and len(covariates) != len(model_cov):
+        raise click.BadParameter(
+            f"the model has {len(model_cov)} covariate(s) ({', '.join(model_cov) or 'none'}), "
+            f"got {len(covariates)} column(s)", param_hint="'--covariates'")
+    source = covariates or model_cov
+    frame = read_table(data, encoding,
+                       text_columns=[s for s, m in zip(source, model_cov) if m in categorical])
+    _require_columns(frame, [text_column], data, "--text")
+    _require_columns(frame, [label_column], data, "--label")
+    for col in source:
+        if col not in frame.columns:
+            raise click.ClickException(f"covariate column {col!r} used by the model is missing "
+                                       f"from {data}; its columns are {_columns_hint(frame)}")
+    labels = frame[label_column]
+    missing = labels.isna() | labels.astype(str).str.strip().eq("")
+    if missing.any():
+        rows = ", ".join(str(i) for i in missing[missing].index[:5])
+        raise click.ClickException(f"label column {label_column!r} is empty at row(s) {rows}; "
+                                   "drop or label those rows")
+    y, unknown = align_labels(labels.to_numpy(), model.classes_)
+    if unknown:
+        raise click.ClickException(
+            f"label column {label_column!r} holds {unknown[0]!r}, which is not a class of the "
+            f"model (its classes: {', '.join(str(c) for c in model.classes_)})")
+    texts = _texts(frame, text_column, data)
+    X = None
+    if model_cov:
+        X = frame[list(source)].copy()
+        X.columns = model_cov
+    with _echo_warnings(), _library_errors():
+        proba = model.predict_proba(texts, X=X)
+    scores = classification_scores(y, proba, model.classes_)
+    classes = scores["confusion_matrix"]["labels"]
+    emit(out, f"Scored {scores['n_docs']} documents of {data} with the model in {model_dir}")
+    emit(out, f"  accuracy  {scores['accuracy']:.3f}")
+    emit(out, f"  macro-F1  {scores['macro_f1']:.3f}")
+    emit(out, f"  log loss  {scores['log_loss']:.3f}")
+    emit(out, "confusion matrix (rows: true class, columns: predicted class)")
+    cm = pd.DataFrame(scores["confusion_matrix"]["matrix"],
+                      index=pd.Index([str(c) for c in classes], name="true"),
+                      columns=[str(c) for c in classes])
+    emit(out, cm.to_string())
+    if out is not None:
+        write_json({"model": str(model_dir), "data": str(data), "text_column": text_column,
+                    "label_column": label_column, **scores}, out)
+        if str(out) != "-":
+            click.echo(f"Scores written to {out}")
