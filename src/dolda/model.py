@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._validation import (
     check_burn_in,
     check_choice,
+    check_covariate_scale,
     check_n_jobs,
     check_positive_float,
     check_positive_int,
@@ -331,6 +332,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             M = X.toarray().astype(np.float64, copy=False)
             if not np.all(np.isfinite(M)):
                 raise ValueError("X has missing or infinite values")
+            check_covariate_scale(M, plain)
         else:
             if not isinstance(X, pd.DataFrame):
                 arr = np.asarray(X)

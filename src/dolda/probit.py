@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._validation import (
     check_burn_in,
     check_choice,
+    check_covariate_scale,
     check_n_jobs,
     check_positive_float,
     check_positive_int,
@@ -229,6 +230,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         n_iter, burn_in, thin, variance, n_jobs = self._check_params()
         X = validate_data(self, X, reset=True, dtype=np.float64, ensure_min_samples=2,
                           ensure_all_finite=True, accept_sparse="csr")
+        check_covariate_scale(X, getattr(self, "feature_names_in_", None))
         self.classes_, y_index = encode_labels(y, X.shape[0])
         U = self._design(X)
         n_samples, n_columns = U.shape
@@ -291,8 +293,10 @@ class DOProbit(ClassifierMixin, BaseEstimator):
     # -------------------------------------------------------------- predict
     def _check_X(self, X):
         check_is_fitted(self, "eta_draws_")
-        return validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=True,
-                             accept_sparse="csr")
+        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=True,
+                          accept_sparse="csr")
+        check_covariate_scale(X, getattr(self, "feature_names_in_", None))
+        return X
 
     def decision_function(self, X):
         """Posterior-mean linear predictors ``mu_{dl} = u_d . E[eta_l]``, shape (D, L)."""
