@@ -18,7 +18,6 @@ import io
 import json
 import logging
 import os
-import shutil
 import tempfile
 import warnings
 from pathlib import Path
@@ -254,10 +253,22 @@ def _check_output_file(path: Path, option: str = "--out") -> Path:
 
 
 def _check_model_out(path: Path, overwrite: bool) -> Path:
-    """Refuse early (before a long fit) an output directory that cannot be written."""
-    from ..io import HEADER_FILE
+    """Refuse early (before a long fit) an output directory that cannot be written.
+
+    Takes the output's lock for the rest of the command (released when the
+    command ends), so a second ``dolda fit`` writing the same ``--out`` stops
+    at once with one line instead of racing this one; a model left beside
+    ``path`` by an interrupted replacement is put back first.
+    """
+    from .. import _atomic
+    from ..io import HEADER_FILE, _is_complete
 
     path = Path(path)
+    if not path.parent.is_dir():
+        raise click.BadParameter(f"the directory {path.parent} does not exist",
+                                 param_hint="'--out'")
+    _hold_lock(path, "model directory", "'--out'")
+    _atomic.recover(path, _is_complete)
     if path.exists():
         is_model = path.is_dir() and (path / HEADER_FILE).is_file()
         empty = path.is_dir() and not any(path.iterdir())
@@ -267,45 +278,73 @@ def _check_model_out(path: Path, overwrite: bool) -> Path:
         if is_model and not overwrite:
             raise click.BadParameter(f"{path} already holds a model; pass --overwrite to "
                                      "replace it", param_hint="'--out'")
-    if not path.parent.is_dir():
-        raise click.BadParameter(f"the directory {path.parent} does not exist",
-                                 param_hint="'--out'")
     return path
+
+
+def _hold_lock(path: Path, what: str, param_hint: str) -> None:
+    """Lock ``path`` (see :func:`dolda._atomic.output_lock`) until the command ends."""
+    from .. import _atomic
+
+    lock = _atomic.output_lock(path, what)
+    try:
+        lock.__enter__()
+    except _atomic.OutputLocked as exc:
+        raise click.BadParameter(str(exc), param_hint=param_hint) from None
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.call_on_close(lambda: lock.__exit__(None, None, None))
+
+
+def _lock_checkpoint(path) -> None:
+    """Lock a ``--checkpoint`` directory for the whole fit (two fits never share one)."""
+    if path is not None:
+        _hold_lock(Path(path), "checkpoint directory", "'--checkpoint'")
 
 
 def _save_model(model, path: Path, cli_meta: dict) -> None:
     """Save ``model`` plus ``cli.json`` as one atomic directory at ``path``.
 
-    The model is saved into a temporary directory beside ``path``, ``cli.json``
-    is added, and the whole directory is renamed into place (an existing model
-    directory is moved aside first and deleted afterwards).
+    ``dolda.io.save_model`` writes both into a temporary directory beside
+    ``path`` and renames it into place (an existing model directory is moved
+    aside first and deleted afterwards; see ``docs/FORMAT.md``).
     """
-    path = Path(path)
-    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
-    old = None
-    try:
-        built = staging / "model"
-        model.save(built)
-        with open(built / CLI_META_FILE, "w", encoding="utf-8") as fh:
-            json.dump(cli_meta, fh, indent=2)
-            fh.write("\n")
-        if path.exists():
-            old = staging / "old"
-            os.replace(path, old)
-            try:
-                os.replace(built, path)
-            except BaseException:
-                os.replace(old, path)
-                raise
-        else:
-            os.replace(built, path)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    from ..io import save_model
+
+    data = (json.dumps(cli_meta, indent=2) + "\n").encode("utf-8")
+    save_model(model, path, overwrite=True, extra_files={CLI_META_FILE: data})
+
+
+#: Fields of ``cli.json`` and their types (all optional).
+CLI_META_FIELDS = {"text_column": str, "label_column": str, "covariates": list,
+                   "data": str, "n_docs": int}
+
+
+def _check_cli_meta(meta, meta_path, model) -> dict:
+    """``cli.json`` is untrusted input too: a JSON object with the documented fields."""
+    if not isinstance(meta, dict):
+        raise click.ClickException(f"{meta_path} is not a JSON object")
+    for key, kind in CLI_META_FIELDS.items():
+        value = meta.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise click.ClickException(f"{meta_path}: field {key!r} must be a "
+                                       f"{kind.__name__}, got {type(value).__name__}")
+    covariates = meta.get("covariates") or []
+    if not all(isinstance(c, str) for c in covariates):
+        raise click.ClickException(f"{meta_path}: field 'covariates' must be a list of "
+                                   "column names")
+    model_cov, _ = _model_covariates(model)
+    if covariates and len(covariates) != len(model_cov):
+        raise click.ClickException(f"{meta_path}: lists {len(covariates)} covariate(s) but "
+                                   f"the model has {len(model_cov)}")
+    return meta
 
 
 def _load_model(path):
     """A fitted DOLDA and its CLI metadata, or a one-line error."""
-    from ..io import ModelFormatError, load
+    from .. import _atomic
+    from ..io import ModelFormatError, _is_complete, load
     from ..model import DOLDA
 
     path = Path(path)
@@ -317,13 +356,24 @@ def _load_model(path):
     if not isinstance(model, DOLDA):
         raise click.ClickException(f"{path} holds a {type(model).__name__}, not a DOLDA model")
     meta = {}
-    meta_path = path / CLI_META_FILE
+    meta_path = _atomic.readable_path(path, _is_complete) / CLI_META_FILE
+    if meta_path.is_symlink():
+        raise click.ClickException(f"{meta_path} is a link; refusing to read it")
     if meta_path.is_file():
+        if meta_path.stat().st_size > 1 << 20:
+            raise click.ClickException(f"{meta_path} is larger than 1 MiB; not a dolda file")
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise click.ClickException(f"{meta_path} is unreadable ({exc})") from None
+            meta = json.loads(meta_path.read_text(encoding="utf-8"),
+                              parse_constant=_refuse_json_constant)
+        except (OSError, ValueError, RecursionError) as exc:
+            message = " ".join(str(exc).split())
+            raise click.ClickException(f"{meta_path} is unreadable ({message})") from None
+        meta = _check_cli_meta(meta, meta_path, model)
     return model, meta
+
+
+def _refuse_json_constant(name):
+    raise ValueError(f"{name} is not allowed (strict JSON)")
 
 
 def _model_covariates(model) -> tuple[list[str], set[str]]:
@@ -406,7 +456,21 @@ def _data_options(for_predict=False):
 
 
 _DATA = click.Path(exists=True, dir_okay=False, path_type=Path)
-_MODEL = click.Path(exists=True, file_okay=False, path_type=Path)
+class _ModelPath(click.Path):
+    """An existing model or checkpoint directory, or one whose complete copy was left
+    beside it by an interrupted replacement (``docs/FORMAT.md``, Atomicity)."""
+
+    def convert(self, value, param, ctx):
+        from .. import _atomic
+        from ..io import _is_complete
+
+        path = Path(value)
+        if not path.exists() and _atomic.readable_path(path, _is_complete) != path:
+            return path
+        return super().convert(value, param, ctx)
+
+
+_MODEL = _ModelPath(exists=True, file_okay=False, path_type=Path)
 
 
 def _estimator(opts, **extra):

@@ -46,7 +46,7 @@ def std_normal_above(lo, state):
     Terminates for every input: NaN gives NaN, ``+inf`` gives ``+inf``, and
     every loop is bounded by :data:`MAX_TRIES` rounds.
     """
-    if lo != lo or lo == np.inf:  # NaN or +inf: nothing to draw, no loop
+    if np.isnan(lo) or lo == np.inf:  # NaN or +inf: nothing to draw, no loop
         return lo, state
     if lo <= 0.0:
         x = 0.0
