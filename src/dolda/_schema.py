@@ -270,8 +270,14 @@ class _Shapes:
                 _fail(f"the array {name!r} is missing")
             return None
         shape = spec["shape"]
-        if np.dtype(spec["dtype"]).kind not in kinds:
-            _fail(f"array {name!r} has dtype {spec['dtype']}, expected kind {kinds!r}")
+        dtype = np.dtype(spec["dtype"])
+        if kinds == "f*":  # float32 or float64 (the chain keeps Phi in float32)
+            kinds = "f"
+        elif kinds == "f" and dtype != np.dtype(np.float64):
+            _fail(f"array {name!r} has dtype {spec['dtype']}, expected float64 ('<f8')")
+        if dtype.kind not in kinds or not dtype.isnative:
+            _fail(f"array {name!r} has dtype {spec['dtype']}, expected native "
+                  + {"iu": "integers", "f": "float64"}.get(kinds, kinds))
         if len(shape) != len(expected) or any(
                 (e is None and s < 1) or (e is not None and s != e)
                 for s, e in zip(shape, expected)):
@@ -387,7 +393,7 @@ def check_checkpoint_manifest(meta: dict, manifest: dict) -> dict:
     shapes = _Shapes(manifest)
     shapes.need("z", [n_tokens], kinds="iu")
     K = shapes.need("ndk", [n_docs, None], kinds="iu")[1]
-    V = shapes.need("phi", [None, K])[0]
+    V = shapes.need("phi", [None, K], kinds="f*")[0]
     L, P = shapes.need("eta", [None, None])
     if P < K + 1:
         _fail(f"array 'eta' has {P} columns, fewer than the {K} topics plus the intercept")
@@ -417,8 +423,9 @@ def _finite(arrays, name, lo=None, positive=False):
 def _simplex_rows(arrays, name, axis):
     a = arrays[name]
     _finite(arrays, name, lo=0.0)
-    sums = a.sum(axis=axis)
-    if a.size and not np.allclose(sums, 1.0, rtol=0, atol=SIMPLEX_TOL):
+    sums = a.sum(axis=axis, dtype=np.float64)
+    tol = SIMPLEX_TOL if a.dtype == np.float64 else 1e3 * SIMPLEX_TOL
+    if a.size and not np.allclose(sums, 1.0, rtol=0, atol=tol):
         _fail(f"array {name!r} is not a set of probability distributions (sums "
               f"{sums.min():.6g} .. {sums.max():.6g}, expected 1)")
 
