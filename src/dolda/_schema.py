@@ -24,6 +24,9 @@ import numpy as np
 #: Largest ``predict_sweeps`` / ``transform_sweeps`` a model file may ask for
 #: (a larger one would make ``predict`` run for hours).
 MAX_SWEEPS = 100_000
+#: Largest |coefficient| accepted (posterior draws of eta are O(1)-O(100); 1e300
+#: would overflow the class probabilities into NaN).
+MAX_COEF = 1e12
 #: Largest token pattern accepted (a regular expression compiled on load).
 MAX_PATTERN_LENGTH = 1_000
 #: Array names in a manifest.
@@ -438,6 +441,10 @@ def check_values(tag: str, facts: dict, arrays: dict, checkpoint=False) -> None:
         return
     for name in ("eta_draws", "coef", "intercept", "eta", "nu", "phi_sum"):
         _finite(arrays, name)
+    for name in ("eta_draws", "coef", "intercept", "eta"):
+        if name in arrays and arrays[name].size and np.abs(arrays[name]).max() > MAX_COEF:
+            _fail(f"array {name!r} has coefficients beyond {MAX_COEF:.0e} in magnitude; "
+                  "no fit produces those")
     for name in ("tau2", "xi", "lam2"):
         _finite(arrays, name, lo=0.0, positive=True)
     # a checkpoint's draw arrays are zero beyond the draws made so far

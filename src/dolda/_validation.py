@@ -138,3 +138,100 @@ def check_frame_columns(frame, columns=None) -> None:
     if twice:
         raise ValueError(f"column name(s) {sorted(set(map(str, twice)))} appear more than "
                          "once in the table; rename the copies")
+
+
+def check_labels(classes, y_index) -> None:
+    """Labels a model can be saved with, and classes with enough documents.
+
+    Raises a ValueError at ``fit`` (not at ``save``, after the work) for labels
+    that cannot be stored without pickle; warns when classes have a single
+    document, and when there are about as many classes as documents (the
+    label column is then likely an identifier).
+    """
+    import warnings
+
+    from .io import encode_labels
+
+    try:
+        encode_labels(classes)
+    except TypeError as exc:
+        raise ValueError(f"y: {exc}") from None
+    counts = np.bincount(np.asarray(y_index), minlength=len(classes))
+    n_docs, n_classes = int(counts.sum()), len(classes)
+    if n_classes > max(2, n_docs // 2):
+        warnings.warn(f"{n_classes} classes for {n_docs} documents: most classes have a "
+                      "single document, nothing can be learnt about them (is y an "
+                      "identifier?)", UserWarning, stacklevel=3)
+    elif (counts < 2).any():
+        single = [classes[i] for i in np.flatnonzero(counts < 2)[:5]]
+        warnings.warn(f"{int((counts < 2).sum())} class(es) have a single document "
+                      f"(e.g. {single}); their coefficients rest on the prior alone",
+                      UserWarning, stacklevel=3)
+
+
+def _available_memory() -> int:
+    import os
+
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 1 << 40
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:,.1f} GiB"
+
+
+def check_model_size(n_topics: int, n_words: int, n_docs: int, n_tokens: int,
+                     n_classes: int = 0, n_columns: int = 0, n_draws: int = 0,
+                     available: int | None = None) -> None:
+    """Refuse, before allocating, a model that cannot fit in memory; warn on too many topics.
+
+    Parameters
+    ----------
+    n_topics, n_words, n_docs, n_tokens : int
+        ``K``, ``V``, ``D``, ``N``.
+    n_classes, n_columns, n_draws : int
+        ``L``, ``P`` (intercept + covariates + K) and the kept draws ``S``
+        (0 for LDA alone).
+    available : int or None
+        Bytes of memory available (None: read from the system).
+
+    Raises
+    ------
+    ValueError
+        When the estimate exceeds the available memory; names the size and
+        the parameter to change.
+    """
+    import warnings
+
+    K, V, D, P, L, S = n_topics, n_words, n_docs, n_columns, n_classes, n_draws
+    terms = {  # bytes, and the parameter that drives the term
+        "n_topics (topics x words: Phi, its running sum and alias tables)": 32.0 * K * V,
+        "n_topics (documents x topics: counts and proportions)": 16.0 * D * K,
+        "n_topics (the eta-step's (K + covariates)^2 matrices per class)": 8.0 * P * P * (L + 2),
+        "n_iter, burn_in or thin (kept draws of eta and lambda)": 16.0 * S * L * P,
+    }
+    total = sum(terms.values())
+    available = _available_memory() if available is None else available
+    if total > available:
+        culprit = max(terms, key=terms.get)
+        classes = f" and {L} classes" if L else ""
+        raise ValueError(
+            f"n_topics={K} with {V} words, {D} documents{classes} needs about "
+            f"{_gib(total)} of memory, more than the {_gib(available)} available; the "
+            f"largest part is {culprit}: lower {culprit.split(' ')[0]}")
+    if K > max(n_tokens / 10, 2):
+        warnings.warn(f"n_topics={K} for {n_tokens} tokens: fewer than 10 tokens per topic, "
+                      "most topics will stay empty; lower n_topics", UserWarning, stacklevel=3)
+
+
+def check_fit_sizes(classes, y_index, n_topics, corpus, n_columns, params) -> None:
+    """The checks of :func:`check_labels` and :func:`check_model_size` for a DOLDA fit
+    (``params``: the checked parameters, with ``n_iter``, ``burn_in``, ``thin``,
+    ``n_chains``)."""
+    check_labels(classes, y_index)
+    n_draws = params.get("n_chains", 1) * len(range(params["burn_in"], params["n_iter"],
+                                                    params.get("thin", 1)))
+    check_model_size(n_topics, corpus.n_words, corpus.n_docs, corpus.n_tokens, len(classes),
+                     n_columns, n_draws)

@@ -261,9 +261,15 @@ def encode_labels(classes) -> dict:
     if kind == "O":
         if all(isinstance(v, str) for v in classes):
             values = [str(v) for v in classes]
-        elif all(isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, bool)
-                 for v in classes):
+        elif all(isinstance(v, (numbers.Integral, np.integer))
+                 and not isinstance(v, (bool, np.bool_)) for v in classes):
             values = [int(v) for v in classes]
+        elif all(isinstance(v, (bool, np.bool_)) for v in classes):
+            # Python bools (y=[True, False]) are saved as a bool array
+            return {"dtype": np.dtype(bool).str, "values": [bool(v) for v in classes]}
+        elif all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+                 and math.isfinite(v) for v in classes):
+            return {"dtype": np.dtype(np.float64).str, "values": [float(v) for v in classes]}
         else:
             types = sorted({type(v).__name__ for v in classes})
             raise TypeError(f"labels of type {types} cannot be saved without pickle; "

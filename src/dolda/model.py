@@ -23,6 +23,7 @@ from ._validation import (
     check_burn_in,
     check_choice,
     check_covariate_scale,
+    check_fit_sizes,
     check_n_jobs,
     check_positive_float,
     check_positive_int,
@@ -389,6 +390,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         self.classes_, y_index = encode_labels(y, n_docs)
         Xd, names = self._covariates(X, n_docs, fit=True)
         K = p["n_topics"]
+        check_fit_sizes(self.classes_, y_index, K, corpus, Xd.shape[1] + K, p)
         self.feature_names_ = names + [_topic_name(k) for k in range(K)]
         n_x = Xd.shape[1]
         shrunk = np.ones(n_x + K, dtype=bool)

@@ -20,6 +20,7 @@ from ._validation import (
     check_burn_in,
     check_choice,
     check_covariate_scale,
+    check_labels,
     check_n_jobs,
     check_positive_float,
     check_positive_int,
@@ -232,6 +233,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
                           ensure_all_finite=True, accept_sparse="csr")
         check_covariate_scale(X, getattr(self, "feature_names_in_", None))
         self.classes_, y_index = encode_labels(y, X.shape[0])
+        check_labels(self.classes_, y_index)
         U = self._design(X)
         n_samples, n_columns = U.shape
         n_classes = len(self.classes_)

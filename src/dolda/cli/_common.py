@@ -29,9 +29,15 @@ import click
 CLI_META_FILE = "cli.json"
 CSV_EXTENSIONS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
 PARQUET_EXTENSIONS = (".parquet", ".pq")
+#: JSON tables: one object per line (JSON Lines, optionally gzipped), or one
+#: JSON document (a list of row objects, or an object of columns).
+JSON_EXTENSIONS = (".jsonl", ".jsonl.gz", ".ndjson", ".json")
 #: Exit code of a run stopped by Ctrl-C (128 + SIGINT), as shells report it.
 EXIT_INTERRUPTED = 130
 MAX_ROWS_SHOWN = 5
+#: A label column with a distinct value in every one of at least this many rows
+#: is refused as an identifier.
+MIN_ROWS_IDENTIFIER = 10
 
 logger = logging.getLogger(__name__)
 
@@ -69,9 +75,18 @@ def _decode(path: Path, data: bytes, encoding: str, sep: str) -> str:
                                  param_hint="'--encoding'") from None
 
 
+def _table_suffix(path: Path) -> str:
+    name = path.name.lower()
+    for suffix in JSON_EXTENSIONS:
+        if name.endswith(suffix):
+            return suffix
+    return path.suffix.lower()
+
+
 def read_table(path, encoding: str = "utf-8", text_columns=()):
-    """Read a CSV/TSV (by extension ``.csv``, ``.tsv``, ``.tab``) or Parquet
-    (``.parquet``, ``.pq``) file into a DataFrame.
+    """Read a CSV/TSV (by extension ``.csv``, ``.tsv``, ``.tab``), Parquet
+    (``.parquet``, ``.pq``) or JSON (``.jsonl``, ``.jsonl.gz``, ``.ndjson``,
+    ``.json``) file into a DataFrame.
 
     Parameters
     ----------
@@ -82,24 +97,42 @@ def read_table(path, encoding: str = "utf-8", text_columns=()):
     text_columns : iterable of str
         Columns read as strings whatever they look like (categorical
         covariates whose levels look like numbers, for instance).
+
+    Raises
+    ------
+    click.ClickException
+        Unknown extension, unreadable or empty file, or duplicated column names
+        (which pandas would silently rename or shadow).
     """
     import pandas as pd
 
     path = Path(path)
-    suffix = path.suffix.lower()
+    suffix = _table_suffix(path)
     text_columns = list(text_columns)
-    if suffix in PARQUET_EXTENSIONS:
+    if suffix in PARQUET_EXTENSIONS or suffix in JSON_EXTENSIONS:
         try:
-            frame = pd.read_parquet(path)
-        except Exception as exc:  # pyarrow raises its own error types
-            raise click.ClickException(f"{path}: cannot read it as Parquet ({exc})") from None
+            if suffix in PARQUET_EXTENSIONS:
+                frame = pd.read_parquet(path)
+            else:
+                frame = pd.read_json(path, lines=suffix != ".json", dtype=False,
+                                     convert_dates=False, encoding=encoding,
+                                     compression="gzip" if suffix.endswith(".gz") else None)
+        except Exception as exc:  # pyarrow and the json parser raise their own error types
+            kind = "Parquet" if suffix in PARQUET_EXTENSIONS else "JSON"
+            message = " ".join(str(exc).split())[:300]
+            raise click.ClickException(f"{path}: cannot read it as {kind} ({message})") \
+                from None
+        _refuse_duplicated(list(frame.columns), path)
+        if frame.shape[1] == 0:
+            raise click.ClickException(f"{path} is empty")
         for col in text_columns:
             if col in frame.columns:
                 values = frame[col]
                 frame[col] = values.astype(str).where(values.notna())
         return frame
     if suffix not in CSV_EXTENSIONS:
-        known = ", ".join(list(CSV_EXTENSIONS) + list(PARQUET_EXTENSIONS))
+        known = ", ".join(list(CSV_EXTENSIONS) + list(PARQUET_EXTENSIONS)
+                          + list(JSON_EXTENSIONS))
         raise click.ClickException(f"{path}: unknown table format {suffix or '(no extension)'!r}; "
                                    f"use one of {known}")
     sep = CSV_EXTENSIONS[suffix]
@@ -107,12 +140,35 @@ def read_table(path, encoding: str = "utf-8", text_columns=()):
     if not text.strip():
         raise click.ClickException(f"{path} is empty")
     header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+    _refuse_duplicated(header, path)
     dtype = {col: str for col in text_columns if col in header}
     try:
         return pd.read_csv(io.StringIO(text), sep=sep, dtype=dtype or None)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         message = " ".join(str(exc).split())
         raise click.ClickException(f"{path}: cannot parse the table ({message})") from None
+
+
+def _refuse_duplicated(columns, path) -> None:
+    seen, dup = set(), []
+    for col in columns:
+        if col in seen and col not in dup:
+            dup.append(col)
+        seen.add(col)
+    if dup:
+        raise click.ClickException(f"{path}: column name(s) {', '.join(repr(str(c)) for c in dup)} "
+                                   "appear more than once in the header; rename the copies")
+
+
+def _nested_cells(values):
+    """Row numbers whose cell holds a list, array, dict or set (Parquet list/struct cells)."""
+    import numpy as np
+
+    if values.dtype != object:
+        return []
+    nested = [i for i, v in enumerate(values.to_numpy())
+              if isinstance(v, (list, tuple, dict, set, np.ndarray))]
+    return nested
 
 
 def _require_columns(frame, columns, path, option: str | None = None) -> None:
@@ -123,11 +179,35 @@ def _require_columns(frame, columns, path, option: str | None = None) -> None:
                                        f"{_columns_hint(frame)}")
 
 
-def _texts(frame, column: str, path) -> list[str]:
+def _texts(frame, column: str, path) -> list:
+    """The documents of ``column``: strings, or token lists (a list column of
+    strings, e.g. from Parquet or JSON, is passed on as pre-tokenized documents)."""
+    import numpy as np
+
     values = frame[column]
-    texts = values.where(values.notna(), "").astype(str)
-    if len(texts) == 0:
+    if len(values) == 0:
         raise click.ClickException(f"{path} has no rows")
+    nested = _nested_cells(values)
+    if nested:
+        docs, bad = [], []
+        for i, v in enumerate(values.to_numpy()):
+            if isinstance(v, (list, tuple, np.ndarray)) and all(isinstance(t, str) for t in v):
+                docs.append([str(t) for t in v])
+            elif v is None or (isinstance(v, float) and v != v):
+                docs.append([])
+            elif isinstance(v, str):
+                docs.append(v)
+            else:
+                bad.append(i)
+        if bad:
+            raise click.ClickException(
+                f"text column {column!r} of {path} holds values that are neither text nor "
+                f"lists of words at row(s) {_rows(bad)} (e.g. {_short(values.iloc[bad[0]])})")
+        if not any(len(d) for d in docs):
+            raise click.ClickException(f"text column {column!r} of {path} is empty: no row "
+                                       "has any text")
+        return docs
+    texts = values.where(values.notna(), "").astype(str)
     if not texts.str.strip().astype(bool).any():
         raise click.ClickException(f"text column {column!r} of {path} is empty: no row has any "
                                    "text")
@@ -138,6 +218,11 @@ def _labels(frame, column: str, path):
     import numpy as np
 
     values = frame[column]
+    nested = _nested_cells(values)
+    if nested:
+        raise click.ClickException(
+            f"label column {column!r} of {path} holds lists or records at row(s) "
+            f"{_rows(nested)} (e.g. {_short(values.iloc[nested[0]])}); a label is one value")
     missing = values.isna()
     if values.dtype.kind not in "biufc":
         missing = missing | values.astype(str).str.strip().eq("")
@@ -153,6 +238,11 @@ def _labels(frame, column: str, path):
         raise click.ClickException(
             f"label column {column!r} has a single class ({levels[0]!r}); a classifier needs "
             "documents of at least 2 classes")
+    if len(levels) == len(values) >= MIN_ROWS_IDENTIFIER:
+        raise click.ClickException(
+            f"label column {column!r} of {path} has a different value in every row "
+            f"({len(levels)} classes for {len(values)} documents): it looks like an "
+            "identifier, not a class; pass the class column to --label")
     return np.array(values.to_numpy())  # a writable copy (pandas may hand out a view)
 
 
@@ -173,7 +263,19 @@ def _covariates(frame, columns, path, option="--covariates"):
     if not columns:
         return None
     _require_columns(frame, columns, path, option)
+    for col in columns:
+        nested = _nested_cells(frame[col])
+        if nested:
+            raise click.ClickException(
+                f"covariate column {col!r} of {path} holds lists or records at row(s) "
+                f"{_rows(nested)} (e.g. {_short(frame[col].iloc[nested[0]])}); a covariate "
+                "is one number or one category per row")
     return frame[list(columns)].copy()
+
+
+def _short(value, width: int = 60) -> str:
+    text = repr(value.tolist() if hasattr(value, "tolist") else value)
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 @contextlib.contextmanager
@@ -198,9 +300,13 @@ def _library_errors(what: str = ""):
     into one-line ClickExceptions."""
     try:
         yield
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:  # the library's input errors
         message = " ".join(str(exc).split())
         raise click.ClickException(f"{what}{message}") from None
+    except MemoryError:
+        raise click.ClickException(
+            f"{what}out of memory; lower --topics or use fewer documents or covariates") \
+            from None
 
 
 def _atomic_write(path: Path, write) -> None:
@@ -491,6 +597,17 @@ def _check_burn_in(opts) -> None:
 
 
 def _read_training_data(data, text_column, label_column, covariates, encoding):
+    if text_column == label_column:
+        raise click.BadParameter(f"{label_column!r} is also the --text column; the labels "
+                                 "must come from another column", param_hint="'--label'")
+    if label_column in covariates:
+        raise click.BadParameter(f"the label column {label_column!r} cannot be a covariate: "
+                                 "the model would read the answer (target leak)",
+                                 param_hint="'--covariates'")
+    if text_column in covariates:
+        raise click.BadParameter(f"the text column {text_column!r} cannot be a covariate "
+                                 "(every document would be its own category)",
+                                 param_hint="'--covariates'")
     frame = read_table(data, encoding)
     _require_columns(frame, [text_column], data, "--text")
     _require_columns(frame, [label_column], data, "--label")
@@ -544,6 +661,7 @@ def _dask_client(address, timeout: float):
         return
     try:
         import asyncio
+        import concurrent.futures
 
         from distributed import Client
         from distributed.comm import connect
@@ -582,8 +700,18 @@ def _dask_client(address, timeout: float):
             click.echo(f"Warning: workers run dolda {', '.join(other)}, this is "
                        f"{__version__}: install the same version everywhere", err=True)
         n_threads = sum(client.nthreads().values())
-        yield (f"{len(versions)} workers, {n_threads} threads" if versions
-               else "no workers yet: waiting for some")
+        try:
+            yield (f"{len(versions)} workers, {n_threads} threads" if versions
+                   else "no workers yet: waiting for some")
+        except (OSError, asyncio.TimeoutError, asyncio.CancelledError,
+                concurrent.futures.CancelledError) as exc:
+            # CommClosedError (an OSError), StreamClosedError, a cancelled future:
+            # the scheduler went away in the middle of the fit
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise click.ClickException(
+                f"lost the Dask scheduler at {address} during the fit ({type(exc).__name__}: "
+                f"{reason[:200]}); with --checkpoint, rerun with --resume once it is back"
+            ) from None
 
 
 def _plain(value):
