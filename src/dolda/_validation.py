@@ -235,3 +235,34 @@ def check_fit_sizes(classes, y_index, n_topics, corpus, n_columns, params) -> No
                                                     params.get("thin", 1)))
     check_model_size(n_topics, corpus.n_words, corpus.n_docs, corpus.n_tokens, len(classes),
                      n_columns, n_draws)
+
+
+def check_checkpoint_fits(arrays, n_docs: int, n_tokens: int, n_classes: int,
+                          n_columns: int, n_topics: int) -> None:
+    """Refuse to resume from a checkpoint whose chain state has other dimensions.
+
+    ``arrays`` are the arrays of a DOLDA chain checkpoint (already checked by
+    the model-file schema); the data and options of the resumed fit must give
+    the same documents, tokens, classes, regression columns and topics.
+    """
+    want = {"z": (n_tokens,), "ndk": (n_docs, n_topics), "eta": (n_classes, n_columns)}
+    for name, shape in want.items():
+        if name in arrays and tuple(arrays[name].shape) != shape:
+            raise ValueError(
+                f"the checkpoint was written for other data or options: its {name!r} has shape "
+                f"{tuple(arrays[name].shape)}, this fit needs {shape} ({n_docs} documents, "
+                f"{n_tokens} tokens, {n_classes} classes, {n_columns} columns, {n_topics} "
+                "topics)")
+
+
+def one_line_errors(func, *args, **kwargs):
+    """``func(*args, **kwargs)`` with a ValueError/TypeError message folded onto one line
+    (scikit-learn's input checks write several lines, e.g. for NaN)."""
+    try:
+        return func(*args, **kwargs)
+    except (ValueError, TypeError) as exc:
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        if len(lines) <= 1:
+            raise
+        folded = type(exc)(lines[0] + " (" + lines[1][:200] + ")")
+        raise folded from None

@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
     check_burn_in,
+    check_checkpoint_fits,
     check_choice,
     check_covariate_scale,
     check_fit_sizes,
@@ -463,6 +464,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         if resume is not None:
             meta, arr = io.load_checkpoint(resume)
             self._check_resume(meta, data, n_iter)
+            check_checkpoint_fits(arr, len(data.y), len(data.tokens), data.n_classes, n_cols, K)
             start = int(meta["next_iteration"])
             if int(meta["seed"]) != seed:
                 raise ValueError(f"the checkpoint {resume} belongs to a chain with another "

@@ -24,6 +24,7 @@ from ._validation import (
     check_n_jobs,
     check_positive_float,
     check_positive_int,
+    one_line_errors,
 )
 from .sampler import gaussian
 from .sampler import probit as gibbs
@@ -229,8 +230,8 @@ class DOProbit(ClassifierMixin, BaseEstimator):
             return self._fit_chains(X, y)
         self.n_chains_ = 1
         n_iter, burn_in, thin, variance, n_jobs = self._check_params()
-        X = validate_data(self, X, reset=True, dtype=np.float64, ensure_min_samples=2,
-                          ensure_all_finite=True, accept_sparse="csr")
+        X = one_line_errors(validate_data, self, X, reset=True, dtype=np.float64,
+                            ensure_min_samples=2, ensure_all_finite=True, accept_sparse="csr")
         check_covariate_scale(X, getattr(self, "feature_names_in_", None))
         self.classes_, y_index = encode_labels(y, X.shape[0])
         check_labels(self.classes_, y_index)
@@ -295,8 +296,8 @@ class DOProbit(ClassifierMixin, BaseEstimator):
     # -------------------------------------------------------------- predict
     def _check_X(self, X):
         check_is_fitted(self, "eta_draws_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=True,
-                          accept_sparse="csr")
+        X = one_line_errors(validate_data, self, X, reset=False, dtype=np.float64,
+                            ensure_all_finite=True, accept_sparse="csr")
         check_covariate_scale(X, getattr(self, "feature_names_in_", None))
         return X
 
