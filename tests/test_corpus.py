@@ -106,11 +106,14 @@ def test_all_documents_empty_after_pruning():
         Corpus(["apple banana", "cherry"], min_df=2, rare_share=0)
 
 
-def test_unseen_only_documents_are_an_error_at_transform():
+def test_unseen_only_documents_are_a_warning_at_transform():
+    """New documents may all be empty (predict([""])): warned, like one empty document
+    in a batch, not an error (issue 15: the two used to disagree)."""
     vocab = Vocabulary(rare_share=0)
     vocab.fit(["apple banana"])
-    with pytest.raises(ValueError, match="all 1 documents are empty"):
-        vocab.transform(["durian"])
+    with pytest.warns(UserWarning, match="1 of 1 documents are empty"):
+        corpus = vocab.transform(["durian"])
+    assert corpus.n_docs == 1 and corpus.n_tokens == 0
 
 
 def test_non_string_entries_name_index_and_type():

@@ -56,3 +56,213 @@ def check_n_jobs(n_jobs) -> int:
         return n_cpu
     n_jobs = check_positive_int(n_jobs, "n_jobs")
     return min(n_jobs, n_cpu)
+
+
+#: Covariate values beyond this magnitude are refused: the sampler squares and
+#: sums them (``U^T U``), which overflows or loses every significant digit of
+#: the topic columns (proportions in [0, 1]) long before float64's 1.8e308.
+MAX_COVARIATE_ABS = 1e12
+#: Beyond this magnitude a covariate is legal but suspicious: a warning asks to rescale it.
+WARN_COVARIATE_ABS = 1e6
+
+
+def check_covariate_scale(values, name) -> None:
+    """Refuse a covariate column of absurd scale, warn on a merely large one.
+
+    Parameters
+    ----------
+    values : ndarray (D,) or (D, P), or scipy.sparse matrix (D, P)
+        Finite numeric values (one column, or a matrix whose columns are named by ``name``).
+    name : str, sequence of str or None
+        The column name (or the names of the P columns; None: ``x0, x1, ...``),
+        used in the message.
+
+    Raises
+    ------
+    ValueError
+        When some ``|value| > MAX_COVARIATE_ABS`` (one line naming the column).
+    """
+    import warnings
+
+    import scipy.sparse as sp
+
+    if sp.issparse(values):
+        if values.shape[0] == 0 or values.shape[1] == 0:
+            return
+        peak = np.asarray(abs(values).max(axis=0).todense(), dtype=np.float64).ravel()
+        n_cols = values.shape[1]
+    else:
+        values = np.asarray(values, dtype=np.float64)
+        if values.size == 0:
+            return
+        if values.ndim == 1:
+            values = values[:, None]
+        n_cols = values.shape[1]
+        with np.errstate(invalid="ignore"):
+            peak = np.nanmax(np.abs(values), axis=0)
+    if name is None:
+        names = [f"x{j}" for j in range(n_cols)]
+    elif isinstance(name, str):
+        names = [name] * n_cols
+    else:
+        names = [str(n) for n in name]
+    for j in np.flatnonzero(peak > MAX_COVARIATE_ABS):
+        raise ValueError(
+            f"covariate column {names[j]!r} has values up to {peak[j]:.3g} in magnitude; "
+            f"beyond {MAX_COVARIATE_ABS:.0e} the sampler's sums overflow or lose all precision: "
+            "rescale it (e.g. log, or divide by a unit such as 1e6)")
+    big = [names[j] for j in np.flatnonzero(peak > WARN_COVARIATE_ABS)]
+    if big:
+        warnings.warn(f"covariate column(s) {big[:5]} have values beyond "
+                      f"{WARN_COVARIATE_ABS:.0e} in magnitude; the coefficient priors assume "
+                      "roughly unit scale: consider rescaling (log, standardise)",
+                      UserWarning, stacklevel=3)
+
+
+def check_frame_columns(frame, columns=None) -> None:
+    """Refuse duplicated column names (in ``frame`` among ``columns``, or in ``columns``).
+
+    A duplicated header would make ``frame[name]`` a DataFrame (pandas then fails
+    with an unrelated message) or silently use the first copy.
+    """
+    seen, dup = set(), []
+    for c in (list(frame.columns) if columns is None else list(columns)):
+        if c in seen and c not in dup:
+            dup.append(c)
+        seen.add(c)
+    if dup:
+        raise ValueError(f"duplicated covariate name(s) {dup}: every column needs its own name")
+    counts = frame.columns.value_counts()
+    twice = [c for c in (frame.columns if columns is None else columns)
+             if c in counts.index and counts[c] > 1]
+    if twice:
+        raise ValueError(f"column name(s) {sorted(set(map(str, twice)))} appear more than "
+                         "once in the table; rename the copies")
+
+
+def check_labels(classes, y_index) -> None:
+    """Labels a model can be saved with, and classes with enough documents.
+
+    Raises a ValueError at ``fit`` (not at ``save``, after the work) for labels
+    that cannot be stored without pickle; warns when classes have a single
+    document, and when there are about as many classes as documents (the
+    label column is then likely an identifier).
+    """
+    import warnings
+
+    from .io import encode_labels
+
+    try:
+        encode_labels(classes)
+    except TypeError as exc:
+        raise ValueError(f"y: {exc}") from None
+    counts = np.bincount(np.asarray(y_index), minlength=len(classes))
+    n_docs, n_classes = int(counts.sum()), len(classes)
+    if n_classes > max(2, n_docs // 2):
+        warnings.warn(f"{n_classes} classes for {n_docs} documents: most classes have a "
+                      "single document, nothing can be learnt about them (is y an "
+                      "identifier?)", UserWarning, stacklevel=3)
+    elif (counts < 2).any():
+        single = [classes[i] for i in np.flatnonzero(counts < 2)[:5]]
+        warnings.warn(f"{int((counts < 2).sum())} class(es) have a single document "
+                      f"(e.g. {single}); their coefficients rest on the prior alone",
+                      UserWarning, stacklevel=3)
+
+
+def _available_memory() -> int:
+    import os
+
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 1 << 40
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:,.1f} GiB"
+
+
+def check_model_size(n_topics: int, n_words: int, n_docs: int, n_tokens: int,
+                     n_classes: int = 0, n_columns: int = 0, n_draws: int = 0,
+                     available: int | None = None) -> None:
+    """Refuse, before allocating, a model that cannot fit in memory; warn on too many topics.
+
+    Parameters
+    ----------
+    n_topics, n_words, n_docs, n_tokens : int
+        ``K``, ``V``, ``D``, ``N``.
+    n_classes, n_columns, n_draws : int
+        ``L``, ``P`` (intercept + covariates + K) and the kept draws ``S``
+        (0 for LDA alone).
+    available : int or None
+        Bytes of memory available (None: read from the system).
+
+    Raises
+    ------
+    ValueError
+        When the estimate exceeds the available memory; names the size and
+        the parameter to change.
+    """
+    import warnings
+
+    K, V, D, P, L, S = n_topics, n_words, n_docs, n_columns, n_classes, n_draws
+    terms = {  # bytes, and the parameter that drives the term
+        "n_topics (topics x words: Phi, its running sum and alias tables)": 32.0 * K * V,
+        "n_topics (documents x topics: counts and proportions)": 16.0 * D * K,
+        "n_topics (the eta-step's (K + covariates)^2 matrices per class)": 8.0 * P * P * (L + 2),
+        "n_iter, burn_in or thin (kept draws of eta and lambda)": 16.0 * S * L * P,
+    }
+    total = sum(terms.values())
+    available = _available_memory() if available is None else available
+    if total > available:
+        culprit = max(terms, key=terms.get)
+        classes = f" and {L} classes" if L else ""
+        raise ValueError(
+            f"n_topics={K} with {V} words, {D} documents{classes} needs about "
+            f"{_gib(total)} of memory, more than the {_gib(available)} available; the "
+            f"largest part is {culprit}: lower {culprit.split(' ')[0]}")
+    if K > max(n_tokens / 10, 2):
+        warnings.warn(f"n_topics={K} for {n_tokens} tokens: fewer than 10 tokens per topic, "
+                      "most topics will stay empty; lower n_topics", UserWarning, stacklevel=3)
+
+
+def check_fit_sizes(classes, y_index, n_topics, corpus, n_columns, params) -> None:
+    """The checks of :func:`check_labels` and :func:`check_model_size` for a DOLDA fit
+    (``params``: the checked parameters, with ``n_iter``, ``burn_in``, ``thin``,
+    ``n_chains``)."""
+    check_labels(classes, y_index)
+    n_draws = params.get("n_chains", 1) * len(range(params["burn_in"], params["n_iter"],
+                                                    params.get("thin", 1)))
+    check_model_size(n_topics, corpus.n_words, corpus.n_docs, corpus.n_tokens, len(classes),
+                     n_columns, n_draws)
+
+
+def check_checkpoint_fits(arrays, n_docs: int, n_tokens: int, n_classes: int,
+                          n_columns: int, n_topics: int) -> None:
+    """Refuse to resume from a checkpoint whose chain state has other dimensions.
+
+    ``arrays`` are the arrays of a DOLDA chain checkpoint (already checked by
+    the model-file schema); the data and options of the resumed fit must give
+    the same documents, tokens, classes, regression columns and topics.
+    """
+    want = {"z": (n_tokens,), "ndk": (n_docs, n_topics), "eta": (n_classes, n_columns)}
+    for name, shape in want.items():
+        if name in arrays and tuple(arrays[name].shape) != shape:
+            raise ValueError(
+                f"the checkpoint was written for other data or options: its {name!r} has shape "
+                f"{tuple(arrays[name].shape)}, this fit needs {shape} ({n_docs} documents, "
+                f"{n_tokens} tokens, {n_classes} classes, {n_columns} columns, {n_topics} "
+                "topics)")
+
+
+def one_line_errors(func, *args, **kwargs):
+    """``func(*args, **kwargs)`` with a ValueError/TypeError message folded onto one line
+    (scikit-learn's input checks write several lines, e.g. for NaN)."""
+    try:
+        return func(*args, **kwargs)
+    except (ValueError, TypeError) as exc:
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        if len(lines) <= 1:
+            raise
+        folded = type(exc)(lines[0] + " (" + lines[1][:200] + ")")
+        raise folded from None

@@ -233,7 +233,7 @@ class Vocabulary:
         if not hasattr(self, "index_"):
             raise RuntimeError("this Vocabulary is not fitted yet; call fit or fit_transform")
 
-    def _encode(self, docs) -> "Corpus":
+    def _encode(self, docs, allow_all_empty: bool = False) -> "Corpus":
         index = self.index_
         lengths = np.zeros(len(docs), dtype=np.int64)
         ids = []
@@ -247,7 +247,7 @@ class Vocabulary:
         np.cumsum(lengths, out=doc_ptr[1:])
         self.n_unseen_ = n_unseen
         return Corpus.from_arrays(np.asarray(ids, dtype=np.int32), doc_ptr, self,
-                                  n_unseen=n_unseen)
+                                  n_unseen=n_unseen, allow_all_empty=allow_all_empty)
 
     def transform(self, texts) -> "Corpus":
         """Map new texts to word ids of this vocabulary; unseen words are dropped.
@@ -277,8 +277,10 @@ class Vocabulary:
             np.cumsum(kept_per_doc, out=doc_ptr[1:])
             self.n_unseen_ = int((~keep).sum())
             return Corpus.from_arrays(mapped[keep].astype(np.int32), doc_ptr, self,
-                                      n_unseen=self.n_unseen_)
-        return self._encode(self._tokenize_all(texts))
+                                      n_unseen=self.n_unseen_, allow_all_empty=True)
+        # new documents may all be empty (predict([""])): warned, like one empty
+        # document in a batch, never an error
+        return self._encode(self._tokenize_all(texts), allow_all_empty=True)
 
     # ---------------------------------------------------------- utilities
     def __len__(self) -> int:
@@ -365,8 +367,12 @@ class Corpus:
 
     @classmethod
     def from_arrays(cls, tokens, doc_ptr, vocabulary: Vocabulary, n_unseen: int = 0,
-                    warn_empty: bool = True) -> "Corpus":
-        """Wrap existing ``tokens`` (N,) and ``doc_ptr`` (D+1,) arrays, checking them."""
+                    warn_empty: bool = True, allow_all_empty: bool = False) -> "Corpus":
+        """Wrap existing ``tokens`` (N,) and ``doc_ptr`` (D+1,) arrays, checking them.
+
+        ``allow_all_empty``: a corpus without any token is allowed (with a
+        warning) instead of an error; documents to predict may all be empty.
+        """
         tokens = np.ascontiguousarray(tokens, dtype=np.int32)
         doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
         if doc_ptr.ndim != 1 or len(doc_ptr) < 2:
@@ -380,7 +386,7 @@ class Corpus:
         self.tokens, self.doc_ptr = tokens, doc_ptr
         self.vocabulary, self.n_unseen = vocabulary, int(n_unseen)
         n_empty = int(np.sum(self.doc_lengths == 0))
-        if len(tokens) == 0:
+        if len(tokens) == 0 and not allow_all_empty:
             raise ValueError(f"all {self.n_docs} documents are empty after preprocessing "
                              "(tokenizing, stop words, vocabulary pruning or unseen words)")
         if n_empty and warn_empty:

@@ -19,6 +19,8 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ._validation import check_covariate_scale, check_frame_columns
+
 logger = logging.getLogger(__name__)
 
 #: ``sparse_output="auto"`` returns CSR once there are more one-hot columns than this.
@@ -30,6 +32,37 @@ OTHER = "other"
 
 def _is_categorical(series: pd.Series) -> bool:
     return not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series))
+
+
+#: A text column is taken for a numeric one with stray cells when at most this many
+#: (and at most :data:`STRAY_SHARE` of its non-missing cells) are not numbers.
+MAX_STRAY_CELLS = 5
+STRAY_SHARE = 0.05
+
+
+def _refuse_nearly_numeric(series: pd.Series, col) -> None:
+    """Refuse a column that is numeric but for a few cells (e.g. one ``"n/a"`` or ``"12,5"``).
+
+    Such a column would silently become one indicator per distinct number.
+    """
+    if pd.api.types.is_bool_dtype(series) or isinstance(series.dtype, pd.CategoricalDtype):
+        return
+    present = series.dropna()
+    if len(present) == 0 or not (present.dtype == object or pd.api.types.is_string_dtype(present)):
+        return
+    if not all(isinstance(v, (str, numbers.Number)) for v in present.iloc[:1000]):
+        return
+    numeric = pd.to_numeric(present, errors="coerce")
+    stray = numeric.isna()
+    n_stray = int(stray.sum())
+    if 0 < n_stray <= MAX_STRAY_CELLS and n_stray <= STRAY_SHARE * len(present) \
+            and numeric.nunique() >= 3:
+        rows = [int(i) if isinstance(i, numbers.Integral) else i for i in present.index[stray][:5]]
+        cells = present[stray].astype(str).tolist()[:5]
+        raise ValueError(
+            f"covariate column {col!r} is numeric except for {n_stray} cell(s) {cells} at "
+            f"row(s) {rows}; fix or blank those cells, or pass it in categorical=[...] to "
+            "one-hot encode it on purpose")
 
 
 class CovariateEncoder(TransformerMixin, BaseEstimator):
@@ -116,6 +149,8 @@ class CovariateEncoder(TransformerMixin, BaseEstimator):
         columns = self._check_columns(X, columns)
         if self.categorical is None:
             categorical = [c for c in columns if _is_categorical(X[c])]
+            for c in categorical:
+                _refuse_nearly_numeric(X[c], c)
         else:
             categorical = list(self.categorical)
             stray = [c for c in categorical if c not in columns]
@@ -170,6 +205,7 @@ class CovariateEncoder(TransformerMixin, BaseEstimator):
         (:meth:`from_dict` knows the column names only as strings, so a frame with
         integer column labels must still be found.)
         """
+        check_frame_columns(X, columns)
         by_name = {}
         for key in X.columns:
             by_name.setdefault(str(key), key)
@@ -193,6 +229,7 @@ class CovariateEncoder(TransformerMixin, BaseEstimator):
             bad = np.flatnonzero(~np.isfinite(values))[:5].tolist()
             raise ValueError(f"numeric column {col!r} has missing, non-numeric or infinite "
                              f"values at rows {bad}")
+        check_covariate_scale(values, str(col))
         return values
 
     # ------------------------------------------------------------ transform

@@ -45,6 +45,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import _atomic, _npz, _schema
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
@@ -85,6 +87,8 @@ MODEL_TYPES: dict[str, str] = {
 }
 
 _CHUNK = 1 << 20
+#: Largest ``model.json`` read (a vocabulary of millions of words fits easily).
+MAX_HEADER_BYTES = 1 << 30
 
 
 class ModelFormatError(ValueError):
@@ -187,7 +191,11 @@ def _to_json(value, where: str):
 def _from_json(value):
     if isinstance(value, dict):
         if set(value) == {"__float__"}:
-            return float(value["__float__"])
+            text = value["__float__"]
+            if text not in ("nan", "inf", "-inf"):
+                raise ModelFormatError(f"{{'__float__': {text!r}}} is not a non-finite float "
+                                       "encoding (expected 'nan', 'inf' or '-inf')")
+            return float(text)
         return {key: _from_json(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_from_json(item) for item in value]
@@ -253,9 +261,15 @@ def encode_labels(classes) -> dict:
     if kind == "O":
         if all(isinstance(v, str) for v in classes):
             values = [str(v) for v in classes]
-        elif all(isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, bool)
-                 for v in classes):
+        elif all(isinstance(v, (numbers.Integral, np.integer))
+                 and not isinstance(v, (bool, np.bool_)) for v in classes):
             values = [int(v) for v in classes]
+        elif all(isinstance(v, (bool, np.bool_)) for v in classes):
+            # Python bools (y=[True, False]) are saved as a bool array
+            return {"dtype": np.dtype(bool).str, "values": [bool(v) for v in classes]}
+        elif all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+                 and math.isfinite(v) for v in classes):
+            return {"dtype": np.dtype(np.float64).str, "values": [float(v) for v in classes]}
         else:
             types = sorted({type(v).__name__ for v in classes})
             raise TypeError(f"labels of type {types} cannot be saved without pickle; "
@@ -353,60 +367,70 @@ def _is_model_dir(path: Path) -> bool:
 
 
 def _write_directory(path, header: dict, arrays: dict, *, overwrite: bool,
-                     compress: bool) -> Path:
-    """Write ``header`` + ``arrays`` as a model directory at ``path``, atomically."""
+                     compress: bool, extra_files: dict | None = None) -> Path:
+    """Write ``header`` + ``arrays`` (+ ``extra_files``) as a model directory at
+    ``path``, atomically and under the output lock (see :mod:`dolda._atomic`)."""
     path = Path(path)
     arrays = _check_arrays(arrays)
     header = _to_json(header, "meta")
-    if path.exists():
-        if not overwrite:
-            raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
-        if not (_is_model_dir(path) or (path.is_dir() and not any(path.iterdir()))):
-            raise FileExistsError(
-                f"{path} exists and is not a dolda model directory; refusing to replace it")
     parent = path.parent
     parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=parent))
-    old = None
     try:
-        _chmod_like_mkdir(tmp)  # mkdtemp makes it 0700; a model dir is an ordinary dir
-        npz = tmp / ARRAYS_FILE
-        with open(npz, "wb") as fh:
-            (np.savez_compressed if compress else np.savez)(fh, **arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
-        header = dict(header)
-        header["arrays"] = {name: {"dtype": a.dtype.str, "shape": list(a.shape)}
-                            for name, a in arrays.items()}
-        header["arrays_file"] = ARRAYS_FILE
-        header["arrays_sha256"] = _sha256(npz)
-        with open(tmp / HEADER_FILE, "w", encoding="utf-8") as fh:
-            json.dump(header, fh, indent=2, allow_nan=False)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        _fsync_dir(tmp)
+        lock = _atomic.output_lock(path, "model directory")
+        lock.__enter__()
+    except _atomic.OutputLocked as exc:
+        raise ModelFormatError(str(exc)) from None
+    try:
+        _atomic.recover(path, _is_complete)
         if path.exists():
-            # rename(2) cannot replace a non-empty directory: move the old one
-            # aside, move the new one in, then delete the old one.
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=parent))
-            os.replace(path, old / "model")
-            try:
-                os.replace(tmp, path)
-            except BaseException:
-                os.replace(old / "model", path)
-                raise
-        else:
-            os.replace(tmp, path)
-        _fsync_dir(parent)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if old is not None and not (old / "model").exists():
-            shutil.rmtree(old, ignore_errors=True)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+            if not overwrite:
+                raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
+            if not (_is_model_dir(path) or (path.is_dir() and not any(path.iterdir()))):
+                raise FileExistsError(
+                    f"{path} exists and is not a dolda model directory; refusing to replace it")
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=parent))
+        try:
+            _chmod_like_mkdir(tmp)  # mkdtemp makes it 0700; a model dir is an ordinary dir
+            npz = tmp / ARRAYS_FILE
+            with open(npz, "wb") as fh:
+                (np.savez_compressed if compress else np.savez)(fh, **arrays)
+                fh.flush()
+                os.fsync(fh.fileno())
+            for name, data in (extra_files or {}).items():
+                if name in (HEADER_FILE, ARRAYS_FILE) or "/" in name or name.startswith("."):
+                    raise ValueError(f"extra file name {name!r} is not allowed")
+                with open(tmp / name, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            header = dict(header)
+            header["arrays"] = {name: {"dtype": a.dtype.str, "shape": list(a.shape)}
+                                for name, a in arrays.items()}
+            header["arrays_file"] = ARRAYS_FILE
+            header["arrays_sha256"] = _sha256(npz)
+            # model.json last: a directory holding it is complete
+            with open(tmp / HEADER_FILE, "w", encoding="utf-8") as fh:
+                json.dump(header, fh, indent=2, allow_nan=False)
+                fh.write("\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            _fsync_dir(tmp)
+            _atomic.replace_directory(tmp, path, _fsync_dir)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    finally:
+        lock.__exit__(None, None, None)
     return path
+
+
+def _is_complete(path: Path) -> bool:
+    """A directory whose header and arrays read cleanly (used to pick a copy to recover)."""
+    try:
+        _read_directory(path, _recover=False)
+    except Exception:  # any failure: not a usable copy
+        return False
+    return True
 
 
 def read_header(path) -> dict:
@@ -428,9 +452,15 @@ def read_header(path) -> dict:
         When ``path`` is not a model directory, the JSON is missing or
         malformed, or the format version is newer than this dolda reads.
     """
+    return _read_header(path, recover=True)
+
+
+def _read_header(path, recover: bool) -> dict:
     path = Path(path)
     if path.is_file() and path.name == HEADER_FILE:
         path = path.parent
+    if recover:
+        path = _atomic.readable_path(path, _is_complete)
     if not path.exists():
         raise ModelFormatError(f"{path} does not exist")
     if not path.is_dir():
@@ -441,12 +471,19 @@ def read_header(path) -> dict:
     if not header_path.is_file():
         raise ModelFormatError(
             f"{path} is not a dolda model directory: it has no {HEADER_FILE}")
+    _inside(path, header_path)
+    size = header_path.stat().st_size
+    if size > MAX_HEADER_BYTES:
+        raise ModelFormatError(f"{header_path} is {size} bytes, more than the "
+                               f"{MAX_HEADER_BYTES} a model header may have")
     try:
         with open(header_path, encoding="utf-8") as fh:
-            header = json.load(fh)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelFormatError(f"{header_path} is not valid JSON ({exc}); "
-                               "the file is corrupt or was not written by dolda") from exc
+            header = json.load(fh, parse_constant=_refuse_constant)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError,
+            RecursionError) as exc:
+        message = " ".join(str(exc).split())
+        raise ModelFormatError(f"{header_path} is not valid JSON ({message}); "
+                               "the file is corrupt or was not written by dolda") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
         raise ModelFormatError(f"{header_path} is not a dolda model header "
                                f"(expected \"format\": \"{FORMAT_NAME}\")")
@@ -462,43 +499,66 @@ def read_header(path) -> dict:
     for key in ("type", "arrays_sha256", "arrays"):
         if key not in header:
             raise ModelFormatError(f"{header_path} lacks the required field {key!r}")
+    try:
+        _schema.check_header(header, ARRAYS_FILE)
+    except _schema.SchemaError as exc:
+        raise _error(header_path, exc) from None
     return header
 
 
-def _read_directory(path) -> tuple[dict, dict]:
+def _refuse_constant(name):
+    raise ValueError(f"{name} is not allowed in a model file (strict JSON)")
+
+
+def _error(where, message) -> ModelFormatError:
+    """A ModelFormatError on one line, naming ``where``."""
+    return ModelFormatError(f"{where}: {' '.join(str(message).split())}")
+
+
+def _inside(directory: Path, file: Path) -> None:
+    """Refuse a file of a model directory that is (or links to) something outside it."""
+    try:
+        real_dir = directory.resolve(strict=True)
+        real = file.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise _error(file, f"cannot be resolved ({exc})") from None
+    if real.parent != real_dir or not real.is_file():
+        raise _error(file, "is a link to a file outside the model directory; "
+                     "refusing to read it")
+
+
+def _read_directory(path, _recover: bool = True, cls=None) -> tuple[dict, dict]:
+    """Header and arrays of a model directory, checked against the schema."""
     path = Path(path)
     if path.is_file() and path.name == HEADER_FILE:
         path = path.parent
-    header = read_header(path)
-    npz = path / header.get("arrays_file", ARRAYS_FILE)
+    if _recover:
+        path = _atomic.readable_path(path, _is_complete)
+    header = _read_header(path, recover=False)
+    npz = path / ARRAYS_FILE
     if not npz.is_file():
         raise ModelFormatError(f"{path} lacks its array file {npz.name}")
+    _inside(path, npz)
+    meta = header.get("meta", {})
+    tag = header["type"]
+    try:
+        if tag == CHECKPOINT_TYPE:
+            facts = _schema.check_checkpoint_manifest(meta, header["arrays"])
+        else:
+            facts = _schema.check_manifest(tag, cls or _import_class(tag), meta,
+                                           header["arrays"])
+    except (_schema.SchemaError, ModelFormatError) as exc:
+        raise _error(path / HEADER_FILE, exc) from None
     digest = _sha256(npz)
     if digest != header["arrays_sha256"]:
         raise ModelFormatError(
             f"checksum mismatch for {npz}: expected sha256 {header['arrays_sha256']}, "
             f"found {digest}; the file is corrupt or was modified after saving")
+    arrays = _npz.read_npz(npz, header["arrays"], lambda message: _error(npz, message))
     try:
-        with np.load(npz, allow_pickle=False) as data:
-            arrays = {name: data[name] for name in data.files}
-    except ValueError as exc:
-        if "pickle" in str(exc):
-            raise ModelFormatError(
-                f"{npz} holds an object array, which dolda never writes and refuses to "
-                "unpickle") from exc
-        raise ModelFormatError(f"{npz} cannot be read: {exc}") from exc
-    except Exception as exc:  # OSError, EOFError, zipfile.BadZipFile, zlib.error
-        raise ModelFormatError(f"{npz} cannot be read: {exc}") from exc
-    manifest = header["arrays"]
-    if set(manifest) != set(arrays):
-        raise ModelFormatError(f"{npz} holds arrays {sorted(arrays)}, but {HEADER_FILE} "
-                               f"lists {sorted(manifest)}")
-    for name, spec in manifest.items():
-        a = arrays[name]
-        if a.dtype.str != spec.get("dtype") or list(a.shape) != spec.get("shape"):
-            raise ModelFormatError(
-                f"array {name!r} is {a.dtype.str}{list(a.shape)} but {HEADER_FILE} says "
-                f"{spec.get('dtype')}{spec.get('shape')}")
+        _schema.check_values(tag, facts, arrays, checkpoint=tag == CHECKPOINT_TYPE)
+    except _schema.SchemaError as exc:
+        raise _error(npz, exc) from None
     return header, arrays
 
 
@@ -513,7 +573,8 @@ def _base_header(type_tag: str) -> dict:
 
 
 # --------------------------------------------------------------- public API
-def save_model(estimator, path, overwrite: bool = False, compress: bool = False) -> Path:
+def save_model(estimator, path, overwrite: bool = False, compress: bool = False,
+               extra_files: dict | None = None) -> Path:
     """Save a fitted dolda estimator as a model directory.
 
     Parameters
@@ -527,6 +588,9 @@ def save_model(estimator, path, overwrite: bool = False, compress: bool = False)
         and is not a dolda model (nor an empty directory) is never replaced.
     compress : bool, default=False
         Write ``arrays.npz`` with :func:`numpy.savez_compressed`.
+    extra_files : dict of str -> bytes or None
+        More files written into the directory in the same atomic replacement
+        (the command line's ``cli.json``).
 
     Returns
     -------
@@ -546,14 +610,18 @@ def save_model(estimator, path, overwrite: bool = False, compress: bool = False)
     -----
     The write is atomic: files go to a temporary directory beside ``path``
     that is renamed into place once complete.  When replacing an existing
-    model the old directory is moved aside first, so for a moment neither
-    exists; a failure at that point puts the old one back.
+    model the old directory is moved aside first; a process killed before the
+    new one is renamed in leaves both complete copies beside ``path``, and
+    :func:`load` reads the new one (the next save restores it and deletes the
+    leftovers).  A second process saving to the same ``path`` at the same
+    time gets a :class:`ModelFormatError` naming the lock.
     """
     tag = _type_tag(estimator)
     meta, arrays = estimator._to_state()
     header = _base_header(tag)
     header["meta"] = meta
-    return _write_directory(path, header, arrays, overwrite=overwrite, compress=compress)
+    return _write_directory(path, header, arrays, overwrite=overwrite, compress=compress,
+                            extra_files=extra_files)
 
 
 def load(path):
@@ -575,19 +643,21 @@ def load(path):
         Not a model directory, corrupt header or arrays (checksum mismatch),
         unknown type tag, or a format version newer than this dolda reads.
     """
-    header, arrays = _read_directory(path)
-    tag = header["type"]
+    tag = read_header(path)["type"]
     if tag == CHECKPOINT_TYPE:
         raise ModelFormatError(f"{path} is a sampler checkpoint, not a model; "
                                "read it with dolda.io.load_checkpoint")
     cls = _import_class(tag)
+    header, arrays = _read_directory(path, cls=cls)
+    if header["type"] != tag:  # replaced between the two reads
+        raise ModelFormatError(f"{path} changed while it was read; try again")
     try:
         return cls._from_state(header.get("meta", {}), arrays)
     except ModelFormatError:
         raise
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ModelFormatError(f"{path}: cannot rebuild a {tag} from the stored state "
-                               f"({type(exc).__name__}: {exc})") from exc
+    except Exception as exc:  # the schema should have caught it: still one line
+        raise _error(path, f"cannot rebuild a {tag} from the stored state "
+                     f"({type(exc).__name__}: {exc})") from None
 
 
 def save_checkpoint(path, meta: dict, arrays: dict, compress: bool = False) -> Path:

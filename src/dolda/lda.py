@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._validation import (
     check_burn_in,
     check_choice,
+    check_model_size,
     check_n_jobs,
     check_positive_float,
     check_positive_int,
@@ -190,6 +191,7 @@ class LDA(TransformerMixin, BaseEstimator):
         p = self._check_params()
         corpus = self._fit_corpus(texts)
         K, V = p["n_topics"], corpus.n_words
+        check_model_size(K, V, corpus.n_docs, corpus.n_tokens)
         tokens, doc_ptr = corpus.tokens, corpus.doc_ptr
         seed = seed_from(self.random_state)
         self.seed_ = seed

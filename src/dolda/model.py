@@ -21,7 +21,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
     check_burn_in,
+    check_checkpoint_fits,
     check_choice,
+    check_covariate_scale,
+    check_fit_sizes,
     check_n_jobs,
     check_positive_float,
     check_positive_int,
@@ -333,6 +336,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             M = X.toarray().astype(np.float64, copy=False)
             if not np.all(np.isfinite(M)):
                 raise ValueError("X has missing or infinite values")
+            check_covariate_scale(M, plain)
         else:
             if not isinstance(X, pd.DataFrame):
                 arr = np.asarray(X)
@@ -389,6 +393,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         self.classes_, y_index = encode_labels(y, n_docs)
         Xd, names = self._covariates(X, n_docs, fit=True)
         K = p["n_topics"]
+        check_fit_sizes(self.classes_, y_index, K, corpus, Xd.shape[1] + K, p)
         self.feature_names_ = names + [_topic_name(k) for k in range(K)]
         n_x = Xd.shape[1]
         shrunk = np.ones(n_x + K, dtype=bool)
@@ -461,6 +466,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         if resume is not None:
             meta, arr = io.load_checkpoint(resume)
             self._check_resume(meta, data, n_iter)
+            check_checkpoint_fits(arr, len(data.y), len(data.tokens), data.n_classes, n_cols, K)
             start = int(meta["next_iteration"])
             if int(meta["seed"]) != seed:
                 raise ValueError(f"the checkpoint {resume} belongs to a chain with another "

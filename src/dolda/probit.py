@@ -19,9 +19,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._validation import (
     check_burn_in,
     check_choice,
+    check_covariate_scale,
+    check_labels,
     check_n_jobs,
     check_positive_float,
     check_positive_int,
+    one_line_errors,
 )
 from .sampler import gaussian
 from .sampler import probit as gibbs
@@ -227,9 +230,11 @@ class DOProbit(ClassifierMixin, BaseEstimator):
             return self._fit_chains(X, y)
         self.n_chains_ = 1
         n_iter, burn_in, thin, variance, n_jobs = self._check_params()
-        X = validate_data(self, X, reset=True, dtype=np.float64, ensure_min_samples=2,
-                          ensure_all_finite=True, accept_sparse="csr")
+        X = one_line_errors(validate_data, self, X, reset=True, dtype=np.float64,
+                            ensure_min_samples=2, ensure_all_finite=True, accept_sparse="csr")
+        check_covariate_scale(X, getattr(self, "feature_names_in_", None))
         self.classes_, y_index = encode_labels(y, X.shape[0])
+        check_labels(self.classes_, y_index)
         U = self._design(X)
         n_samples, n_columns = U.shape
         n_classes = len(self.classes_)
@@ -291,8 +296,10 @@ class DOProbit(ClassifierMixin, BaseEstimator):
     # -------------------------------------------------------------- predict
     def _check_X(self, X):
         check_is_fitted(self, "eta_draws_")
-        return validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=True,
-                             accept_sparse="csr")
+        X = one_line_errors(validate_data, self, X, reset=False, dtype=np.float64,
+                            ensure_all_finite=True, accept_sparse="csr")
+        check_covariate_scale(X, getattr(self, "feature_names_in_", None))
+        return X
 
     def decision_function(self, X):
         """Posterior-mean linear predictors ``mu_{dl} = u_d . E[eta_l]``, shape (D, L)."""

@@ -18,7 +18,6 @@ import io
 import json
 import logging
 import os
-import shutil
 import tempfile
 import warnings
 from pathlib import Path
@@ -30,9 +29,15 @@ import click
 CLI_META_FILE = "cli.json"
 CSV_EXTENSIONS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
 PARQUET_EXTENSIONS = (".parquet", ".pq")
+#: JSON tables: one object per line (JSON Lines, optionally gzipped), or one
+#: JSON document (a list of row objects, or an object of columns).
+JSON_EXTENSIONS = (".jsonl", ".jsonl.gz", ".ndjson", ".json")
 #: Exit code of a run stopped by Ctrl-C (128 + SIGINT), as shells report it.
 EXIT_INTERRUPTED = 130
 MAX_ROWS_SHOWN = 5
+#: A label column with a distinct value in every one of at least this many rows
+#: is refused as an identifier.
+MIN_ROWS_IDENTIFIER = 10
 
 logger = logging.getLogger(__name__)
 
@@ -70,9 +75,18 @@ def _decode(path: Path, data: bytes, encoding: str, sep: str) -> str:
                                  param_hint="'--encoding'") from None
 
 
+def _table_suffix(path: Path) -> str:
+    name = path.name.lower()
+    for suffix in JSON_EXTENSIONS:
+        if name.endswith(suffix):
+            return suffix
+    return path.suffix.lower()
+
+
 def read_table(path, encoding: str = "utf-8", text_columns=()):
-    """Read a CSV/TSV (by extension ``.csv``, ``.tsv``, ``.tab``) or Parquet
-    (``.parquet``, ``.pq``) file into a DataFrame.
+    """Read a CSV/TSV (by extension ``.csv``, ``.tsv``, ``.tab``), Parquet
+    (``.parquet``, ``.pq``) or JSON (``.jsonl``, ``.jsonl.gz``, ``.ndjson``,
+    ``.json``) file into a DataFrame.
 
     Parameters
     ----------
@@ -83,24 +97,42 @@ def read_table(path, encoding: str = "utf-8", text_columns=()):
     text_columns : iterable of str
         Columns read as strings whatever they look like (categorical
         covariates whose levels look like numbers, for instance).
+
+    Raises
+    ------
+    click.ClickException
+        Unknown extension, unreadable or empty file, or duplicated column names
+        (which pandas would silently rename or shadow).
     """
     import pandas as pd
 
     path = Path(path)
-    suffix = path.suffix.lower()
+    suffix = _table_suffix(path)
     text_columns = list(text_columns)
-    if suffix in PARQUET_EXTENSIONS:
+    if suffix in PARQUET_EXTENSIONS or suffix in JSON_EXTENSIONS:
         try:
-            frame = pd.read_parquet(path)
-        except Exception as exc:  # pyarrow raises its own error types
-            raise click.ClickException(f"{path}: cannot read it as Parquet ({exc})") from None
+            if suffix in PARQUET_EXTENSIONS:
+                frame = pd.read_parquet(path)
+            else:
+                frame = pd.read_json(path, lines=suffix != ".json", dtype=False,
+                                     convert_dates=False, encoding=encoding,
+                                     compression="gzip" if suffix.endswith(".gz") else None)
+        except Exception as exc:  # pyarrow and the json parser raise their own error types
+            kind = "Parquet" if suffix in PARQUET_EXTENSIONS else "JSON"
+            message = " ".join(str(exc).split())[:300]
+            raise click.ClickException(f"{path}: cannot read it as {kind} ({message})") \
+                from None
+        _refuse_duplicated(list(frame.columns), path)
+        if frame.shape[1] == 0:
+            raise click.ClickException(f"{path} is empty")
         for col in text_columns:
             if col in frame.columns:
                 values = frame[col]
                 frame[col] = values.astype(str).where(values.notna())
         return frame
     if suffix not in CSV_EXTENSIONS:
-        known = ", ".join(list(CSV_EXTENSIONS) + list(PARQUET_EXTENSIONS))
+        known = ", ".join(list(CSV_EXTENSIONS) + list(PARQUET_EXTENSIONS)
+                          + list(JSON_EXTENSIONS))
         raise click.ClickException(f"{path}: unknown table format {suffix or '(no extension)'!r}; "
                                    f"use one of {known}")
     sep = CSV_EXTENSIONS[suffix]
@@ -108,12 +140,35 @@ def read_table(path, encoding: str = "utf-8", text_columns=()):
     if not text.strip():
         raise click.ClickException(f"{path} is empty")
     header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+    _refuse_duplicated(header, path)
     dtype = {col: str for col in text_columns if col in header}
     try:
         return pd.read_csv(io.StringIO(text), sep=sep, dtype=dtype or None)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         message = " ".join(str(exc).split())
         raise click.ClickException(f"{path}: cannot parse the table ({message})") from None
+
+
+def _refuse_duplicated(columns, path) -> None:
+    seen, dup = set(), []
+    for col in columns:
+        if col in seen and col not in dup:
+            dup.append(col)
+        seen.add(col)
+    if dup:
+        raise click.ClickException(f"{path}: column name(s) {', '.join(repr(str(c)) for c in dup)} "
+                                   "appear more than once in the header; rename the copies")
+
+
+def _nested_cells(values):
+    """Row numbers whose cell holds a list, array, dict or set (Parquet list/struct cells)."""
+    import numpy as np
+
+    if values.dtype != object:
+        return []
+    nested = [i for i, v in enumerate(values.to_numpy())
+              if isinstance(v, (list, tuple, dict, set, np.ndarray))]
+    return nested
 
 
 def _require_columns(frame, columns, path, option: str | None = None) -> None:
@@ -124,11 +179,35 @@ def _require_columns(frame, columns, path, option: str | None = None) -> None:
                                        f"{_columns_hint(frame)}")
 
 
-def _texts(frame, column: str, path) -> list[str]:
+def _texts(frame, column: str, path) -> list:
+    """The documents of ``column``: strings, or token lists (a list column of
+    strings, e.g. from Parquet or JSON, is passed on as pre-tokenized documents)."""
+    import numpy as np
+
     values = frame[column]
-    texts = values.where(values.notna(), "").astype(str)
-    if len(texts) == 0:
+    if len(values) == 0:
         raise click.ClickException(f"{path} has no rows")
+    nested = _nested_cells(values)
+    if nested:
+        docs, bad = [], []
+        for i, v in enumerate(values.to_numpy()):
+            if isinstance(v, (list, tuple, np.ndarray)) and all(isinstance(t, str) for t in v):
+                docs.append([str(t) for t in v])
+            elif v is None or (isinstance(v, float) and v != v):
+                docs.append([])
+            elif isinstance(v, str):
+                docs.append(v)
+            else:
+                bad.append(i)
+        if bad:
+            raise click.ClickException(
+                f"text column {column!r} of {path} holds values that are neither text nor "
+                f"lists of words at row(s) {_rows(bad)} (e.g. {_short(values.iloc[bad[0]])})")
+        if not any(len(d) for d in docs):
+            raise click.ClickException(f"text column {column!r} of {path} is empty: no row "
+                                       "has any text")
+        return docs
+    texts = values.where(values.notna(), "").astype(str)
     if not texts.str.strip().astype(bool).any():
         raise click.ClickException(f"text column {column!r} of {path} is empty: no row has any "
                                    "text")
@@ -139,6 +218,11 @@ def _labels(frame, column: str, path):
     import numpy as np
 
     values = frame[column]
+    nested = _nested_cells(values)
+    if nested:
+        raise click.ClickException(
+            f"label column {column!r} of {path} holds lists or records at row(s) "
+            f"{_rows(nested)} (e.g. {_short(values.iloc[nested[0]])}); a label is one value")
     missing = values.isna()
     if values.dtype.kind not in "biufc":
         missing = missing | values.astype(str).str.strip().eq("")
@@ -154,6 +238,11 @@ def _labels(frame, column: str, path):
         raise click.ClickException(
             f"label column {column!r} has a single class ({levels[0]!r}); a classifier needs "
             "documents of at least 2 classes")
+    if len(levels) == len(values) >= MIN_ROWS_IDENTIFIER:
+        raise click.ClickException(
+            f"label column {column!r} of {path} has a different value in every row "
+            f"({len(levels)} classes for {len(values)} documents): it looks like an "
+            "identifier, not a class; pass the class column to --label")
     return np.array(values.to_numpy())  # a writable copy (pandas may hand out a view)
 
 
@@ -174,7 +263,19 @@ def _covariates(frame, columns, path, option="--covariates"):
     if not columns:
         return None
     _require_columns(frame, columns, path, option)
+    for col in columns:
+        nested = _nested_cells(frame[col])
+        if nested:
+            raise click.ClickException(
+                f"covariate column {col!r} of {path} holds lists or records at row(s) "
+                f"{_rows(nested)} (e.g. {_short(frame[col].iloc[nested[0]])}); a covariate "
+                "is one number or one category per row")
     return frame[list(columns)].copy()
+
+
+def _short(value, width: int = 60) -> str:
+    text = repr(value.tolist() if hasattr(value, "tolist") else value)
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 @contextlib.contextmanager
@@ -199,9 +300,13 @@ def _library_errors(what: str = ""):
     into one-line ClickExceptions."""
     try:
         yield
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:  # the library's input errors
         message = " ".join(str(exc).split())
         raise click.ClickException(f"{what}{message}") from None
+    except MemoryError:
+        raise click.ClickException(
+            f"{what}out of memory; lower --topics or use fewer documents or covariates") \
+            from None
 
 
 def _atomic_write(path: Path, write) -> None:
@@ -254,10 +359,22 @@ def _check_output_file(path: Path, option: str = "--out") -> Path:
 
 
 def _check_model_out(path: Path, overwrite: bool) -> Path:
-    """Refuse early (before a long fit) an output directory that cannot be written."""
-    from ..io import HEADER_FILE
+    """Refuse early (before a long fit) an output directory that cannot be written.
+
+    Takes the output's lock for the rest of the command (released when the
+    command ends), so a second ``dolda fit`` writing the same ``--out`` stops
+    at once with one line instead of racing this one; a model left beside
+    ``path`` by an interrupted replacement is put back first.
+    """
+    from .. import _atomic
+    from ..io import HEADER_FILE, _is_complete
 
     path = Path(path)
+    if not path.parent.is_dir():
+        raise click.BadParameter(f"the directory {path.parent} does not exist",
+                                 param_hint="'--out'")
+    _hold_lock(path, "model directory", "'--out'")
+    _atomic.recover(path, _is_complete)
     if path.exists():
         is_model = path.is_dir() and (path / HEADER_FILE).is_file()
         empty = path.is_dir() and not any(path.iterdir())
@@ -267,45 +384,73 @@ def _check_model_out(path: Path, overwrite: bool) -> Path:
         if is_model and not overwrite:
             raise click.BadParameter(f"{path} already holds a model; pass --overwrite to "
                                      "replace it", param_hint="'--out'")
-    if not path.parent.is_dir():
-        raise click.BadParameter(f"the directory {path.parent} does not exist",
-                                 param_hint="'--out'")
     return path
+
+
+def _hold_lock(path: Path, what: str, param_hint: str) -> None:
+    """Lock ``path`` (see :func:`dolda._atomic.output_lock`) until the command ends."""
+    from .. import _atomic
+
+    lock = _atomic.output_lock(path, what)
+    try:
+        lock.__enter__()
+    except _atomic.OutputLocked as exc:
+        raise click.BadParameter(str(exc), param_hint=param_hint) from None
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.call_on_close(lambda: lock.__exit__(None, None, None))
+
+
+def _lock_checkpoint(path) -> None:
+    """Lock a ``--checkpoint`` directory for the whole fit (two fits never share one)."""
+    if path is not None:
+        _hold_lock(Path(path), "checkpoint directory", "'--checkpoint'")
 
 
 def _save_model(model, path: Path, cli_meta: dict) -> None:
     """Save ``model`` plus ``cli.json`` as one atomic directory at ``path``.
 
-    The model is saved into a temporary directory beside ``path``, ``cli.json``
-    is added, and the whole directory is renamed into place (an existing model
-    directory is moved aside first and deleted afterwards).
+    ``dolda.io.save_model`` writes both into a temporary directory beside
+    ``path`` and renames it into place (an existing model directory is moved
+    aside first and deleted afterwards; see ``docs/FORMAT.md``).
     """
-    path = Path(path)
-    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
-    old = None
-    try:
-        built = staging / "model"
-        model.save(built)
-        with open(built / CLI_META_FILE, "w", encoding="utf-8") as fh:
-            json.dump(cli_meta, fh, indent=2)
-            fh.write("\n")
-        if path.exists():
-            old = staging / "old"
-            os.replace(path, old)
-            try:
-                os.replace(built, path)
-            except BaseException:
-                os.replace(old, path)
-                raise
-        else:
-            os.replace(built, path)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    from ..io import save_model
+
+    data = (json.dumps(cli_meta, indent=2) + "\n").encode("utf-8")
+    save_model(model, path, overwrite=True, extra_files={CLI_META_FILE: data})
+
+
+#: Fields of ``cli.json`` and their types (all optional).
+CLI_META_FIELDS = {"text_column": str, "label_column": str, "covariates": list,
+                   "data": str, "n_docs": int}
+
+
+def _check_cli_meta(meta, meta_path, model) -> dict:
+    """``cli.json`` is untrusted input too: a JSON object with the documented fields."""
+    if not isinstance(meta, dict):
+        raise click.ClickException(f"{meta_path} is not a JSON object")
+    for key, kind in CLI_META_FIELDS.items():
+        value = meta.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise click.ClickException(f"{meta_path}: field {key!r} must be a "
+                                       f"{kind.__name__}, got {type(value).__name__}")
+    covariates = meta.get("covariates") or []
+    if not all(isinstance(c, str) for c in covariates):
+        raise click.ClickException(f"{meta_path}: field 'covariates' must be a list of "
+                                   "column names")
+    model_cov, _ = _model_covariates(model)
+    if covariates and len(covariates) != len(model_cov):
+        raise click.ClickException(f"{meta_path}: lists {len(covariates)} covariate(s) but "
+                                   f"the model has {len(model_cov)}")
+    return meta
 
 
 def _load_model(path):
     """A fitted DOLDA and its CLI metadata, or a one-line error."""
-    from ..io import ModelFormatError, load
+    from .. import _atomic
+    from ..io import ModelFormatError, _is_complete, load
     from ..model import DOLDA
 
     path = Path(path)
@@ -317,13 +462,24 @@ def _load_model(path):
     if not isinstance(model, DOLDA):
         raise click.ClickException(f"{path} holds a {type(model).__name__}, not a DOLDA model")
     meta = {}
-    meta_path = path / CLI_META_FILE
+    meta_path = _atomic.readable_path(path, _is_complete) / CLI_META_FILE
+    if meta_path.is_symlink():
+        raise click.ClickException(f"{meta_path} is a link; refusing to read it")
     if meta_path.is_file():
+        if meta_path.stat().st_size > 1 << 20:
+            raise click.ClickException(f"{meta_path} is larger than 1 MiB; not a dolda file")
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise click.ClickException(f"{meta_path} is unreadable ({exc})") from None
+            meta = json.loads(meta_path.read_text(encoding="utf-8"),
+                              parse_constant=_refuse_json_constant)
+        except (OSError, ValueError, RecursionError) as exc:
+            message = " ".join(str(exc).split())
+            raise click.ClickException(f"{meta_path} is unreadable ({message})") from None
+        meta = _check_cli_meta(meta, meta_path, model)
     return model, meta
+
+
+def _refuse_json_constant(name):
+    raise ValueError(f"{name} is not allowed (strict JSON)")
 
 
 def _model_covariates(model) -> tuple[list[str], set[str]]:
@@ -406,7 +562,21 @@ def _data_options(for_predict=False):
 
 
 _DATA = click.Path(exists=True, dir_okay=False, path_type=Path)
-_MODEL = click.Path(exists=True, file_okay=False, path_type=Path)
+class _ModelPath(click.Path):
+    """An existing model or checkpoint directory, or one whose complete copy was left
+    beside it by an interrupted replacement (``docs/FORMAT.md``, Atomicity)."""
+
+    def convert(self, value, param, ctx):
+        from .. import _atomic
+        from ..io import _is_complete
+
+        path = Path(value)
+        if not path.exists() and _atomic.readable_path(path, _is_complete) != path:
+            return path
+        return super().convert(value, param, ctx)
+
+
+_MODEL = _ModelPath(exists=True, file_okay=False, path_type=Path)
 
 
 def _estimator(opts, **extra):
@@ -427,6 +597,17 @@ def _check_burn_in(opts) -> None:
 
 
 def _read_training_data(data, text_column, label_column, covariates, encoding):
+    if text_column == label_column:
+        raise click.BadParameter(f"{label_column!r} is also the --text column; the labels "
+                                 "must come from another column", param_hint="'--label'")
+    if label_column in covariates:
+        raise click.BadParameter(f"the label column {label_column!r} cannot be a covariate: "
+                                 "the model would read the answer (target leak)",
+                                 param_hint="'--covariates'")
+    if text_column in covariates:
+        raise click.BadParameter(f"the text column {text_column!r} cannot be a covariate "
+                                 "(every document would be its own category)",
+                                 param_hint="'--covariates'")
     frame = read_table(data, encoding)
     _require_columns(frame, [text_column], data, "--text")
     _require_columns(frame, [label_column], data, "--label")
@@ -480,6 +661,7 @@ def _dask_client(address, timeout: float):
         return
     try:
         import asyncio
+        import concurrent.futures
 
         from distributed import Client
         from distributed.comm import connect
@@ -518,8 +700,18 @@ def _dask_client(address, timeout: float):
             click.echo(f"Warning: workers run dolda {', '.join(other)}, this is "
                        f"{__version__}: install the same version everywhere", err=True)
         n_threads = sum(client.nthreads().values())
-        yield (f"{len(versions)} workers, {n_threads} threads" if versions
-               else "no workers yet: waiting for some")
+        try:
+            yield (f"{len(versions)} workers, {n_threads} threads" if versions
+                   else "no workers yet: waiting for some")
+        except (OSError, asyncio.TimeoutError, asyncio.CancelledError,
+                concurrent.futures.CancelledError) as exc:
+            # CommClosedError (an OSError), StreamClosedError, a cancelled future:
+            # the scheduler went away in the middle of the fit
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise click.ClickException(
+                f"lost the Dask scheduler at {address} during the fit ({type(exc).__name__}: "
+                f"{reason[:200]}); with --checkpoint, rerun with --resume once it is back"
+            ) from None
 
 
 def _plain(value):

@@ -22,6 +22,7 @@ from ._common import (
     _echo_warnings,
     _estimator,
     _library_errors,
+    _lock_checkpoint,
     _model_options,
     _read_training_data,
     _save_model,
@@ -72,6 +73,7 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
     out = _check_model_out(out, overwrite)
     if resume is not None and checkpoint is None:
         checkpoint = resume  # a second interruption keeps saving to the same place
+    _lock_checkpoint(checkpoint)
     start = 0
     if resume is not None:
         from ..io import ModelFormatError, read_header

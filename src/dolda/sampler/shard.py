@@ -350,6 +350,10 @@ def utility_step(seed: int, iteration: int, shard: Shard, ndk, eta):
     """
     U = topic_regressors(shard, ndk)
     mu = sparse_row_products(U, eta)
+    if not np.isfinite(mu).all():  # O(D L), beside the O(D L P) products above
+        raise ValueError(
+            f"the linear predictors u_d . eta_l became non-finite at iteration {iteration}; "
+            "a covariate of extreme scale makes the sampler's sums overflow: rescale it")
     a = draw_utilities(mu, shard.y, seed, iteration, np.empty_like(mu), shard.doc_offset)
     gram, rhs = sparse_cross_products(U, a)
     return a, gram, rhs

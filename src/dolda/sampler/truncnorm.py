@@ -12,8 +12,13 @@ standard normal truncated below at ``lo``:
   ``lo`` grows, and every draw is finite and above ``lo`` for any finite
   ``lo`` (``mu = +-40`` or ``+-1e6`` alike): no inverse CDF is evaluated, so
   nothing underflows.
+* ``lo >= 1e8``: ``lo + Exp(lo)``, the exact conditional to double precision
+  (the Robert rate ``lam`` would overflow in ``lo**2`` from ~1e154 on, and a
+  NaN in the acceptance test used to make the loop spin forever).
 
-Both branches are exact rejection samplers.
+Both rejection branches are exact, and every loop is bounded (:data:`MAX_TRIES`,
+reached with probability below 1e-60), so a draw terminates for any input:
+NaN in, NaN out; the a-step then reports the non-finite predictor.
 """
 
 from __future__ import annotations
@@ -24,22 +29,48 @@ from numba import njit, prange
 from .rng import STEP_A, exponential, normal, stream, uniform_open
 
 
+#: Rejection rounds before the (practically never used) fallback; the acceptance
+#: rate of either branch is at least ~0.5, so 200 rounds all fail with
+#: probability below 1e-60.  The bound makes termination unconditional.
+MAX_TRIES = 200
+#: From this truncation point on, ``x - lo`` given ``x > lo`` is ``Exp(lo)`` to
+#: double precision (the neglected factor ``exp(-t**2/2)`` with ``t ~ 1/lo`` is
+#: ``1 - O(lo**-2)``), and ``lo * lo`` would overflow from ~1.3e154 on.
+EXP_TAIL_FROM = 1e8
+
+
 @njit(cache=True)
 def std_normal_above(lo, state):
-    """Draw ``x ~ N(0, 1)`` conditioned on ``x > lo``; returns ``(x, state)``."""
+    """Draw ``x ~ N(0, 1)`` conditioned on ``x > lo``; returns ``(x, state)``.
+
+    Terminates for every input: NaN gives NaN, ``+inf`` gives ``+inf``, and
+    every loop is bounded by :data:`MAX_TRIES` rounds.
+    """
+    if np.isnan(lo) or lo == np.inf:  # NaN or +inf: nothing to draw, no loop
+        return lo, state
     if lo <= 0.0:
-        while True:
+        x = 0.0
+        for _ in range(MAX_TRIES):
             x, state = normal(state)
             if x > lo:
                 return x, state
+        # P(reached) < 2**-200: reflect the last draw into the allowed side
+        return max(abs(x), lo + 5e-324), state
+    if lo >= EXP_TAIL_FROM:
+        # lo + Exp(rate lo): the exact conditional to double precision (see above)
+        e, state = exponential(state)
+        return lo + e / lo, state
     lam = 0.5 * (lo + np.sqrt(lo * lo + 4.0))
-    while True:
+    for _ in range(MAX_TRIES):
         e, state = exponential(state)
         x = lo + e / lam
         u, state = uniform_open(state)
         d = x - lam
         if np.log(u) <= -0.5 * d * d:
             return x, state
+    # P(reached) < 0.3**200: the proposal itself, which is above lo
+    e, state = exponential(state)
+    return lo + e / lam, state
 
 
 @njit(cache=True)

@@ -1,0 +1,465 @@
+"""The schema of model files, checked on load: a model file is untrusted input.
+
+Every field of ``model.json`` and every array of ``arrays.npz`` is checked for
+its type, shape, finiteness and bounds, and the shapes against each other and
+against the vocabulary, *before* the estimator is rebuilt (the numba kernels
+index ``phi`` by word id and topic, so a narrower ``phi`` would make them read
+outside the array).  The checks run in two passes: :func:`check_manifest` on
+the header alone (before any array is read or allocated), then
+:func:`check_values` on the arrays.  Every violation raises
+:class:`SchemaError` with a one-line message naming the field;
+:mod:`dolda.io` turns it into a :class:`dolda.io.ModelFormatError`.
+
+The schema itself is documented in ``docs/FORMAT.md``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+
+import numpy as np
+
+#: Largest ``predict_sweeps`` / ``transform_sweeps`` a model file may ask for
+#: (a larger one would make ``predict`` run for hours).
+MAX_SWEEPS = 100_000
+#: Largest |coefficient| accepted (posterior draws of eta are O(1)-O(100); 1e300
+#: would overflow the class probabilities into NaN).
+MAX_COEF = 1e12
+#: Largest token pattern accepted (a regular expression compiled on load).
+MAX_PATTERN_LENGTH = 1_000
+#: Array names in a manifest.
+ARRAY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
+#: Rows of ``phi`` must sum to one within this tolerance.
+SIMPLEX_TOL = 1e-6
+INTERCEPT = "(intercept)"
+
+
+class SchemaError(ValueError):
+    """One field of a model file violates the schema."""
+
+
+# ------------------------------------------------------------ scalar checks
+def _fail(message):
+    raise SchemaError(message)
+
+
+def _dict(value, where):
+    if not isinstance(value, dict):
+        _fail(f"{where} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _key(obj, key, where):
+    if key not in obj:
+        _fail(f"{where} lacks the required field {key!r}")
+    return obj[key]
+
+
+def _str(value, where, choices=None):
+    if not isinstance(value, str):
+        _fail(f"{where} must be a string, got {type(value).__name__}")
+    if choices is not None and value not in choices:
+        _fail(f"{where} must be one of {list(choices)}, got {value!r}")
+    return value
+
+
+def _int(value, where, lo=0, hi=2**64):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        _fail(f"{where} must be an integer, got {value!r}")
+    if not lo <= value < hi:
+        _fail(f"{where} must be in [{lo}, {hi}), got {value}")
+    return int(value)
+
+
+def _bool(value, where):
+    if not isinstance(value, bool):
+        _fail(f"{where} must be true or false, got {value!r}")
+    return value
+
+
+def _str_list(value, where, unique=True, length=None):
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        _fail(f"{where} must be a list of strings")
+    if unique and len(set(value)) != len(value):
+        _fail(f"{where} has duplicated entries")
+    if length is not None and len(value) != length:
+        _fail(f"{where} has {len(value)} entries, expected {length}")
+    return value
+
+
+# ------------------------------------------------------------------ header
+def check_header(header: dict, arrays_file: str) -> None:
+    """The fields every ``model.json`` has (format and version already checked)."""
+    _str(_key(header, "type", "model.json"), "type")
+    for key in ("dolda_version", "created"):
+        if key in header:
+            _str(header[key], key)
+    _dict(header.get("meta", {}), "meta")
+    sha = _str(_key(header, "arrays_sha256", "model.json"), "arrays_sha256")
+    if not re.fullmatch(r"[0-9a-f]{64}", sha):
+        _fail("arrays_sha256 must be 64 lowercase hex digits")
+    name = _str(header.get("arrays_file", arrays_file), "arrays_file")
+    if name != arrays_file:
+        _fail(f"arrays_file must be {arrays_file!r} (a file inside the model directory), "
+              f"got {name!r}")
+    manifest = _dict(_key(header, "arrays", "model.json"), "arrays")
+    for name, spec in manifest.items():
+        if not ARRAY_NAME.match(name):
+            _fail(f"array name {name!r} is not a plain identifier")
+        spec = _dict(spec, f"arrays[{name!r}]")
+        dtype = _str(_key(spec, "dtype", f"arrays[{name!r}]"), f"arrays[{name!r}].dtype")
+        try:
+            parsed = np.dtype(dtype)
+        except TypeError:
+            _fail(f"arrays[{name!r}].dtype {dtype!r} is not a numpy dtype")
+        if parsed.hasobject:
+            _fail(f"arrays[{name!r}] is an object array, which would need pickle; refused")
+        if parsed.kind not in "biufU" or parsed.names is not None \
+                or parsed.str != dtype:
+            _fail(f"arrays[{name!r}].dtype {dtype!r} is not a numeric, boolean or "
+                  "fixed-width string dtype")
+        shape = _key(spec, "shape", f"arrays[{name!r}]")
+        if not isinstance(shape, list) or len(shape) > 8:
+            _fail(f"arrays[{name!r}].shape must be a list of at most 8 integers")
+        for n in shape:
+            _int(n, f"arrays[{name!r}].shape", 0, 2**40)
+
+
+# ------------------------------------------------------------- meta blocks
+def _params(meta, cls, where="meta.params"):
+    """Constructor parameters: known names only, JSON scalars, and the
+    estimator's own parameter checks pass."""
+    from .io import decode_params
+
+    params = _dict(_key(meta, "params", "meta"), where)
+    known = set(cls._get_param_names())
+    stray = sorted(set(params) - known - {"__dropped__"})
+    if stray:
+        _fail(f"{where} has unknown parameter(s) {stray} for {cls.__name__}")
+    decoded = decode_params(params)
+    estimator = cls(**decoded)
+    try:
+        estimator._check_params()
+    except (TypeError, ValueError) as exc:
+        _fail(f"{where}: {exc}")
+    return decoded
+
+
+def _sweeps(params, name, burn_name=None):
+    value = params.get(name)
+    if value is not None:
+        _int(value, f"meta.params.{name}", 1, MAX_SWEEPS + 1)
+        if burn_name is not None and params.get(burn_name) is not None:
+            _int(params[burn_name], f"meta.params.{burn_name}", 0, value)
+
+
+def _labels(meta):
+    enc = _dict(_key(meta, "classes", "meta"), "meta.classes")
+    dtype = _str(_key(enc, "dtype", "meta.classes"), "meta.classes.dtype")
+    values = _key(enc, "values", "meta.classes")
+    if not isinstance(values, list) or len(values) < 2:
+        _fail("meta.classes.values must be a list of at least 2 labels")
+    if dtype == "object":
+        ok = (all(isinstance(v, str) for v in values)
+              or all(isinstance(v, int) and not isinstance(v, bool) for v in values))
+    else:
+        try:
+            kind = np.dtype(dtype).kind
+        except TypeError:
+            kind = "?"
+        checks = {"b": lambda v: isinstance(v, bool),
+                  "i": lambda v: isinstance(v, int) and not isinstance(v, bool),
+                  "u": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+                  "f": lambda v: (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                  and math.isfinite(v)),
+                  "U": lambda v: isinstance(v, str)}
+        if kind not in checks:
+            _fail(f"meta.classes.dtype {dtype!r} is not a label dtype")
+        ok = all(checks[kind](v) for v in values)
+    if not ok:
+        _fail(f"meta.classes.values do not all match the dtype {dtype!r}")
+    if len({(type(v).__name__, v) for v in values}) != len(values):
+        _fail("meta.classes.values has duplicated labels")
+    return len(values)
+
+
+def _vocabulary(meta):
+    vocab = _dict(_key(meta, "vocabulary", "meta"), "meta.vocabulary")
+    pattern = _str(_key(vocab, "token_pattern", "meta.vocabulary"),
+                   "meta.vocabulary.token_pattern")
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        _fail(f"meta.vocabulary.token_pattern is longer than {MAX_PATTERN_LENGTH} characters")
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError) as exc:
+        _fail(f"meta.vocabulary.token_pattern is not a valid regular expression ({exc})")
+    _bool(_key(vocab, "lowercase", "meta.vocabulary"), "meta.vocabulary.lowercase")
+    stop = _key(vocab, "stop_words", "meta.vocabulary")
+    if stop is not None and stop != "english":
+        _str_list(stop, "meta.vocabulary.stop_words", unique=False)
+    share = _key(vocab, "rare_share", "meta.vocabulary")
+    if isinstance(share, bool) or not isinstance(share, numbers.Real) or not 0 <= share < 1:
+        _fail(f"meta.vocabulary.rare_share must be a number in [0, 1), got {share!r}")
+    for key in ("min_df", "max_df"):
+        v = _key(vocab, key, "meta.vocabulary")
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) \
+                or v < 0:
+            _fail(f"meta.vocabulary.{key} must be a number >= 0, got {v!r}")
+    words = _str_list(_key(vocab, "words", "meta.vocabulary"), "meta.vocabulary.words")
+    if not words or any(not w for w in words):
+        _fail("meta.vocabulary.words must be a non-empty list of non-empty words")
+    return len(words)
+
+
+def _encoder(enc):
+    """A :meth:`CovariateEncoder.to_dict`; returns its number of output columns."""
+    from .covariates import CovariateEncoder
+
+    where = "meta.covariates"
+    enc = _dict(enc, where)
+    params = _dict(_key(enc, "params", where), f"{where}.params")
+    stray = sorted(set(params) - set(CovariateEncoder._get_param_names()))
+    if stray:
+        _fail(f"{where}.params has unknown parameter(s) {stray}")
+    columns = _str_list(_key(enc, "columns", where), f"{where}.columns")
+    categorical = _str_list(_key(enc, "categorical", where), f"{where}.categorical")
+    if not set(categorical) <= set(columns):
+        _fail(f"{where}.categorical names columns not in {where}.columns")
+    numeric = [c for c in columns if c not in set(categorical)]
+    n_out = 0
+    for key in ("categories", "rare", "pooled"):
+        block = _dict(_key(enc, key, where), f"{where}.{key}")
+        if set(block) != set(categorical):
+            _fail(f"{where}.{key} must have one entry per categorical column")
+    for c in categorical:
+        levels = _str_list(enc["categories"][c], f"{where}.categories[{c!r}]")
+        _str_list(enc["rare"][c], f"{where}.rare[{c!r}]")
+        n_out += len(levels) + int(_bool(enc["pooled"][c], f"{where}.pooled[{c!r}]"))
+    n_out += len(numeric)
+    for key in ("mean", "scale"):
+        block = _dict(_key(enc, key, where), f"{where}.{key}")
+        if set(block) != set(numeric):
+            _fail(f"{where}.{key} must have one entry per numeric column")
+        for c, v in block.items():
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) \
+                    or (key == "scale" and v <= 0):
+                _fail(f"{where}.{key}[{c!r}] must be a finite number"
+                      + (" > 0" if key == "scale" else "") + f", got {v!r}")
+    _str_list(_key(enc, "feature_names_out", where), f"{where}.feature_names_out",
+              length=n_out)
+    _bool(_key(enc, "sparse", where), f"{where}.sparse")
+    return n_out
+
+
+def _common_counts(meta):
+    _int(_key(meta, "seed", "meta"), "meta.seed", 0, 2**64)
+    n_iter = _int(_key(meta, "n_iter", "meta"), "meta.n_iter", 1, 2**40)
+    n_chains = _int(meta.get("n_chains", 1), "meta.n_chains", 1, 2**20)
+    return n_iter, n_chains
+
+
+# ------------------------------------------------------------------ shapes
+class _Shapes:
+    def __init__(self, manifest):
+        self.manifest = manifest
+
+    def need(self, name, expected, kinds="f", optional=False):
+        """``name`` has the ``expected`` shape (None entries: any size >= 1)."""
+        spec = self.manifest.get(name)
+        if spec is None:
+            if not optional:
+                _fail(f"the array {name!r} is missing")
+            return None
+        shape = spec["shape"]
+        dtype = np.dtype(spec["dtype"])
+        if kinds == "f*":  # float32 or float64 (the chain keeps Phi in float32)
+            kinds = "f"
+        elif kinds == "f" and dtype != np.dtype(np.float64):
+            _fail(f"array {name!r} has dtype {spec['dtype']}, expected float64 ('<f8')")
+        if dtype.kind not in kinds or not dtype.isnative:
+            _fail(f"array {name!r} has dtype {spec['dtype']}, expected native "
+                  + {"iu": "integers", "f": "float64"}.get(kinds, kinds))
+        if len(shape) != len(expected) or any(
+                (e is None and s < 1) or (e is not None and s != e)
+                for s, e in zip(shape, expected)):
+            shown = ["?" if e is None else e for e in expected]
+            _fail(f"array {name!r} has shape {shape}, expected {shown}")
+        return shape
+
+    def only(self, names):
+        stray = sorted(set(self.manifest) - set(names))
+        if stray:
+            _fail(f"unexpected array(s) {stray}")
+
+
+def check_manifest(tag: str, cls, meta: dict, manifest: dict) -> dict:
+    """First pass, on ``model.json`` alone: fields and the arrays' declared shapes.
+
+    Returns the facts the second pass needs (``n_topics``, ...).
+    """
+    if tag == "dolda.DOLDA":
+        return _dolda_manifest(cls, meta, manifest)
+    if tag == "dolda.DOProbit":
+        return _probit_manifest(cls, meta, manifest)
+    if tag == "dolda.LDA":
+        return _lda_manifest(cls, meta, manifest)
+    return {}  # an extension's own type: its _from_state checks
+
+
+def _dolda_manifest(cls, meta, manifest):
+    params = _params(meta, cls)
+    _sweeps(params, "predict_sweeps", "predict_burn_in")
+    n_classes = _labels(meta)
+    n_words = _vocabulary(meta)
+    n_iter, n_chains = _common_counts(meta)
+    n_tokens = _int(_key(meta, "n_tokens", "meta"), "meta.n_tokens", 0, 2**48)
+    K = params.get("n_topics", 20)
+    cov = meta.get("covariates")
+    n_cov = 0 if cov is None else _encoder(cov)
+    P = 1 + n_cov + K
+    names = _str_list(_key(meta, "feature_names", "meta"), "meta.feature_names", length=P)
+    if names[0] != INTERCEPT or names[P - K:] != [f"topic {k}" for k in range(K)]:
+        _fail(f"meta.feature_names must be {INTERCEPT!r}, the covariates, then 'topic 0' .. "
+              f"'topic {K - 1}'")
+    if cov is not None and names[1:1 + n_cov] != cov["feature_names_out"]:
+        _fail("meta.feature_names disagree with meta.covariates.feature_names_out")
+    shapes = _Shapes(manifest)
+    S = shapes.need("eta_draws", [None, n_classes, P])[0]
+    horseshoe = params.get("prior", "horseshoe") == "horseshoe"
+    shapes.need("tau_draws", [S, n_classes], optional=not horseshoe)
+    shapes.need("lambda_draws", [S, n_classes, P], optional=not horseshoe)
+    if not horseshoe and ("tau_draws" in manifest or "lambda_draws" in manifest):
+        _fail("tau_draws/lambda_draws are stored but the prior is 'normal'")
+    shapes.need("phi", [K, n_words])
+    shapes.need("doc_topic_counts", [None, K], kinds="iu", optional=True)
+    shapes.need("loglik", [n_chains, n_iter, 2])
+    shapes.only(["eta_draws", "tau_draws", "lambda_draws", "phi", "doc_topic_counts",
+                 "loglik"])
+    del n_tokens
+    return {"n_topics": K}
+
+
+def _probit_manifest(cls, meta, manifest):
+    params = _params(meta, cls)
+    n_classes = _labels(meta)
+    n_features = _int(_key(meta, "n_features_in", "meta"), "meta.n_features_in", 0, 2**32)
+    names = meta.get("feature_names_in")
+    if names is not None:
+        _str_list(names, "meta.feature_names_in", length=n_features)
+    n_iter, n_chains = _common_counts(meta)
+    P = n_features + int(bool(params.get("fit_intercept", True)))
+    if P < 1:
+        _fail("a DOProbit needs at least one column (features or intercept)")
+    shapes = _Shapes(manifest)
+    S = shapes.need("eta_draws", [None, n_classes, P])[0]
+    horseshoe = params.get("prior", "horseshoe") == "horseshoe"
+    shapes.need("tau_draws", [S, n_classes], optional=not horseshoe)
+    shapes.need("lambda_draws", [S, n_classes, n_features], optional=not horseshoe)
+    if not horseshoe and ("tau_draws" in manifest or "lambda_draws" in manifest):
+        _fail("tau_draws/lambda_draws are stored but the prior is 'normal'")
+    shapes.need("loglik", [n_iter * n_chains])
+    shapes.need("coef", [n_classes, n_features])
+    shapes.need("intercept", [n_classes])
+    shapes.only(["eta_draws", "tau_draws", "lambda_draws", "loglik", "coef", "intercept"])
+    return {}
+
+
+def _lda_manifest(cls, meta, manifest):
+    params = _params(meta, cls)
+    _sweeps(params, "transform_sweeps")
+    n_words = _vocabulary(meta)
+    n_iter, _ = _common_counts(meta)
+    n_tokens = _int(_key(meta, "n_tokens", "meta"), "meta.n_tokens", 0, 2**48)
+    _str(_key(meta, "sampler", "meta"), "meta.sampler", ("dense", "sparse"))
+    K = params.get("n_topics", 20)
+    shapes = _Shapes(manifest)
+    shapes.need("phi", [K, n_words])
+    shapes.need("loglik", [n_iter])
+    shapes.need("doc_topic_counts", [None, K], kinds="iu", optional=True)
+    shapes.need("z", [n_tokens], kinds="iu", optional=True)
+    shapes.only(["phi", "loglik", "doc_topic_counts", "z"])
+    return {"n_topics": K}
+
+
+def check_checkpoint_manifest(meta: dict, manifest: dict) -> dict:
+    """A DOLDA chain checkpoint (meta with ``next_iteration``); others are free-form."""
+    if "next_iteration" not in meta:
+        return {}
+    n_iter = _int(_key(meta, "n_iter", "meta"), "meta.n_iter", 1, 2**40)
+    _int(meta["next_iteration"], "meta.next_iteration", 0, n_iter + 1)
+    _int(_key(meta, "seed", "meta"), "meta.seed", 0, 2**64)
+    n_tokens = _int(_key(meta, "n_tokens", "meta"), "meta.n_tokens", 0, 2**48)
+    n_docs = _int(_key(meta, "n_docs", "meta"), "meta.n_docs", 0, 2**40)
+    _dict(_key(meta, "params", "meta"), "meta.params")
+    shapes = _Shapes(manifest)
+    shapes.need("z", [n_tokens], kinds="iu")
+    K = shapes.need("ndk", [n_docs, None], kinds="iu")[1]
+    V = shapes.need("phi", [None, K], kinds="f*")[0]
+    L, P = shapes.need("eta", [None, None])
+    if P < K + 1:
+        _fail(f"array 'eta' has {P} columns, fewer than the {K} topics plus the intercept")
+    for name in ("lam2", "nu"):
+        shapes.need(name, [L, P])
+    for name in ("tau2", "xi"):
+        shapes.need(name, [L])
+    S = shapes.need("eta_draws", [None, L, P])[0]
+    shapes.need("tau_draws", [S, L], optional=True)
+    shapes.need("lambda_draws", [S, L, P], optional=True)
+    shapes.need("loglik", [n_iter, 2])
+    shapes.need("phi_sum", [V, K])
+    return {"n_topics": K, "n_tokens": n_tokens}
+
+
+# ------------------------------------------------------------------ values
+def _finite(arrays, name, lo=None, positive=False):
+    a = arrays.get(name)
+    if a is None:
+        return
+    if not np.all(np.isfinite(a)):
+        _fail(f"array {name!r} has NaN or infinite values")
+    if lo is not None and a.size and (a.min() <= lo if positive else a.min() < lo):
+        _fail(f"array {name!r} has values {'<=' if positive else '<'} {lo}")
+
+
+def _simplex_rows(arrays, name, axis):
+    a = arrays[name]
+    _finite(arrays, name, lo=0.0)
+    sums = a.sum(axis=axis, dtype=np.float64)
+    tol = SIMPLEX_TOL if a.dtype == np.float64 else 1e3 * SIMPLEX_TOL
+    if a.size and not np.allclose(sums, 1.0, rtol=0, atol=tol):
+        _fail(f"array {name!r} is not a set of probability distributions (sums "
+              f"{sums.min():.6g} .. {sums.max():.6g}, expected 1)")
+
+
+def check_values(tag: str, facts: dict, arrays: dict, checkpoint=False) -> None:
+    """Second pass, on the arrays: finiteness and bounds of parameters and draws."""
+    if checkpoint and not facts:
+        return  # a free-form checkpoint (not a DOLDA chain): its writer checks it
+    if not checkpoint and tag not in ("dolda.DOLDA", "dolda.DOProbit", "dolda.LDA"):
+        return
+    for name in ("eta_draws", "coef", "intercept", "eta", "nu", "phi_sum"):
+        _finite(arrays, name)
+    for name in ("eta_draws", "coef", "intercept", "eta"):
+        if name in arrays and arrays[name].size and np.abs(arrays[name]).max() > MAX_COEF:
+            _fail(f"array {name!r} has coefficients beyond {MAX_COEF:.0e} in magnitude; "
+                  "no fit produces those")
+    for name in ("tau2", "xi", "lam2"):
+        _finite(arrays, name, lo=0.0, positive=True)
+    # a checkpoint's draw arrays are zero beyond the draws made so far
+    _finite(arrays, "tau_draws", lo=0.0, positive=not checkpoint)
+    _finite(arrays, "lambda_draws", lo=0.0)
+    for name in ("doc_topic_counts", "ndk"):
+        _finite(arrays, name, lo=0)
+    if "loglik" in arrays and np.any(np.isposinf(arrays["loglik"])):
+        _fail("array 'loglik' has +inf values")
+    if "phi" in arrays:
+        _simplex_rows(arrays, "phi", axis=0 if checkpoint else 1)
+    z = arrays.get("z")
+    K = facts.get("n_topics")
+    if z is not None and K is not None and z.size and (z.min() < 0 or z.max() >= K):
+        _fail(f"array 'z' has topics outside [0, {K})")
+    if checkpoint and "ndk" in arrays and facts:
+        if int(arrays["ndk"].sum()) != facts["n_tokens"]:
+            _fail("array 'ndk' does not count every token of 'z' once")
