@@ -1,5 +1,19 @@
 """Topic proportions of new documents with Phi fixed (paper section 3.3): unsupervised z-sweeps,
 averaged after a burn-in.
+
+Two kernels draw from the same conditional ``p(z_{d,i} = k) ∝ phibar_{k,w} (n_{d,k}^{-i} + alpha)``:
+
+* ``_predict`` (dense): O(K) per token, a cumulative sum over every topic;
+* ``_predict_sparse``: O(K_d) per token (``K_d`` the topics present in the document).  The
+  conditional splits into a document bucket ``n_{d,k} phibar_{k,w}`` over the document's
+  non-zero topics and a word bucket ``alpha phibar_{k,w}`` (total ``alpha m_w``,
+  ``m_w = sum_k phibar_{k,w}``); the word bucket, rarely visited once the document has
+  topics, is drawn by a scan of ``phibar_{.,w}`` that stops at the drawn topic.
+
+Phi is fixed, so the per-call set-up is only the columns of ``phibar`` of the words in the
+batch (word-major, renumbered), never the whole V x K matrix: predicting one document at a time
+costs O(unique words x K) set-up.  Documents run in parallel, document ``d`` on the stream
+``stream(seed, STEP_PREDICT, d)``: any thread count gives the same result.
 """
 
 from __future__ import annotations
@@ -8,8 +22,32 @@ import numpy as np
 from numba import njit, prange
 
 from .rng import STEP_PREDICT, stream, uniform
-from .phi import word_major
-from .sweeps import fill_cumulative, resample_document_dense, search_cumulative
+
+#: ``method="auto"`` uses the sparse kernel from this many topics on (measured in
+#: ``benchmarks/bench_predict.py``, ``benchmarks/results/predict.md``).
+SPARSE_PREDICT_MIN_TOPICS = 32
+
+METHODS = ("auto", "dense", "sparse")
+
+
+# ------------------------------------------------------------------ dense
+@njit(cache=True, inline="always")
+def _fill_cumulative(phi_row, ndk_row, alpha, cum):
+    """``cum[k] = sum_{j<=k} phi_{j,w} (n_{d,j} + alpha)``; returns the total."""
+    total = 0.0
+    for k in range(len(cum)):
+        total += phi_row[k] * (ndk_row[k] + alpha)
+        cum[k] = total
+    return total
+
+
+@njit(cache=True, inline="always")
+def _search(cum, n, target):
+    """Smallest ``j < n`` with ``cum[j] > target`` (the last index if none)."""
+    j = 0
+    while j < n - 1 and cum[j] <= target:
+        j += 1
+    return j
 
 
 @njit(cache=True, parallel=True)
@@ -28,16 +66,21 @@ def _predict(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out):
         z = np.empty(n_d, np.int32)
         # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha)
         for i in range(n_d):
-            total = fill_cumulative(phi_wk[tokens[start + i]], ndk_row, alpha, cum)
+            total = _fill_cumulative(phi_wk[tokens[start + i]], ndk_row, alpha, cum)
             u, state = uniform(state)
-            k = search_cumulative(cum, n_topics, u * total)
+            k = _search(cum, n_topics, u * total)
             z[i] = k
             ndk_row[k] += 1
         acc = np.zeros(n_topics)
-        local_tokens = tokens[start:stop]
         for s in range(n_sweeps):
-            state = resample_document_dense(0, n_d, local_tokens, z, ndk_row, phi_wk, alpha,
-                                            cum, state)
+            for i in range(n_d):
+                k0 = z[i]
+                ndk_row[k0] -= 1
+                total = _fill_cumulative(phi_wk[tokens[start + i]], ndk_row, alpha, cum)
+                u, state = uniform(state)
+                k1 = _search(cum, n_topics, u * total)
+                z[i] = k1
+                ndk_row[k1] += 1
             if s >= burn_in:
                 for k in range(n_topics):
                     acc[k] += ndk_row[k]
@@ -47,17 +90,141 @@ def _predict(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out):
             out[d, k] = (acc[k] + kept * alpha) / denom
 
 
-def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed):
+# ----------------------------------------------------------------- sparse
+@njit(cache=True, inline="always")
+def _draw_sparse(phi_row, word_mass, ndk_row, nz, n_nz, cum, alpha, state):
+    """One draw from ``p(k) ∝ phi_{k,w} (n_{d,k} + alpha)``; returns ``(k, state)``.
+
+    ``nz[:n_nz]`` lists the topics with ``n_{d,k} > 0`` (the current token removed);
+    ``word_mass`` is ``m_w = sum_k phi_{k,w}``; ``cum`` is scratch space.
+    """
+    doc_mass = 0.0
+    for j in range(n_nz):
+        k = nz[j]
+        doc_mass += ndk_row[k] * phi_row[k]
+        cum[j] = doc_mass
+    u, state = uniform(state)
+    target = u * (alpha * word_mass + doc_mass)
+    if target < doc_mass:
+        return nz[_search(cum, n_nz, target)], state
+    # word bucket: (target - doc_mass) / alpha is uniform on [0, m_w)
+    target = (target - doc_mass) / alpha
+    n_topics = len(phi_row)
+    k = 0
+    acc = phi_row[0]
+    while acc <= target and k < n_topics - 1:
+        k += 1
+        acc += phi_row[k]
+    return k, state
+
+
+@njit(cache=True, inline="always")
+def _add(k, ndk_row, nz, pos, n_nz):
+    """``n_{d,k} += 1``, keeping the non-zero list; returns the new ``n_nz``."""
+    if ndk_row[k] == 0:
+        nz[n_nz] = k
+        pos[k] = n_nz
+        n_nz += 1
+    ndk_row[k] += 1
+    return n_nz
+
+
+@njit(cache=True, inline="always")
+def _remove(k, ndk_row, nz, pos, n_nz):
+    """``n_{d,k} -= 1``, swap-removing ``k`` from the non-zero list at 0; returns ``n_nz``."""
+    ndk_row[k] -= 1
+    if ndk_row[k] == 0:
+        j = pos[k]
+        last = nz[n_nz - 1]
+        nz[j] = last
+        pos[last] = j
+        pos[k] = -1
+        n_nz -= 1
+    return n_nz
+
+
+@njit(cache=True, parallel=True)
+def _predict_sparse(tokens, doc_ptr, phi_wk, mass, alpha, n_sweeps, burn_in, seed, out):
+    n_docs, n_topics = out.shape
+    for d in prange(n_docs):
+        start, stop = doc_ptr[d], doc_ptr[d + 1]
+        n_d = stop - start
+        if n_d == 0:
+            for k in range(n_topics):
+                out[d, k] = 1.0 / n_topics
+            continue
+        state = stream(seed, STEP_PREDICT, d)
+        width = min(n_topics, n_d)  # a document has at most N_d non-zero topics
+        ndk_row = np.zeros(n_topics, np.int32)
+        pos = np.empty(n_topics, np.int32)
+        nz = np.empty(width, np.int32)
+        cum = np.empty(width)
+        z = np.empty(n_d, np.int32)
+        n_nz = 0
+        # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha)
+        for i in range(n_d):
+            w = tokens[start + i]
+            k, state = _draw_sparse(phi_wk[w], mass[w], ndk_row, nz, n_nz, cum, alpha, state)
+            z[i] = k
+            n_nz = _add(k, ndk_row, nz, pos, n_nz)
+        acc = np.zeros(n_topics)
+        for s in range(n_sweeps):
+            for i in range(n_d):
+                w = tokens[start + i]
+                n_nz = _remove(z[i], ndk_row, nz, pos, n_nz)
+                k, state = _draw_sparse(phi_wk[w], mass[w], ndk_row, nz, n_nz, cum, alpha,
+                                        state)
+                z[i] = k
+                n_nz = _add(k, ndk_row, nz, pos, n_nz)
+            if s >= burn_in:
+                for j in range(n_nz):
+                    acc[nz[j]] += ndk_row[nz[j]]
+        kept = n_sweeps - burn_in
+        denom = kept * (n_d + n_topics * alpha)
+        for k in range(n_topics):
+            out[d, k] = (acc[k] + kept * alpha) / denom
+
+
+# ---------------------------------------------------------------- driver
+def resolve_predict_method(method: str, n_topics: int) -> str:
+    """``"auto"`` -> ``"sparse"`` from :data:`SPARSE_PREDICT_MIN_TOPICS` topics on, else dense."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if method == "auto":
+        return "sparse" if n_topics >= SPARSE_PREDICT_MIN_TOPICS else "dense"
+    return method
+
+
+def local_topics(tokens, phi):
+    """The batch's words renumbered 0..V_b-1 and their columns of ``phi``, word-major.
+
+    Returns
+    -------
+    local : int32 (N,)         ``tokens`` renumbered.
+    phi_wk : float64 (V_b, K)  ``phi[:, words].T``, contiguous.
+    """
+    tokens = np.asarray(tokens)
+    words, local = np.unique(tokens, return_inverse=True)
+    if len(words) and (words[0] < 0 or words[-1] >= phi.shape[1]):
+        raise ValueError(f"token ids must lie in [0, {phi.shape[1]}), got {words[0]} .. "
+                         f"{words[-1]}")
+    phi_wk = np.ascontiguousarray(np.asarray(phi, dtype=np.float64).T[words])
+    return local.astype(np.int32).reshape(-1), phi_wk
+
+
+def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed,
+                              method="auto"):
     """Topic proportions of documents with Phi fixed (paper section 3.3).
 
     The indicators are drawn from ``p(z = k) ∝ phi_{k,w} (n_{d,k}^{-i} + alpha)``
-    for ``n_sweeps`` sweeps; ``(n_{d,k} + alpha) / (N_d + K alpha)`` is averaged
-    over the sweeps after ``burn_in``.  Document ``d`` uses the single stream
-    ``stream(seed, STEP_PREDICT, d)``.
+    (first sequentially, then ``n_sweeps`` Gibbs sweeps);
+    ``(n_{d,k} + alpha) / (N_d + K alpha)`` is averaged over the sweeps after ``burn_in``.
+    Document ``d`` uses the single stream ``stream(seed, STEP_PREDICT, d)``, documents run in
+    parallel on the current numba threads; the result is the same for any thread count.
 
     Parameters
     ----------
-    tokens : int32 (N,), doc_ptr : int64 (D+1,)
+    tokens : int (N,), doc_ptr : int64 (D+1,)
         The documents (CSR).
     phi : float (K, V)
         ``Phi``, e.g. the posterior mean of the kept draws.
@@ -65,6 +232,9 @@ def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, se
     n_sweeps, burn_in : int
         ``0 <= burn_in < n_sweeps``.
     seed : int
+    method : {"auto", "dense", "sparse"}
+        The kernel (same conditional): dense O(K) or sparse O(K_d) per token; ``"auto"``
+        picks by K (:data:`SPARSE_PREDICT_MIN_TOPICS`).
 
     Returns
     -------
@@ -75,18 +245,16 @@ def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, se
     if not 0 <= burn_in < n_sweeps:
         raise ValueError(f"need 0 <= burn_in < n_sweeps, got burn_in={burn_in}, "
                          f"n_sweeps={n_sweeps}")
-    phi_wk = word_major(phi)
-    out = np.empty((len(doc_ptr) - 1, phi.shape[0]), np.float64)
-    _predict(np.ascontiguousarray(tokens, dtype=np.int32),
-             np.ascontiguousarray(doc_ptr, dtype=np.int64), phi_wk, float(alpha),
-             n_sweeps, burn_in, np.int64(seed), out)
+    n_topics = phi.shape[0]
+    method = resolve_predict_method(method, n_topics)
+    doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
+    local, phi_wk = local_topics(tokens, phi)
+    out = np.empty((len(doc_ptr) - 1, n_topics), np.float64)
+    if method == "dense":
+        _predict(local, doc_ptr, phi_wk, float(alpha), n_sweeps, burn_in, np.int64(seed), out)
+    else:
+        mass = phi_wk.sum(axis=1)
+        _predict_sparse(local, doc_ptr, phi_wk, mass, float(alpha), n_sweeps, burn_in,
+                        np.int64(seed), out)
     return out
 
-
-# -------------------------------------------------------------------- shards
-# The LDA iteration cut into a shard-local block and a global one, for the
-# distributed backend (:mod:`dolda.backends`): every shard sweeps its own
-# documents (streams keyed by the global document index) and returns its sparse
-# n_{k,w} and the document part of the log-likelihood; the driver adds the
-# counts (integers: exact in any order) and draws Phi.  Same z, same Phi as the
-# whole-corpus loop of :class:`dolda.LDA` for any number of shards.

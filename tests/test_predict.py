@@ -1,0 +1,188 @@
+"""Prediction with Phi fixed: both kernels against enumeration, thread invariance, the batch set-up."""
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dolda.sampler.predict import (
+    SPARSE_PREDICT_MIN_TOPICS,
+    predict_topic_proportions,
+    resolve_predict_method,
+)
+from dolda.sampler.threads import using_threads
+
+
+def _conditional(phi, words, z, i, alpha, upto=None):
+    """``p(z_i = k | ...) ∝ phi_{k,w_i} (n_{d,k}^{-i} + alpha)``, counting only the tokens
+    ``j != i`` with ``j < upto`` (the sequential initialisation) or all when ``upto`` is None."""
+    K = phi.shape[0]
+    others = [z[j] for j in range(len(words)) if j != i and (upto is None or j < upto)]
+    n = np.bincount(np.asarray(others, dtype=np.int64), minlength=K)
+    p = phi[:, words[i]] * (n + alpha)
+    return p / p.sum()
+
+
+def _law_after_init_and_sweeps(phi, words, alpha, n_sweeps):
+    """Law of n_{d,.} after the sequential initialisation and ``n_sweeps`` Gibbs sweeps,
+    by enumerating every path (dict: count vector -> probability)."""
+    K, n = phi.shape[0], len(words)
+    law = {}
+    for init in itertools.product(range(K), repeat=n):
+        p_init = 1.0
+        for i in range(n):
+            p_init *= _conditional(phi, words, init, i, alpha, upto=i)[init[i]]
+        states = {tuple(init): p_init}
+        for _ in range(n_sweeps):
+            nxt = {}
+            for z0, p0 in states.items():
+                partial = {z0: p0}
+                for i in range(n):
+                    step = {}
+                    for z, p in partial.items():
+                        cond = _conditional(phi, words, z, i, alpha)
+                        for k in range(K):
+                            z1 = z[:i] + (k,) + z[i + 1:]
+                            step[z1] = step.get(z1, 0.0) + p * cond[k]
+                    partial = step
+                for z, p in partial.items():
+                    nxt[z] = nxt.get(z, 0.0) + p
+            states = nxt
+        for z, p in states.items():
+            key = tuple(np.bincount(z, minlength=K))
+            law[key] = law.get(key, 0.0) + p
+    return law
+
+
+def _chi_square_p(counts, expected_p, n):
+    """Chi-square p-value, merging outcomes with expected count < 5 into one bin."""
+    expected = np.asarray(expected_p) * n
+    observed = np.asarray(counts, dtype=float)
+    small = expected < 5
+    if small.any():
+        expected = np.append(expected[~small], expected[small].sum())
+        observed = np.append(observed[~small], observed[small].sum())
+    stat = np.sum((observed - expected) ** 2 / expected)
+    return stats.chi2.sf(stat, len(expected) - 1)
+
+
+def _copies(words, copies):
+    n = len(words)
+    tokens = np.tile(np.asarray(words, np.int32), copies)
+    return tokens, np.arange(copies + 1, dtype=np.int64) * n
+
+
+@pytest.mark.parametrize("method", ["dense", "sparse"])
+@pytest.mark.parametrize("seed", [3, 4])
+def test_draws_match_enumeration_after_init_and_one_sweep(method, seed):
+    # 40 000 copies of a 3-token document, K = 3: with n_sweeps=1, burn_in=0 the output
+    # is (n_dk + alpha) / (N_d + K alpha) of the state after the sequential initialisation
+    # and one Gibbs sweep, whose law (10 count vectors) is enumerated over all 729 paths.
+    # alpha = 0.6 sends many draws through the sparse kernel's word bucket; word 1 appears
+    # twice, so topics leave and re-enter the document's non-zero list.
+    rng = np.random.default_rng(7)
+    K, V, alpha = 3, 4, 0.6
+    phi = rng.dirichlet(np.full(V, 0.8), size=K)
+    words = [1, 3, 1]
+    copies = 40_000
+    tokens, doc_ptr = _copies(words, copies)
+    theta = predict_topic_proportions(tokens, doc_ptr, phi, alpha, 1, 0, seed, method=method)
+    ndk = np.rint(theta * (len(words) + K * alpha) - alpha).astype(np.int64)
+    assert np.all(ndk.sum(axis=1) == len(words))
+    law = _law_after_init_and_sweeps(phi, words, alpha, 1)
+    keys = sorted(law)
+    assert abs(sum(law.values()) - 1) < 1e-12
+    index = {key: j for j, key in enumerate(keys)}
+    observed = np.bincount([index[tuple(row)] for row in ndk], minlength=len(keys))
+    # fixed seeds; fails only when the kernel's law differs (p < 1e-3)
+    assert _chi_square_p(observed, [law[k] for k in keys], copies) > 1e-3
+
+
+@pytest.mark.parametrize("method", ["dense", "sparse"])
+def test_kept_sweeps_average_matches_enumeration(method):
+    # n_sweeps=3, burn_in=1: the output averages the counts of sweeps 2 and 3; its mean
+    # over copies must equal the enumerated E[(n_dk + alpha) / (N_d + K alpha)] of those
+    # sweeps (checked within 5 Monte Carlo standard errors).
+    rng = np.random.default_rng(11)
+    K, V, alpha = 2, 3, 0.3
+    phi = rng.dirichlet(np.full(V, 0.5), size=K)
+    words = [0, 2, 2]
+    copies = 20_000
+    tokens, doc_ptr = _copies(words, copies)
+    theta = predict_topic_proportions(tokens, doc_ptr, phi, alpha, 3, 1, 5, method=method)
+    n, expect = len(words), np.zeros(K)
+    for sweeps in (2, 3):
+        for key, p in _law_after_init_and_sweeps(phi, words, alpha, sweeps).items():
+            expect += p * (np.asarray(key) + alpha) / (n + K * alpha) / 2
+    se = theta.std(axis=0) / np.sqrt(copies)
+    assert np.all(np.abs(theta.mean(axis=0) - expect) < 5 * se)
+
+
+def test_dense_and_sparse_agree_at_larger_k():
+    # K = 60, a peaked Phi: the mean topic proportions of 3000 copies agree within
+    # 5 standard errors of their difference (the two kernels draw different numbers)
+    rng = np.random.default_rng(2)
+    K, V, alpha = 60, 40, 0.05
+    phi = rng.dirichlet(np.full(V, 0.05), size=K)
+    words = list(rng.integers(0, V, size=25))
+    tokens, doc_ptr = _copies(words, 3000)
+    a = predict_topic_proportions(tokens, doc_ptr, phi, alpha, 6, 2, 1, method="dense")
+    b = predict_topic_proportions(tokens, doc_ptr, phi, alpha, 6, 2, 1, method="sparse")
+    se = np.sqrt((a.var(axis=0) + b.var(axis=0)) / len(a)) + 1e-12
+    assert np.all(np.abs(a.mean(axis=0) - b.mean(axis=0)) < 5 * se + 1e-9)
+    np.testing.assert_allclose(b.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("method", ["dense", "sparse"])
+def test_same_result_for_one_and_two_threads(method):
+    rng = np.random.default_rng(0)
+    K, V = 40, 200
+    phi = rng.dirichlet(np.full(V, 0.1), size=K)
+    lengths = rng.integers(0, 60, size=300)
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    tokens = rng.integers(0, V, size=doc_ptr[-1]).astype(np.int32)
+    with using_threads(1):
+        one = predict_topic_proportions(tokens, doc_ptr, phi, 0.1, 8, 4, 9, method=method)
+    with using_threads(2):
+        two = predict_topic_proportions(tokens, doc_ptr, phi, 0.1, 8, 4, 9, method=method)
+    np.testing.assert_array_equal(one, two)
+    empty = lengths == 0
+    assert empty.any()
+    np.testing.assert_allclose(one[empty], 1.0 / K)
+
+
+@pytest.mark.parametrize("method", ["dense", "sparse"])
+def test_batch_setup_uses_only_the_batch_words(method):
+    # The kernels read the columns of the batch's words, renumbered: adding unused words
+    # to Phi (and shifting the token ids) leaves every draw unchanged, and one document
+    # predicted alone equals its row of a batch (its stream depends on its index only).
+    rng = np.random.default_rng(4)
+    K, V = 12, 30
+    phi = rng.dirichlet(np.full(V, 0.2), size=K)
+    tokens = rng.integers(0, V, size=50).astype(np.int32)
+    doc_ptr = np.array([0, 20, 50], np.int64)
+    base = predict_topic_proportions(tokens, doc_ptr, phi, 0.2, 5, 2, 3, method=method)
+    wide = np.hstack([rng.dirichlet(np.ones(7), size=K), phi])  # 7 unused words first
+    shifted = predict_topic_proportions(tokens + 7, doc_ptr, wide, 0.2, 5, 2, 3, method=method)
+    np.testing.assert_array_equal(base, shifted)
+    alone = predict_topic_proportions(tokens[:20], doc_ptr[:2], phi, 0.2, 5, 2, 3,
+                                      method=method)
+    np.testing.assert_array_equal(alone[0], base[0])
+
+
+def test_bad_input_is_named():
+    phi = np.full((3, 4), 0.25)
+    with pytest.raises(ValueError, match="token ids"):
+        predict_topic_proportions(np.array([0, 4], np.int32), np.array([0, 2]), phi, 0.1, 2, 1, 0)
+    with pytest.raises(ValueError, match="burn_in"):
+        predict_topic_proportions(np.array([0], np.int32), np.array([0, 1]), phi, 0.1, 2, 2, 0)
+    with pytest.raises(ValueError, match="method"):
+        predict_topic_proportions(np.array([0], np.int32), np.array([0, 1]), phi, 0.1, 2, 1, 0,
+                                  method="fast")
+
+
+def test_auto_picks_by_number_of_topics():
+    assert resolve_predict_method("auto", SPARSE_PREDICT_MIN_TOPICS) == "sparse"
+    assert resolve_predict_method("auto", SPARSE_PREDICT_MIN_TOPICS - 1) == "dense"
+    assert resolve_predict_method("dense", 1000) == "dense"
