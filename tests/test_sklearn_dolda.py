@@ -24,7 +24,8 @@ from dolda.datasets import simulate
 # the text versions of the fit/predict contract checks are the tests further down.
 API_CHECKS = [ec.check_estimator_cloneable, ec.check_estimator_tags_renamed,
               ec.check_valid_tag_types, ec.check_estimator_repr,
-              ec.check_no_attributes_set_in_init, ec.check_do_not_raise_errors_in_init_or_set_params,
+              ec.check_no_attributes_set_in_init,
+              ec.check_do_not_raise_errors_in_init_or_set_params,
               ec.check_mixin_order, ec.check_parameters_default_constructible,
               ec.check_get_params_invariance, ec.check_set_params]
 

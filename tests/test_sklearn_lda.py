@@ -52,7 +52,7 @@ def test_count_tokens_reproduces_the_matrix():
 
 
 def test_pipeline_countvectorizer_then_lda(sim, counts):
-    vec, train, test = counts
+    vec, train, _ = counts
     pipe = make_pipeline(CountVectorizer(), _lda())
     theta = pipe.fit_transform(sim.texts[:120])
     lda = pipe[-1]
@@ -179,7 +179,7 @@ def test_completion_matches_the_exact_predictive_of_two_token_documents():
 
 
 def test_perplexity_and_score_rank_models(sim, counts):
-    vec, train, test = counts
+    _, train, test = counts
     fitted = _lda().fit(train)
     V = train.shape[1]
     uniform = _lda().fit(train)

@@ -85,4 +85,4 @@ def document_completion(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed):
         w = held[start:start + chunk]
         p = np.einsum("nk,nk->n", theta[doc_of[start:start + chunk]], phi_t[w])
         total += float(np.log(p).sum())
-    return total, int(len(held))
+    return total, len(held)

@@ -15,9 +15,14 @@ import time
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
+from ._inputs import corpus_from_counts, is_count_matrix, vocabulary_of_columns
 from ._validation import (
     check_burn_in,
     check_choice,
@@ -25,7 +30,6 @@ from ._validation import (
     check_positive_float,
     check_positive_int,
 )
-from ._inputs import corpus_from_counts, is_count_matrix, vocabulary_of_columns
 from .corpus import TOKEN_PATTERN, Corpus, Vocabulary
 from .sampler import lda as kernels
 from .sampler.rng import seed_from

@@ -25,6 +25,7 @@ from sklearn.base import (
 from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import check_is_fitted
 
+from ._inputs import legacy_covariates_keyword, split_documents
 from ._validation import (
     check_burn_in,
     check_choice,
@@ -32,8 +33,13 @@ from ._validation import (
     check_positive_float,
     check_positive_int,
 )
-from ._inputs import legacy_covariates_keyword, split_documents
-from .probit import PRIORS, DOProbit, average_do_probabilities, encode_labels, log_odds_scores
+from .probit import (
+    PRIORS,
+    DOProbit,
+    average_do_probabilities,
+    encode_labels,
+    log_odds_scores,
+)
 from .sampler import chain as dolda_chain
 from .sampler import lda as topic_kernels
 from .sampler import probit as probit_blocks
