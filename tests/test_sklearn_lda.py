@@ -194,3 +194,13 @@ def test_perplexity_and_score_rank_models(sim, counts):
     assert _lda().fit(sim.texts[:120]).perplexity(sim.texts[120:]) < 0.6 * V
     search = GridSearchCV(_lda(n_iter=30), {"n_topics": [2, 4]}, cv=2).fit(train)
     assert search.best_params_ == {"n_topics": 4}
+
+
+def test_pyldavis_lda_model_takes_the_matrix_model(counts):
+    """pyLDAvis's scikit-learn adapter needs transform(dtm) and components_ over the columns."""
+    lda_model = pytest.importorskip("pyLDAvis.lda_model")
+    vec, train, _ = counts
+    lda = _lda(n_iter=20).fit(train)
+    vis = lda_model.prepare(lda, train, vec, mds="pcoa", n_jobs=1)
+    assert vis.topic_coordinates.shape[0] == 4
+    assert set(vis.topic_info["Term"]) <= set(vec.get_feature_names_out())
