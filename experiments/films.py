@@ -127,8 +127,8 @@ def plots(data, topics=8, iterations=1000, seed=1, quick=False, folds=5):
             train, test = films.iloc[tr], films.iloc[te]
             for name, with_cov in variants.items():
                 m = _model(topics, iterations, seed + f)
-                m.fit(train.text.tolist(), y[tr], X=cov.iloc[tr] if with_cov else None)
-                pred = m.predict(test.text.tolist(), X=cov.iloc[te] if with_cov else None)
+                m.fit(train.text.tolist(), y[tr], covariates=cov.iloc[tr] if with_cov else None)
+                pred = m.predict(test.text.tolist(), covariates=cov.iloc[te] if with_cov else None)
                 acc[name].append(float(np.mean(pred == y[te])))
             acc["lr_tfidf"].append(_tfidf_lr(train, test, False))
             acc["lr_tfidf_covariates"].append(_tfidf_lr(train, test, True))
@@ -144,7 +144,7 @@ def plots(data, topics=8, iterations=1000, seed=1, quick=False, folds=5):
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            m.fit(films.text.tolist(), y, X=cov if with_cov else None)
+            m.fit(films.text.tolist(), y, covariates=cov if with_cov else None)
         seconds = time.perf_counter() - t0
         top = m.top_words(8).apply(" ".join, axis=1)
         signal = {}
@@ -170,11 +170,11 @@ def plots(data, topics=8, iterations=1000, seed=1, quick=False, folds=5):
             expl = m.explain(films.text.iloc[example],
                              X_row=cov.iloc[[example]] if with_cov else None)
         pred_class = m.predict([films.text.iloc[example]],
-                               X=cov.iloc[[example]] if with_cov else None)[0]
+                               covariates=cov.iloc[[example]] if with_cov else None)[0]
         expl_rows = expl[expl["class"] == pred_class]
         full[name] = {
             "fit_seconds": seconds, "train_accuracy": float(m.score(
-                films.text.tolist(), y, X=cov if with_cov else None)),
+                films.text.tolist(), y, covariates=cov if with_cov else None)),
             "top_words": top.tolist(), "signal_topics": signal,
             "strongest_topics": strongest,
             "covariate_coef": {c: {str(k): float(v) for k, v in coef[c].items()}

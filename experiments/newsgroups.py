@@ -192,10 +192,10 @@ def run(data_dir, setting, topics, model_name, iterations, seed=1, quick=False, 
                   two_step=model_name == "two_step", random_state=seed, n_jobs=threads,
                   progress=not quick)
     tic = time.perf_counter()
-    model.fit(tr_texts, ytr, X=Xtr)
+    model.fit(tr_texts, ytr, covariates=Xtr)
     fit_s = time.perf_counter() - tic
     tic = time.perf_counter()
-    acc = model.score(te_texts, yte, X=Xte)
+    acc = model.score(te_texts, yte, covariates=Xte)
     predict_s = time.perf_counter() - tic
     ll = model.loglik_
     result = {

@@ -15,9 +15,14 @@ import time
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
+from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
+from ._inputs import corpus_from_counts, is_count_matrix, vocabulary_of_columns
 from ._validation import (
     check_burn_in,
     check_choice,
@@ -40,13 +45,21 @@ SAMPLERS = ("auto", "dense", "sparse")
 __all__ = ["LDA", "SAMPLERS"]
 
 
-class LDA(TransformerMixin, BaseEstimator):
+class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Latent Dirichlet Allocation by partially collapsed Gibbs sampling.
 
     The model: ``phi_k ~ Dir(beta)``, ``theta_d ~ Dir(alpha)``,
     ``z_{d,i} ~ Cat(theta_d)``, ``w_{d,i} ~ Cat(phi_{z_{d,i}})``.  theta is
     integrated out, Phi is sampled, so documents are resampled in parallel and
     the chain is the same for any number of threads.
+
+    A drop-in for :class:`sklearn.decomposition.LatentDirichletAllocation`
+    where that makes sense: ``X`` may be raw texts (tokenized by the options
+    below) or a document-term matrix of counts (scipy.sparse, ndarray or
+    numeric DataFrame, e.g. from ``CountVectorizer``, whose columns are then
+    the vocabulary), so ``make_pipeline(CountVectorizer(), LDA())`` works;
+    ``components_``, ``get_feature_names_out`` (``lda0`` ...),
+    ``set_output(transform="pandas")``, ``perplexity`` and ``score`` are there.
 
     Parameters
     ----------
@@ -115,6 +128,20 @@ class LDA(TransformerMixin, BaseEstimator):
         The chain seed derived from ``random_state``.
     timings_ : dict
         Seconds spent in the z-sweeps and in the Phi draws (with alias tables).
+    n_features_in_ : int
+        ``V``; only when fitted on a document-term matrix.
+    feature_names_in_ : ndarray of str (V,)
+        Only when fitted on a DataFrame of counts with string column names;
+        they are the words of ``vocabulary_`` (otherwise ``x0, x1, ...``).
+
+    Notes
+    -----
+    No ``partial_fit``: the partially collapsed Gibbs sampler needs every
+    document's topic indicators at every iteration (Phi is drawn from the
+    counts of the whole corpus), so there is no exact update from a
+    mini-batch; an online method (stochastic variational Bayes, as in
+    scikit-learn's ``learning_method="online"``) would be a different
+    algorithm with a different answer.  Refit on all documents instead.
     """
 
     def __init__(self, n_topics=20, alpha=0.1, beta=0.01, n_iter=200, burn_in=None,
@@ -165,6 +192,18 @@ class LDA(TransformerMixin, BaseEstimator):
         )
 
     def _fit_corpus(self, texts) -> Corpus:
+        for name in ("n_features_in_", "feature_names_in_"):  # from an earlier fit
+            if name in vars(self):
+                delattr(self, name)
+        if is_count_matrix(texts):
+            X = validate_data(self, texts, reset=True, accept_sparse="csr", dtype=None,
+                              ensure_all_finite=True)
+            check_non_negative(X, "LDA (document-term matrix X)")
+            names = getattr(self, "feature_names_in_", None)
+            if names is None:
+                names = [f"x{j}" for j in range(X.shape[1])]
+            self.vocabulary_ = vocabulary_of_columns(names)
+            return corpus_from_counts(X, self.vocabulary_)
         if isinstance(texts, Corpus):
             self.vocabulary_ = texts.vocabulary
             return texts
@@ -174,12 +213,15 @@ class LDA(TransformerMixin, BaseEstimator):
         return self.vocabulary_.fit_transform(texts)
 
     # ---------------------------------------------------------------- fit
-    def fit(self, texts, y=None):
-        """Run the Gibbs sampler on ``texts``.
+    def fit(self, X, y=None):
+        """Run the Gibbs sampler on the documents ``X``.
 
         Parameters
         ----------
-        texts : iterable of str, pandas Series, token lists, or Corpus (D,)
+        X : iterable of str, pandas Series, token lists, Corpus (D,), or counts (D, V)
+            Raw documents, or a document-term matrix of word counts (sparse,
+            ndarray or numeric DataFrame; the columns are the vocabulary and
+            the vocabulary options are not used).
         y : ignored
 
         Returns
@@ -189,7 +231,7 @@ class LDA(TransformerMixin, BaseEstimator):
         from .backends import make_lda_chain
 
         p = self._check_params()
-        corpus = self._fit_corpus(texts)
+        corpus = self._fit_corpus(X)
         K, V = p["n_topics"], corpus.n_words
         check_model_size(K, V, corpus.n_docs, corpus.n_tokens)
         tokens, doc_ptr = corpus.tokens, corpus.doc_ptr
@@ -246,15 +288,49 @@ class LDA(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "phi_")
         return self.phi_
 
+    @property
+    def _n_features_out(self):
+        """``K``: the columns of :meth:`transform` (for ``get_feature_names_out``)."""
+        return self.phi_.shape[0]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # The main input is text, as for CountVectorizer.  A document-term matrix of
+        # non-negative integer counts is accepted too (sparse included), but not the
+        # arbitrary float arrays the numeric estimator checks feed, so two_d_array
+        # stays False; tests/test_sklearn_lda.py checks the matrix path itself.
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True
+        return tags
+
     # ----------------------------------------------------------- transform
-    def transform(self, texts, n_sweeps=None, burn_in=None):
+    def _corpus(self, X) -> Corpus:
+        """``X`` (texts or counts) as a Corpus over ``vocabulary_``."""
+        check_is_fitted(self, "phi_")
+        fitted_on_counts = hasattr(self, "n_features_in_")
+        if is_count_matrix(X):
+            if not fitted_on_counts:
+                raise ValueError("this LDA was fitted on texts; pass texts, not a "
+                                 "document-term matrix")
+            X = validate_data(self, X, reset=False, accept_sparse="csr", dtype=None,
+                              ensure_all_finite=True)
+            check_non_negative(X, "LDA (document-term matrix X)")
+            return corpus_from_counts(X, self.vocabulary_)
+        if fitted_on_counts and not isinstance(X, Corpus):
+            raise ValueError(f"this LDA was fitted on a document-term matrix; pass one with "
+                             f"its {self.n_features_in_} columns, not texts")
+        return self.vocabulary_.transform(X)
+
+    def transform(self, X, n_sweeps=None, burn_in=None):
         """Topic proportions of documents with Phi fixed at ``phi_`` (paper section 3.3).
 
         Parameters
         ----------
-        texts : iterable of str, pandas Series, token lists, or Corpus (D,)
-            Words not in the vocabulary are dropped (counted in
-            ``vocabulary_.n_unseen_``).
+        X : iterable of str, pandas Series, token lists, Corpus (D,), or counts (D, V)
+            The same kind of input as in :meth:`fit`.  Words not in the
+            vocabulary are dropped (counted in ``vocabulary_.n_unseen_``).
         n_sweeps : int or None
             Sweeps of z per document (None: ``transform_sweeps``).
         burn_in : int or None
@@ -264,22 +340,79 @@ class LDA(TransformerMixin, BaseEstimator):
         -------
         theta : ndarray (D, K)
             Average of ``(n_{d,k} + alpha) / (N_d + K alpha)`` over the kept
-            sweeps; rows sum to one (``1/K`` for an empty document).
+            sweeps; rows sum to one (``1/K`` for an empty document).  Columns
+            :meth:`get_feature_names_out`; a DataFrame under
+            ``set_output(transform="pandas")``.
         """
         check_is_fitted(self, "phi_")
         n_sweeps = check_positive_int(self.transform_sweeps if n_sweeps is None else n_sweeps,
                                       "n_sweeps")
         burn_in = check_burn_in(burn_in, n_sweeps)
-        corpus = self.vocabulary_.transform(texts)
+        corpus = self._corpus(X)
         with using_threads(check_n_jobs(self.n_jobs)):
             return kernels.predict_topic_proportions(corpus.tokens, corpus.doc_ptr, self.phi_,
                                                      float(self.alpha), n_sweeps, burn_in,
                                                      self.seed_)
 
-    def fit_transform(self, texts, y=None, **kwargs):
-        """:meth:`fit`, then :meth:`transform` of the same texts."""
-        corpus = self._fit_corpus(texts) if not isinstance(texts, Corpus) else texts
+    def fit_transform(self, X, y=None, **kwargs):
+        """:meth:`fit`, then :meth:`transform` of the same documents."""
+        if is_count_matrix(X):
+            return self.fit(X).transform(X, **kwargs)
+        corpus = self._fit_corpus(X) if not isinstance(X, Corpus) else X
         return self.fit(corpus).transform(corpus, **kwargs)
+
+    # ------------------------------------------------------- held-out fit
+    def score(self, X, y=None, n_sweeps=None):
+        """Held-out log-likelihood of documents ``X`` by document completion (higher is better).
+
+        Each document is cut into its first ``floor(N_d / 2)`` tokens (observed)
+        and the rest (held out); ``theta_d`` is estimated from the observed
+        half with Phi fixed at ``phi_`` (the Gibbs sampler of
+        :meth:`transform`) and the held-out half is scored:
+        ``sum_d sum_{i held out} log sum_k theta_dk phi_{k, w_di}``
+        (:func:`dolda.heldout.document_completion`, Wallach et al. 2009).
+        Unlike scikit-learn's ``LatentDirichletAllocation.score`` (a
+        variational lower bound on ``log p(X)``) this is an estimate of the
+        predictive log-likelihood of the held-out half; it is comparable
+        across models fitted on the same vocabulary, e.g. to choose
+        ``n_topics`` with GridSearchCV.
+
+        Parameters
+        ----------
+        X : as in :meth:`transform` (D,) or (D, V)
+        y : ignored
+        n_sweeps : int or None
+            Sweeps of z for the observed halves (None: ``transform_sweeps``).
+
+        Returns
+        -------
+        float
+        """
+        return self._completion(X, n_sweeps)[0]
+
+    def perplexity(self, X, n_sweeps=None):
+        """``exp(-score(X) / number of held-out tokens)``: lower is better.
+
+        The per-token perplexity of the held-out halves (see :meth:`score`);
+        ``V`` for topics that are uniform over the vocabulary.
+        """
+        loglik, n_scored = self._completion(X, n_sweeps)
+        if n_scored == 0:
+            raise ValueError("no document has a known token: nothing to hold out")
+        return float(np.exp(-loglik / n_scored))
+
+    def _completion(self, X, n_sweeps):
+        from .heldout import document_completion
+
+        check_is_fitted(self, "phi_")
+        n_sweeps = check_positive_int(self.transform_sweeps if n_sweeps is None else n_sweeps,
+                                      "n_sweeps")
+        corpus = self._corpus(X)
+        with using_threads(check_n_jobs(self.n_jobs)):
+            loglik, n_tokens = document_completion(self.phi_, float(self.alpha), corpus.tokens,
+                                                   corpus.doc_ptr, n_sweeps, n_sweeps // 2,
+                                                   self.seed_)
+        return float(loglik.sum()), int(n_tokens.sum())
 
     # ------------------------------------------------------- interpretation
     def top_words(self, n=10, as_frame=False, relevance=DEFAULT_RELEVANCE):
@@ -325,6 +458,9 @@ class LDA(TransformerMixin, BaseEstimator):
             "n_iter": int(self.n_iter_),
             "n_tokens": int(self.n_tokens_),
             "sampler": self.sampler_,
+            "n_features_in": (int(self.n_features_in_) if hasattr(self, "n_features_in_")
+                              else None),
+            "feature_names_in": io.encode_strings(getattr(self, "feature_names_in_", None)),
         }
         arrays = {"phi": self.phi_, "loglik": self.loglik_,
                   "doc_topic_counts": self.doc_topic_counts_, "z": self.z_}
@@ -341,6 +477,11 @@ class LDA(TransformerMixin, BaseEstimator):
         model.n_iter_ = meta["n_iter"]
         model.n_tokens_ = meta["n_tokens"]
         model.sampler_ = meta["sampler"]
+        if meta.get("n_features_in") is not None:  # fitted on a document-term matrix
+            model.n_features_in_ = int(meta["n_features_in"])
+            names = io.decode_strings(meta.get("feature_names_in"))
+            if names is not None:
+                model.feature_names_in_ = names
         model.phi_ = arrays["phi"]
         model.loglik_ = arrays["loglik"]
         model.doc_topic_counts_ = arrays.get("doc_topic_counts")

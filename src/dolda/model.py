@@ -16,9 +16,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
+from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import check_is_fitted
 
+from ._inputs import legacy_covariates_keyword, split_documents
 from ._validation import (
     check_burn_in,
     check_checkpoint_fits,
@@ -29,7 +36,13 @@ from ._validation import (
     check_positive_float,
     check_positive_int,
 )
-from .probit import PRIORS, DOProbit, average_do_probabilities, encode_labels
+from .probit import (
+    PRIORS,
+    DOProbit,
+    average_do_probabilities,
+    encode_labels,
+    log_odds_scores,
+)
 from .sampler import chain as dolda_chain
 from .sampler import lda as topic_kernels
 from .sampler import probit as probit_blocks
@@ -90,7 +103,7 @@ class _DeferredInterrupt:
         return False
 
 
-class DOLDA(ClassifierMixin, BaseEstimator):
+class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, BaseEstimator):
     """Supervised topic model: LDA + Diagonal Orthant probit with Horseshoe shrinkage.
 
     Documents ``d`` have tokens ``w_{d,n}`` with topics ``z_{d,n}``; topics
@@ -148,6 +161,13 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         this many times in ``fit`` are pooled into one ``"column=other"``
         indicator (and so are levels first seen at prediction), see
         :class:`dolda.covariates.CovariateEncoder`.  1: every level its own column.
+    text_column : hashable, default="text"
+        When ``X`` is a DataFrame: the column holding the documents.
+    covariate_columns : list or None, default=None
+        When ``X`` is a DataFrame: its covariate columns (None: every column
+        but ``text_column``; ``[]``: none).  With a DataFrame ``X``,
+        ``fit(df, y)``, ``predict(df)``, ``score(df, y)`` carry the covariates
+        through Pipeline, GridSearchCV and cross_val_score.
     random_state : int, numpy Generator or None
         Seed: the same int gives the same chain for any ``n_jobs``.
     n_jobs : int or None
@@ -202,6 +222,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                  checkpoint=None, checkpoint_every=100, rare_share=0.01, min_df=1,
                  max_df=1.0, covariate_min_count=1, n_chains=1, random_state=None,
                  n_jobs=None, progress=True,
+                 text_column="text", covariate_columns=None,
                  backend="local", client=None, n_shards=None, snapshot_every=10):
         self.n_topics = n_topics
         self.prior = prior
@@ -222,6 +243,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         self.min_df = min_df
         self.max_df = max_df
         self.covariate_min_count = covariate_min_count
+        self.text_column = text_column
+        self.covariate_columns = covariate_columns
         self.n_chains = n_chains
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -367,31 +390,49 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         return np.hstack([np.ones((n_docs, 1)), M]), names
 
     # --------------------------------------------------------------- fit
-    def fit(self, texts, y, X=None, resume=None):
-        """Fit DOLDA to documents ``texts`` with labels ``y`` and optional covariates ``X``.
+    @legacy_covariates_keyword
+    def fit(self, X, y, covariates=None, resume=None, sample_weight=None):
+        """Fit DOLDA to documents ``X`` with labels ``y`` and optional covariates.
 
         Parameters
         ----------
-        texts : iterable of str, pandas Series, token lists, or Corpus (D,)
+        X : iterable of str, pandas Series, token lists, Corpus, or DataFrame (D,)
+            The documents; a DataFrame holds them in ``text_column`` and the
+            covariates in its other columns (or ``covariate_columns``).
         y : array-like (D,)
-            Class labels of any hashable type.
-        X : array-like, pandas DataFrame or None (D, P)
-            Extra covariates; categorical DataFrame columns are one-hot encoded
-            (``"director=Jackie Chan"``).
+            Class labels (str, int, bool, ...): ``classes_`` keeps their dtype.
+        covariates : array-like, pandas DataFrame, sparse matrix or None (D, P)
+            Extra covariates beside non-DataFrame documents; categorical
+            DataFrame columns are one-hot encoded (``"director=Jackie Chan"``).
+            The former keyword ``X=`` still works, with a DeprecationWarning.
         resume : path or None
             A checkpoint directory written by an interrupted fit with the same
             data and parameters: the chain continues where it stopped and ends
             exactly as an uninterrupted run with the same seed.
+        sample_weight : None
+            Only None (or all ones) is accepted.  A weight ``w_d`` would mean
+            "document d counted w_d times": its probit likelihood raised to
+            ``w_d`` in the a/eta-steps and its tokens counted ``w_d`` times in
+            the z/Phi-steps.  The probit data augmentation has no exact form
+            for a non-integer power, and an integer weight is exactly a
+            repeated row, so repeat the documents instead.
 
         Returns
         -------
         self
         """
         p = self._check_params()
+        if sample_weight is not None and not np.all(np.asarray(sample_weight) == 1):
+            raise ValueError("DOLDA does not support sample_weight: the probit augmentation "
+                             "has no exact weighted form; repeat documents for integer weights")
+        texts, covariates = split_documents(X, self.text_column, self.covariate_columns,
+                                            covariates)
+        if y is None:
+            encode_labels(None, 0, self)  # scikit-learn's message, before any work
         corpus = self._make_corpus(texts, fit=True)
         n_docs = corpus.n_docs
-        self.classes_, y_index = encode_labels(y, n_docs)
-        Xd, names = self._covariates(X, n_docs, fit=True)
+        self.classes_, y_index = encode_labels(y, n_docs, self)
+        Xd, names = self._covariates(covariates, n_docs, fit=True)
         K = p["n_topics"]
         check_fit_sizes(self.classes_, y_index, K, corpus, Xd.shape[1] + K, p)
         self.feature_names_ = names + [_topic_name(k) for k in range(K)]
@@ -608,7 +649,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         return self
 
     # ------------------------------------------------------ prediction
-    def transform(self, texts):
+    def transform(self, X):
         """Topic proportions of new documents (paper section 3.3), shape (D, K).
 
         The topic indicators are sampled with Phi fixed at ``phi_`` and no
@@ -616,9 +657,13 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         ``predict_sweeps`` sweeps; the empirical proportions
         ``zbar_d = n_{d,.} / N_d`` (what the regression was fitted on) are
         averaged over the sweeps after ``predict_burn_in``.  A document with no
-        known word gets zeros.
+        known word gets zeros.  ``X`` is as in :meth:`fit` (a DataFrame's
+        covariate columns are not used here); the output columns are
+        :meth:`get_feature_names_out` (``dolda0`` ...), and
+        ``set_output(transform="pandas")`` gives a DataFrame.
         """
         check_is_fitted(self, "phi_")
+        texts, _ = split_documents(X, self.text_column, [], None)
         corpus = self._make_corpus(texts, fit=False)
         from .sampler.lda import predict_topic_proportions
 
@@ -636,24 +681,62 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         zbar[n_d[:, 0] == 0] = 0.0  # no words: no topic information, as in training
         return np.clip(zbar, 0.0, 1.0)
 
-    def _regressors(self, texts, X):
-        zbar = self.transform(texts)
-        Xd, _ = self._covariates(X, zbar.shape[0], fit=False)
+    @property
+    def _n_features_out(self):
+        """``K``: the columns of :meth:`transform` (for ``get_feature_names_out``)."""
+        return self.phi_.shape[0]
+
+    def _regressors(self, X, covariates=None):
+        """``u_d = [1, x_d, zbar_d]`` (D, P) of documents ``X`` (as in :meth:`fit`)."""
+        texts, covariates = split_documents(X, self.text_column, self.covariate_columns,
+                                            covariates)
+        zbar = np.asarray(self.transform(texts))  # an array even under set_output(pandas)
+        Xd, _ = self._covariates(covariates, zbar.shape[0], fit=False)
         return np.hstack([Xd, zbar])
 
-    def predict_proba(self, texts, X=None):
-        """DO class probabilities averaged over the kept eta draws, shape (D, L)."""
-        check_is_fitted(self, "eta_draws_")
-        return average_do_probabilities(self._regressors(texts, X), self.eta_draws_)
+    @legacy_covariates_keyword
+    def predict_proba(self, X, covariates=None):
+        """DO class probabilities averaged over the kept eta draws, shape (D, L).
 
-    def predict(self, texts, X=None):
+        ``X`` and ``covariates`` are as in :meth:`fit`.
+        """
+        check_is_fitted(self, "eta_draws_")
+        return average_do_probabilities(self._regressors(X, covariates), self.eta_draws_)
+
+    @legacy_covariates_keyword
+    def predict_log_proba(self, X, covariates=None):
+        """Logarithm of :meth:`predict_proba`, shape (D, L)."""
+        return np.log(self.predict_proba(X, covariates))
+
+    @legacy_covariates_keyword
+    def decision_function(self, X, covariates=None):
+        """Scores whose argmax (sign, for two classes) is :meth:`predict`.
+
+        Derived from :meth:`predict_proba`: two classes give the log-odds
+        ``log p_1 - log p_0``, shape (D,); more classes the centred
+        log-probabilities ``log p_l - mean_j log p_j``, shape (D, L), whose
+        softmax is :meth:`predict_proba`.
+        """
+        return log_odds_scores(self.predict_proba(X, covariates))
+
+    @legacy_covariates_keyword
+    def predict(self, X, covariates=None):
         """The most probable class of every document, shape (D,)."""
-        proba = self.predict_proba(texts, X)
+        proba = self.predict_proba(X, covariates)
         return self.classes_[np.argmax(proba, axis=1)]
 
-    def score(self, texts, y, X=None):
-        """Accuracy of :meth:`predict` on ``texts`` with true labels ``y``."""
-        return float(np.mean(self.predict(texts, X) == np.asarray(y)))
+    @legacy_covariates_keyword
+    def score(self, X, y, covariates=None, sample_weight=None):
+        """Accuracy of :meth:`predict` on documents ``X`` with true labels ``y``."""
+        return float(accuracy_score(y, self.predict(X, covariates), sample_weight=sample_weight))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # X is text, as for CountVectorizer: documents (or a DataFrame with a text
+        # column), never a numeric 2-D array, so the numeric estimator checks do not apply
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        return tags
 
     # ------------------------------------------------------ interpretation
     def top_words(self, n=10, relevance=DEFAULT_RELEVANCE):
@@ -744,6 +827,27 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         return out
 
     # ------------------------------------------------------ persistence
+    def __getstate__(self):
+        """Plain arrays instead of the DataFrames ``coef_`` and ``loglik_``.
+
+        Lets skops (``skops.io.dump``) store a fitted model: it cannot store a
+        DataFrame.  :meth:`__setstate__` rebuilds both.  dolda's own
+        :meth:`save` never pickles.
+        """
+        state = super().__getstate__()
+        if isinstance(state.get("loglik_"), pd.DataFrame):
+            state = dict(state)
+            state.pop("coef_", None)  # the mean of eta_draws_: rebuilt on load
+            state["loglik_"] = self.loglik_[["do", "lda"]].to_numpy().reshape(
+                self.n_chains_, -1, 2)
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if isinstance(getattr(self, "loglik_", None), np.ndarray):
+            self._set_loglik(self.loglik_)
+            self._finish(self.eta_draws_)
+
     def _to_state(self):
         """Metadata and arrays for :func:`dolda.io.save_model` (no pickle)."""
         from . import io

@@ -14,7 +14,8 @@ import logging
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ._validation import (
     check_burn_in,
@@ -37,17 +38,43 @@ PRIORS = ("horseshoe", "normal")
 ETA_SAMPLERS = ("auto",) + gibbs.ETA_SAMPLERS
 
 
-def encode_labels(y, n_samples: int):
-    """Return ``(classes, y_index)`` for labels of any hashable type.
+def encode_labels(y, n_samples: int, estimator=None):
+    """Return ``(classes, y_index)`` through scikit-learn's target checks.
 
-    Raises a ValueError naming the problem for a length mismatch, missing
-    labels or a single class.
+    ``y`` goes through :func:`sklearn.utils.validation.column_or_1d` (a column
+    vector is raveled with a ``DataConversionWarning``) and
+    :func:`sklearn.utils.multiclass.check_classification_targets` (continuous,
+    multi-output and unknown targets are refused); the classes are
+    ``np.unique(y)``, so they keep the labels' dtype (int labels give int
+    ``classes_``, booleans give bool), exactly as ``LabelEncoder`` would.
+
+    Parameters
+    ----------
+    y : array-like (D,)
+    n_samples : int
+        ``D``, the number of rows of the input the labels belong to.
+    estimator : estimator or None
+        Named in the message when ``y`` is None.
+
+    Returns
+    -------
+    classes : ndarray (L,)
+        Sorted distinct labels.
+    y_index : int64 ndarray (D,)
+        ``classes[y_index] == y``.
+
+    Raises
+    ------
+    ValueError
+        ``y`` is None, of the wrong length, has missing labels, is continuous,
+        or holds a single class.
+    TypeError
+        Labels that cannot be ordered (e.g. a mix of str and int in an object array).
     """
-    y = np.asarray(y, dtype=object) if not isinstance(y, np.ndarray) else y
-    if y.ndim != 1:
-        y = y.reshape(-1) if y.ndim == 2 and 1 in y.shape else y
-    if y.ndim != 1:
-        raise ValueError(f"y must be one-dimensional, got shape {y.shape}")
+    if y is None:
+        name = type(estimator).__name__ if estimator is not None else "this classifier"
+        raise ValueError(f"{name} requires y to be passed, but the target y is None")
+    y = column_or_1d(y, warn=True)
     if len(y) != n_samples:
         raise ValueError(
             f"X and y have different lengths: X has {n_samples} rows, y has {len(y)} labels"
@@ -56,19 +83,32 @@ def encode_labels(y, n_samples: int):
         missing = [i for i, v in enumerate(y) if v is None or (isinstance(v, float) and v != v)]
         if missing:
             raise ValueError(f"y has missing labels (None/NaN) at rows {missing[:5]}")
-        try:
-            classes, y_index = np.unique(y, return_inverse=True)
-        except TypeError as exc:
-            raise TypeError(f"labels in y must be mutually comparable: {exc}") from None
-    else:
-        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-            raise ValueError("y contains NaN or infinite labels")
+        if len(y) and all(isinstance(v, (bool, np.bool_)) for v in y):
+            y = y.astype(bool)  # e.g. an object column of True/False: bool classes_
+    try:
+        check_classification_targets(y)
         classes, y_index = np.unique(y, return_inverse=True)
+    except TypeError as exc:
+        raise TypeError(f"labels in y must be mutually comparable: {exc}") from None
     if len(classes) < 2:
         raise ValueError(
             f"y has a single class ({classes[0]!r}); a classifier needs at least 2 classes"
         )
-    return classes, y_index.astype(np.int64)
+    return classes, y_index.astype(np.int64).reshape(-1)
+
+
+def log_odds_scores(proba):
+    """Decision scores from class probabilities ``proba`` (D, L).
+
+    Two classes: the log-odds ``log p_1 - log p_0``, shape (D,) (positive means
+    ``classes_[1]``).  More classes: the centred log-probabilities
+    ``log p_l - mean_j log p_j``, shape (D, L), whose softmax is ``proba``
+    again; the argmax is the predicted class either way.
+    """
+    logp = np.log(np.maximum(proba, np.finfo(np.float64).tiny))
+    if logp.shape[1] == 2:
+        return logp[:, 1] - logp[:, 0]
+    return logp - logp.mean(axis=1, keepdims=True)
 
 
 def average_do_probabilities(U, eta_draws):
@@ -233,7 +273,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         X = one_line_errors(validate_data, self, X, reset=True, dtype=np.float64,
                             ensure_min_samples=2, ensure_all_finite=True, accept_sparse="csr")
         check_covariate_scale(X, getattr(self, "feature_names_in_", None))
-        self.classes_, y_index = encode_labels(y, X.shape[0])
+        self.classes_, y_index = encode_labels(y, X.shape[0], self)
         check_labels(self.classes_, y_index)
         U = self._design(X)
         n_samples, n_columns = U.shape
@@ -301,10 +341,26 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         check_covariate_scale(X, getattr(self, "feature_names_in_", None))
         return X
 
-    def decision_function(self, X):
+    def linear_predictor(self, X):
         """Posterior-mean linear predictors ``mu_{dl} = u_d . E[eta_l]``, shape (D, L)."""
         U = self._design(self._check_X(X))
         return np.asarray(U @ self.eta_draws_.mean(axis=0).T)
+
+    def decision_function(self, X):
+        """Scores whose argmax (sign, for two classes) is :meth:`predict`.
+
+        Derived from :meth:`predict_proba` (the DO probabilities averaged over
+        the draws), so that scores, probabilities and predictions always agree:
+        two classes give the log-odds ``log p_1 - log p_0``, shape (D,);
+        more classes the centred log-probabilities ``log p_l - mean_j log p_j``,
+        shape (D, L), whose softmax is :meth:`predict_proba`.  The linear
+        predictors ``u . E[eta_l]`` are :meth:`linear_predictor`.
+        """
+        return log_odds_scores(self.predict_proba(X))
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`, shape (D, L)."""
+        return np.log(self.predict_proba(X))
 
     def predict_proba(self, X):
         """DO class probabilities averaged over the kept draws of eta, shape (D, L).
@@ -319,6 +375,11 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         """The class with the largest averaged DO probability, shape (D,)."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # CSR stays CSR through the design and the eta-step
+        return tags
 
     # ------------------------------------------------------ reading by name
     def _feature_names(self, feature_names):

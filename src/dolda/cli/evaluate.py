@@ -69,9 +69,10 @@ def evaluate(data, text_column, label_column, covariates, encoding, folds, out, 
         model = _estimator(opts)
         with _echo_warnings(), _library_errors(f"fold {fold + 1}: "):
             model.fit(list(texts[train]), y[train],
-                      X=None if X is None else X.iloc[train].reset_index(drop=True))
-            pred = model.predict(list(texts[test]),
-                                 X=None if X is None else X.iloc[test].reset_index(drop=True))
+                      covariates=None if X is None else X.iloc[train].reset_index(drop=True))
+            pred = model.predict(
+                list(texts[test]),
+                covariates=None if X is None else X.iloc[test].reset_index(drop=True))
         predicted[test] = pred
         acc = accuracy_score(list(y[test]), list(pred))
         f1 = f1_score(list(y[test]), list(pred), average="macro")

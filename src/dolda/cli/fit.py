@@ -96,7 +96,7 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
                 _library_errors():
             if workers is not None:
                 click.echo(f"Fitting on the Dask cluster at {scheduler} ({workers})", err=True)
-            model.fit(texts, y, X=X, resume=None if resume is None else str(resume))
+            model.fit(texts, y, covariates=X, resume=None if resume is None else str(resume))
     except FitInterrupted as exc:
         command = _resume_command(data, text_column, label_column, covariates, encoding,
                                   opts, checkpoint_every, exc.checkpoint, out, overwrite,
@@ -113,7 +113,7 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
         accuracy = training_accuracy(model, y, X)  # one product, no re-sampling
         if accuracy is None:  # two-step fit: the training documents must be re-sampled
             click.echo(f"Scoring the {len(texts)} training documents...", err=True)
-            accuracy = float((model.predict(texts, X=X) == y).mean())
+            accuracy = float((model.predict(texts, covariates=X) == y).mean())
     cli_meta = {"text_column": text_column, "label_column": label_column,
                 "covariates": list(covariates), "data": str(data), "n_docs": len(texts)}
     _save_model(model, out, cli_meta)

@@ -73,7 +73,7 @@ def predict(model_dir, data, text_column, covariates, encoding, id_column, out):
         X = frame[list(source)].copy()
         X.columns = model_cov
     with _echo_warnings(), _library_errors():
-        proba = model.predict_proba(texts, X=X)
+        proba = model.predict_proba(texts, covariates=X)
     classes = list(model.classes_)
     result = pd.DataFrame({id_column: frame[id_column].to_numpy()} if id_column
                           else {"row": range(len(texts))})
