@@ -375,7 +375,7 @@ TOPICS_CASES = [
     ("model missing", ["topics", "{t}/nomodel"], "error", "does not exist"),
     ("model an empty dir", ["topics", "{d}/emptydir"], "error", "no model.json"),
     ("model corrupt", ["topics", "{d}/model_corrupt"], "error", "alpha"),
-    ("a DOProbit", ["topics", "{d}/probit"], "error", "not a DOLDA"),
+    ("a DOProbit", ["topics", "{d}/probit"], "error", "not a (DOLDA|topic model)"),
     ("a checkpoint", ["topics", "{d}/ck"], "error", "checkpoint"),
     ("words 0", ["topics", "{m}", "--words", "0"], "error", "--words"),
     ("level 0", ["topics", "{m}", "--level", "0"], "error", "--level"),

@@ -264,5 +264,7 @@ def one_line_errors(func, *args, **kwargs):
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         if len(lines) <= 1:
             raise
-        folded = type(exc)(lines[0] + " (" + lines[1][:200] + ")")
+        # every line kept (scikit-learn's advice, e.g. "Reshape your data ...", is on a
+        # later line and its own checks look for it), each cut to 200 characters
+        folded = type(exc)(" ".join(line[:200] for line in lines))
         raise folded from None

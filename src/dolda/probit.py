@@ -74,6 +74,12 @@ def encode_labels(y, n_samples: int, estimator=None):
     if y is None:
         name = type(estimator).__name__ if estimator is not None else "this classifier"
         raise ValueError(f"{name} requires y to be passed, but the target y is None")
+    if isinstance(y, (list, tuple)):
+        kinds = {"text" if isinstance(v, str) else "number" if isinstance(v, (int, float, np.number))
+                 else type(v).__name__ for v in y}
+        if "text" in kinds and "number" in kinds:  # numpy would turn 1 into "1" silently
+            raise TypeError("labels in y must be mutually comparable: y mixes strings and "
+                            "numbers; give all labels as strings or all as numbers")
     y = column_or_1d(y, warn=True)
     if len(y) != n_samples:
         raise ValueError(

@@ -44,6 +44,8 @@ def check_out(path, kinds=("table",), option: str = "--out"):
     if path is None or is_stdout(path):
         return path if path is None else STDOUT
     path = Path(path)
+    if path.is_dir():
+        raise click.BadParameter(f"{path} is a directory; give a file name", param_hint=option)
     allowed = []
     if "table" in kinds:
         allowed += TABLE_EXTENSIONS
