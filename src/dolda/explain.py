@@ -1,0 +1,414 @@
+"""Why a document gets its class: feature- and word-level explanations of DOLDA.
+
+The score of class ``l`` for a document is ``mu_l = u . eta_l`` with the
+posterior mean of eta (``model.coef_``) and the regressors
+``u = [1, x, zbar]`` (paper section 2).  The topic part of ``u`` is the
+empirical topic proportion ``zbar_k = (1/N_d) sum_i [z_i = k]``, averaged over
+the prediction sweeps (paper section 3.3).  With the per-token frequencies
+``P(z_i = k)`` of those sweeps (:mod:`dolda.sampler.token_topics`) the topic
+part of the score splits exactly into one term per token::
+
+    mu_l = sum_p u_p eta_{l,p}                                   (features)
+         = sum_{p not topic} u_p eta_{l,p}
+           + sum_i (1/N_d) sum_k P(z_i = k) eta_{l,k}            (tokens)
+
+A covariate that stands for a word (``word_features``: a feature name ->
+word mapping, by default every covariate named ``word:W``, ``word=W`` or
+``w:W``) is attributed to the occurrences of that word in the text, in equal
+shares; a word covariate whose word does not occur stays a feature-level term.
+
+Functions
+---------
+explain(model, text, X_row=None, level="feature", classes=None)
+    A tidy DataFrame, one row per (class, feature) or per (class, token).
+explain_documents(model, texts, X=None, n_classes=3, ...)
+    JSON-ready explanations of many documents at once (report and service).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["explain", "explain_documents", "Analysis", "analyse", "tokenize_with_spans"]
+
+LEVELS = ("feature", "token")
+_WORD_FEATURE = re.compile(r"^(?:word|w)\s*[:=]\s*(.+)$")
+
+
+def tokenize_with_spans(vocabulary, text):
+    """Tokens of ``text`` as the vocabulary sees them, with their character spans.
+
+    Tokenizes, lowercases and removes stop words exactly as
+    :meth:`dolda.corpus.Vocabulary.transform` does, keeping unknown words.
+
+    Returns
+    -------
+    words : list of str (n,)
+        Tokens after stop-word removal (lowercased when the vocabulary is).
+    spans : int64 (n, 2)
+        ``text[start:end]`` is the token in the original text (``-1`` for a
+        pre-tokenized document).
+    ids : int64 (n,)
+        Word id in ``vocabulary.words``, ``-1`` for a word the model does not know.
+    """
+    stop = vocabulary._stop_set()
+    if isinstance(text, str):
+        lower = vocabulary.lowercase
+        source = text.lower() if lower else text
+        if len(source) == len(text):
+            offsets = None
+        else:  # a few characters change length when lowercased (e.g. "İ")
+            pieces = [c.lower() for c in text]
+            source = "".join(pieces)
+            offsets = np.repeat(np.arange(len(text)), [len(p) for p in pieces])
+            offsets = np.append(offsets, len(text))
+        words, spans = [], []
+        for match in re.finditer(vocabulary.token_pattern, source):
+            word = match.group(0)
+            if word in stop:
+                continue
+            start, end = match.span()
+            if offsets is not None:
+                start, end = int(offsets[start]), int(offsets[end - 1]) + 1
+            words.append(word)
+            spans.append((start, end))
+        spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    else:
+        words = [str(t).lower() if vocabulary.lowercase else str(t) for t in text]
+        words = [w for w in words if w not in stop]
+        spans = np.full((len(words), 2), -1, dtype=np.int64)
+    index = vocabulary.index_
+    ids = np.asarray([index.get(w, -1) for w in words], dtype=np.int64)
+    return words, spans, ids
+
+
+def word_feature_map(model, word_features=None):
+    """Covariate columns that stand for a word: ``{column index: word}``.
+
+    ``word_features`` maps feature names to words; None takes every covariate
+    named ``word:W``, ``word=W`` or ``w:W`` (case as in the vocabulary).
+    """
+    names = list(model.feature_names_)
+    out = {}
+    if word_features is None:
+        for j, name in enumerate(names):
+            match = _WORD_FEATURE.match(str(name))
+            if match and not str(name).startswith("topic "):
+                word = match.group(1).strip()
+                out[j] = word.lower() if model.vocabulary_.lowercase else word
+        return out
+    position = {name: j for j, name in enumerate(names)}
+    for name, word in dict(word_features).items():
+        if name not in position:
+            raise ValueError(f"word_features names {name!r}, which is not a feature of the "
+                             f"model")
+        out[position[name]] = str(word)
+    return out
+
+
+def _topic_columns(model):
+    cols = [j for j, name in enumerate(model.feature_names_) if str(name).startswith("topic ")]
+    return np.asarray(cols, dtype=np.int64)
+
+
+@dataclass
+class Analysis:
+    """Everything the explanations of a batch of documents are made of.
+
+    Attributes
+    ----------
+    U : float (D, P)
+        Regressors ``u_d = [1, x_d, zbar_d]``; ``zbar_d`` is the mean of the
+        rows of ``token_topics`` of document ``d``.
+    score : float (D, L)
+        ``mu_{d,l} = u_d . eta_l`` with the posterior mean of eta.
+    proba : float (D, L)
+        DO probabilities averaged over the kept eta draws.
+    words, spans, ids : per document, see :func:`tokenize_with_spans`.
+    token_topics : list of float (n_d, K)
+        ``P(z_i = k)`` for the tokens of every document (zero rows for
+        unknown words).
+    token_contrib : list of float (n_d, L)
+        Contribution of every token to every class score: its topic part plus
+        its share of a word covariate.
+    token_topic_part : list of float (n_d, L)
+        The topic part alone.
+    attributed : float (D, P) bool
+        Features whose contribution is carried by the tokens (topics, word
+        covariates whose word occurs).
+    """
+
+    model: object
+    U: np.ndarray
+    score: np.ndarray
+    proba: np.ndarray
+    words: list
+    spans: list
+    ids: list
+    token_topics: list
+    token_contrib: list
+    token_topic_part: list
+    attributed: np.ndarray
+
+
+def _covariate_rows(model, X, n_docs):
+    import scipy.sparse as sp
+
+    Xd, _ = model._covariates(X, n_docs, fit=False)
+    if sp.issparse(Xd):
+        Xd = Xd.toarray()
+    return np.asarray(Xd, dtype=np.float64)
+
+
+def analyse(model, texts, X=None, word_features=None) -> Analysis:
+    """Scores, probabilities and token-level contributions of ``texts`` (D documents).
+
+    Parameters
+    ----------
+    model : fitted DOLDA
+    texts : sequence of str or of token lists (D,)
+    X : DataFrame, array or None (D, ...)
+        Covariates, as for ``model.predict``.
+    word_features : dict or None
+        See :func:`word_feature_map`.
+    """
+    from sklearn.utils.validation import check_is_fitted
+
+    from ._validation import check_n_jobs
+    from .probit import average_do_probabilities
+    from .sampler.threads import using_threads
+    from .sampler.token_topics import token_topic_frequencies
+
+    check_is_fitted(model, "eta_draws_")
+    texts = list(texts)
+    n_docs = len(texts)
+    if n_docs == 0:
+        raise ValueError("no document to explain")
+    vocab = model.vocabulary_
+    tokenized = [tokenize_with_spans(vocab, t) for t in texts]
+    Xd = _covariate_rows(model, X, n_docs)  # validates X before the sweep
+    known = [ids[ids >= 0] for _, _, ids in tokenized]
+    lengths = np.array([len(k) for k in known], dtype=np.int64)
+    doc_ptr = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(lengths, out=doc_ptr[1:])
+    tokens = np.concatenate(known).astype(np.int32) if n_docs else np.zeros(0, np.int32)
+    sweeps = int(model.predict_sweeps)
+    burn = sweeps // 2 if model.predict_burn_in is None else int(model.predict_burn_in)
+    with using_threads(check_n_jobs(model.n_jobs)):
+        freq = token_topic_frequencies(tokens, doc_ptr, model.phi_, float(model.alpha),
+                                       sweeps, burn, int(model.seed_))
+    K = model.phi_.shape[0]
+    zbar = np.zeros((n_docs, K))
+    for d in range(n_docs):
+        if lengths[d]:
+            zbar[d] = freq[doc_ptr[d]:doc_ptr[d + 1]].mean(axis=0)
+    U = np.hstack([Xd, zbar])
+    coef = model.coef_.to_numpy()
+    score = U @ coef.T
+    proba = average_do_probabilities(U, model.eta_draws_)
+    topic_cols = _topic_columns(model)
+    eta_topics = coef[:, topic_cols]  # (L, K)
+    words_of = word_feature_map(model, word_features)
+    attributed = np.zeros(U.shape, dtype=bool)
+    attributed[:, topic_cols] = True
+    token_topics, token_contrib, token_topic_part = [], [], []
+    for d, (words, spans, ids) in enumerate(tokenized):
+        rows = np.zeros((len(ids), K))
+        rows[ids >= 0] = freq[doc_ptr[d]:doc_ptr[d + 1]]
+        part = rows @ eta_topics.T / max(lengths[d], 1)  # (n_d, L)
+        total = part.copy()
+        if words_of:
+            word_array = np.asarray(words, dtype=object)
+            for j, word in words_of.items():
+                where = np.flatnonzero(word_array == word) if len(word_array) else []
+                if len(where) and U[d, j] != 0:
+                    total[where] += U[d, j] * coef[:, j] / len(where)
+                    attributed[d, j] = True
+        token_topics.append(rows)
+        token_contrib.append(total)
+        token_topic_part.append(part)
+    return Analysis(model, U, score, proba, [t[0] for t in tokenized],
+                    [t[1] for t in tokenized], [t[2] for t in tokenized], token_topics,
+                    token_contrib, token_topic_part, attributed)
+
+
+def _class_order(model, proba_row, classes):
+    """Indices of the classes to show: all (by probability), the top ``n``, or given labels."""
+    order = np.argsort(-proba_row, kind="stable")
+    if classes is None:
+        return order
+    if isinstance(classes, (int, np.integer)) and not isinstance(classes, bool):
+        if classes < 1:
+            raise ValueError(f"classes must be >= 1, got {classes}")
+        return order[:classes]
+    labels = model.classes_.tolist()
+    chosen = []
+    for label in classes:
+        if label not in labels:
+            raise ValueError(f"unknown class {label!r}; classes are {labels}")
+        chosen.append(labels.index(label))
+    return np.asarray(chosen, dtype=np.int64)
+
+
+def _as_frame(X_row):
+    if X_row is None:
+        return None
+    if isinstance(X_row, pd.Series):
+        return X_row.to_frame().T.infer_objects()
+    if isinstance(X_row, pd.DataFrame):
+        return X_row
+    return np.atleast_2d(np.asarray(X_row, dtype=float))
+
+
+def explain(model, text, X_row=None, level="feature", classes=None, word_features=None):
+    """Each feature's or each word's contribution to the class scores of one document.
+
+    Parameters
+    ----------
+    model : fitted DOLDA
+    text : str (or a list holding one str)
+    X_row : Series, one-row DataFrame, 1-d array or None
+        The document's covariates when the model has some.
+    level : {"feature", "token"}
+        ``"feature"``: one row per (class, feature with a non-zero value),
+        columns ``class, feature, value, coef, contribution`` with
+        ``contribution = value * coef``, sorted by |contribution| within a class.
+        ``"token"``: one row per (class, token of the text), in text order,
+        columns ``class, position, word, start, end, topic, topic_proba,
+        topic_contribution, word_contribution, contribution``; ``topic`` is the
+        token's most frequent topic and ``topic_proba`` its frequency.  Tokens
+        the model does not know contribute 0.
+    classes : None, int or list of labels
+        All classes (None), the ``n`` most probable, or the given ones.  Rows
+        come in the order of decreasing probability (or the given order).
+    word_features : dict or None
+        Feature name -> word for covariates that stand for a word; see
+        :func:`word_feature_map`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``attrs["proba"]`` (class -> probability, all classes),
+        ``attrs["score"]`` (class -> ``mu_l``) and, at the token level,
+        ``attrs["rest"]`` (class -> the part of the score not carried by
+        tokens: intercept and other covariates).  For every class the
+        contributions of a level plus (token level) ``rest`` add up to the score.
+    """
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+    if not isinstance(text, str) and len(text) == 1:
+        text = list(text)[0]  # a one-document list, as predict takes
+    if not isinstance(text, str):
+        raise TypeError(f"explain takes one document (a str), got {type(text).__name__}")
+    docs = [text]
+    a = analyse(model, docs, _as_frame(X_row), word_features)
+    labels = model.classes_
+    order = _class_order(model, a.proba[0], classes)
+    coef = model.coef_.to_numpy()
+    u = a.U[0]
+    if level == "feature":
+        names = list(model.feature_names_)
+        rows = []
+        for l in order:
+            contrib = u * coef[l]
+            for j in np.argsort(-np.abs(contrib), kind="stable"):
+                if u[j] == 0:
+                    continue
+                rows.append((labels[l], names[j], u[j], coef[l, j], contrib[j]))
+        out = pd.DataFrame(rows, columns=["class", "feature", "value", "coef", "contribution"])
+    else:
+        n = len(a.words[0])
+        rows = a.token_topics[0]
+        best = np.argmax(rows, axis=1) if n else np.zeros(0, np.int64)
+        best_p = rows[np.arange(n), best] if n else np.zeros(0)
+        known = a.ids[0] >= 0
+        frames = []
+        for l in order:
+            topic_part = a.token_topic_part[0][:, l]
+            total = a.token_contrib[0][:, l]
+            frames.append(pd.DataFrame({
+                "class": [labels[l]] * n, "position": np.arange(n), "word": a.words[0],
+                "start": a.spans[0][:, 0], "end": a.spans[0][:, 1],
+                "topic": [f"topic {k}" if ok else None for k, ok in zip(best, known)],
+                "topic_proba": np.where(known, best_p, 0.0),
+                "topic_contribution": topic_part, "word_contribution": total - topic_part,
+                "contribution": total}))
+        out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        rest = (a.U[0] * coef * ~a.attributed[0]).sum(axis=1)
+        out.attrs["rest"] = dict(zip(labels.tolist(), rest.tolist()))
+    out.attrs["proba"] = dict(zip(labels.tolist(), a.proba[0].tolist()))
+    out.attrs["score"] = dict(zip(labels.tolist(), a.score[0].tolist()))
+    return out
+
+
+def explain_documents(model, texts, X=None, n_classes=3, n_features=8, ids=None,
+                      max_chars=None, word_features=None, analysis=None):
+    """JSON-ready explanations of many documents (for the report and the service).
+
+    Parameters
+    ----------
+    model : fitted DOLDA
+    texts : sequence of str (D,)
+    X : covariates of ``texts`` or None
+    n_classes : int
+        Classes explained per document (the most probable ones).
+    n_features : int
+        Largest feature contributions listed per class.
+    ids : sequence or None (D,)
+        Document ids (default ``0 .. D-1``).
+    max_chars : int or None
+        Cut texts (and drop the tokens beyond) at this many characters.
+    analysis : Analysis or None
+        A precomputed :func:`analyse` of the same texts.
+
+    Returns
+    -------
+    list of dict
+        Per document: ``id``, ``text``, ``truncated``, ``predicted``,
+        ``proba`` (all classes, ranked: ``[[label, p], ...]``), ``tokens``
+        (``[[start, end, topic or -1], ...]`` of the known or attributed words
+        in ``text``) and ``classes``: per explained class ``label``,
+        ``proba``, ``score``, ``rest`` (the part of the score not carried by
+        tokens), ``features`` (``[[name, value, coef, contribution], ...]``)
+        and ``weights`` (the contribution of every listed token, same order as
+        ``tokens``).  Token weights plus ``rest`` add up to ``score`` (up to
+        rounding to 5 decimals, and when the text is cut).
+    """
+    texts = [str(t) for t in texts]
+    a = analysis if analysis is not None else analyse(model, texts, X, word_features)
+    labels = [str(c) for c in model.classes_]
+    names = list(model.feature_names_)
+    coef = model.coef_.to_numpy()
+    ids = list(range(len(texts))) if ids is None else list(ids)
+    out = []
+    for d, text in enumerate(texts):
+        cut = len(text) if max_chars is None else min(len(text), int(max_chars))
+        spans = a.spans[d]
+        keep = np.flatnonzero((spans[:, 1] <= cut) & (spans[:, 0] >= 0)
+                              & ((a.ids[d] >= 0) | (np.abs(a.token_contrib[d]).sum(axis=1) > 0)))
+        topics = np.where(a.ids[d][keep] >= 0,
+                          np.argmax(a.token_topics[d][keep], axis=1) if len(keep) else 0, -1)
+        order = np.argsort(-a.proba[d], kind="stable")
+        rest = (a.U[d] * coef * ~a.attributed[d]).sum(axis=1)
+        classes = []
+        for l in order[:n_classes]:
+            contrib = a.U[d] * coef[l]
+            top = [j for j in np.argsort(-np.abs(contrib), kind="stable")
+                   if a.U[d, j] != 0][:n_features]
+            classes.append({
+                "label": labels[l], "proba": round(float(a.proba[d, l]), 5),
+                "score": round(float(a.score[d, l]), 5), "rest": round(float(rest[l]), 5),
+                "features": [[names[j], round(float(a.U[d, j]), 5), round(float(coef[l, j]), 5),
+                              round(float(contrib[j]), 5)] for j in top],
+                "weights": np.round(a.token_contrib[d][keep, l], 5).tolist()})
+        out.append({
+            "id": ids[d], "text": text[:cut], "truncated": cut < len(text),
+            "predicted": labels[order[0]],
+            "proba": [[labels[l], round(float(a.proba[d, l]), 5)] for l in order],
+            "tokens": [[int(s), int(e), int(k)] for (s, e), k in zip(spans[keep], topics)],
+            "classes": classes})
+    return out
