@@ -123,23 +123,24 @@ class Analysis:
     ----------
     U : float (D, P)
         Regressors ``u_d = [1, x_d, zbar_d]``; ``zbar_d`` is the mean of the
-        rows of ``token_topics`` of document ``d``.
+        per-token topic frequencies of document ``d``.
     score : float (D, L)
         ``mu_{d,l} = u_d . eta_l`` with the posterior mean of eta.
     proba : float (D, L)
         DO probabilities averaged over the kept eta draws.
     words, spans, ids : per document, see :func:`tokenize_with_spans`.
-    token_topics : list of float (n_d, K)
-        ``P(z_i = k)`` for the tokens of every document (zero rows for
-        unknown words).
-    token_contrib : list of float (n_d, L)
-        Contribution of every token to every class score: its topic part plus
-        its share of a word covariate.
-    token_topic_part : list of float (n_d, L)
-        The topic part alone.
-    attributed : float (D, P) bool
+    freq : float (N, K)
+        ``P(z_i = k)`` of the known tokens of all documents, back to back.
+    doc_ptr : int (D+1,)
+        Document ``d`` owns ``freq[doc_ptr[d]:doc_ptr[d+1]]``.
+    attributed : bool (D, P)
         Features whose contribution is carried by the tokens (topics, word
         covariates whose word occurs).
+    word_columns : dict
+        Covariate column -> word (see :func:`word_feature_map`).
+
+    The per-token arrays are computed on demand (:meth:`token_topics`,
+    :meth:`contributions`), so a large batch keeps only ``freq``.
     """
 
     model: object
@@ -149,10 +150,37 @@ class Analysis:
     words: list
     spans: list
     ids: list
-    token_topics: list
-    token_contrib: list
-    token_topic_part: list
+    freq: np.ndarray
+    doc_ptr: np.ndarray
     attributed: np.ndarray
+    word_columns: dict
+
+    def token_topics(self, d):
+        """``P(z_i = k)`` of every token of document ``d`` (zero rows for unknown words), (n_d, K)."""
+        ids = self.ids[d]
+        rows = np.zeros((len(ids), self.freq.shape[1]))
+        rows[ids >= 0] = self.freq[self.doc_ptr[d]:self.doc_ptr[d + 1]]
+        return rows
+
+    def contributions(self, d):
+        """Topic part and total contribution of every token of ``d`` to every class, 2 x (n_d, L)."""
+        coef = self.model.coef_.to_numpy()
+        eta_topics = coef[:, _topic_columns(self.model)]
+        n_known = self.doc_ptr[d + 1] - self.doc_ptr[d]
+        part = self.token_topics(d) @ eta_topics.T / max(n_known, 1)
+        total = part.copy()
+        if self.word_columns and len(self.words[d]):
+            word_array = np.asarray(self.words[d], dtype=object)
+            for j, word in self.word_columns.items():
+                if self.attributed[d, j]:
+                    where = np.flatnonzero(word_array == word)
+                    total[where] += self.U[d, j] * coef[:, j] / len(where)
+        return part, total
+
+    def rest(self, d):
+        """The part of every class score not carried by tokens (intercept, covariates), (L,)."""
+        coef = self.model.coef_.to_numpy()
+        return (self.U[d] * coef * ~self.attributed[d]).sum(axis=1)
 
 
 def _covariate_rows(model, X, n_docs):
@@ -165,7 +193,7 @@ def _covariate_rows(model, X, n_docs):
 
 
 def analyse(model, texts, X=None, word_features=None) -> Analysis:
-    """Scores, probabilities and token-level contributions of ``texts`` (D documents).
+    """Scores, probabilities and per-token topic frequencies of ``texts`` (D documents).
 
     Parameters
     ----------
@@ -195,45 +223,30 @@ def analyse(model, texts, X=None, word_features=None) -> Analysis:
     lengths = np.array([len(k) for k in known], dtype=np.int64)
     doc_ptr = np.zeros(n_docs + 1, dtype=np.int64)
     np.cumsum(lengths, out=doc_ptr[1:])
-    tokens = np.concatenate(known).astype(np.int32) if n_docs else np.zeros(0, np.int32)
+    tokens = np.concatenate(known).astype(np.int32)
     sweeps = int(model.predict_sweeps)
     burn = sweeps // 2 if model.predict_burn_in is None else int(model.predict_burn_in)
     with using_threads(check_n_jobs(model.n_jobs)):
         freq = token_topic_frequencies(tokens, doc_ptr, model.phi_, float(model.alpha),
                                        sweeps, burn, int(model.seed_))
     K = model.phi_.shape[0]
-    zbar = np.zeros((n_docs, K))
-    for d in range(n_docs):
-        if lengths[d]:
-            zbar[d] = freq[doc_ptr[d]:doc_ptr[d + 1]].mean(axis=0)
+    sums = np.add.reduceat(freq, doc_ptr[:-1], axis=0) if len(freq) else np.zeros((n_docs, K))
+    zbar = np.where(lengths[:, None] > 0, sums / np.maximum(lengths, 1)[:, None], 0.0)
     U = np.hstack([Xd, zbar])
     coef = model.coef_.to_numpy()
     score = U @ coef.T
     proba = average_do_probabilities(U, model.eta_draws_)
-    topic_cols = _topic_columns(model)
-    eta_topics = coef[:, topic_cols]  # (L, K)
     words_of = word_feature_map(model, word_features)
     attributed = np.zeros(U.shape, dtype=bool)
-    attributed[:, topic_cols] = True
-    token_topics, token_contrib, token_topic_part = [], [], []
-    for d, (words, spans, ids) in enumerate(tokenized):
-        rows = np.zeros((len(ids), K))
-        rows[ids >= 0] = freq[doc_ptr[d]:doc_ptr[d + 1]]
-        part = rows @ eta_topics.T / max(lengths[d], 1)  # (n_d, L)
-        total = part.copy()
-        if words_of:
-            word_array = np.asarray(words, dtype=object)
+    attributed[:, _topic_columns(model)] = True
+    for d, (words, _, _) in enumerate(tokenized):
+        if words_of and words:
+            present = set(words)
             for j, word in words_of.items():
-                where = np.flatnonzero(word_array == word) if len(word_array) else []
-                if len(where) and U[d, j] != 0:
-                    total[where] += U[d, j] * coef[:, j] / len(where)
-                    attributed[d, j] = True
-        token_topics.append(rows)
-        token_contrib.append(total)
-        token_topic_part.append(part)
+                attributed[d, j] = word in present and U[d, j] != 0
     return Analysis(model, U, score, proba, [t[0] for t in tokenized],
-                    [t[1] for t in tokenized], [t[2] for t in tokenized], token_topics,
-                    token_contrib, token_topic_part, attributed)
+                    [t[1] for t in tokenized], [t[2] for t in tokenized], freq, doc_ptr,
+                    attributed, words_of)
 
 
 def _class_order(model, proba_row, classes):
@@ -322,14 +335,15 @@ def explain(model, text, X_row=None, level="feature", classes=None, word_feature
         out = pd.DataFrame(rows, columns=["class", "feature", "value", "coef", "contribution"])
     else:
         n = len(a.words[0])
-        rows = a.token_topics[0]
+        rows = a.token_topics(0)
+        topic_parts, totals = a.contributions(0)
         best = np.argmax(rows, axis=1) if n else np.zeros(0, np.int64)
         best_p = rows[np.arange(n), best] if n else np.zeros(0)
         known = a.ids[0] >= 0
         frames = []
         for l in order:
-            topic_part = a.token_topic_part[0][:, l]
-            total = a.token_contrib[0][:, l]
+            topic_part = topic_parts[:, l]
+            total = totals[:, l]
             frames.append(pd.DataFrame({
                 "class": [labels[l]] * n, "position": np.arange(n), "word": a.words[0],
                 "start": a.spans[0][:, 0], "end": a.spans[0][:, 1],
@@ -338,7 +352,7 @@ def explain(model, text, X_row=None, level="feature", classes=None, word_feature
                 "topic_contribution": topic_part, "word_contribution": total - topic_part,
                 "contribution": total}))
         out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-        rest = (a.U[0] * coef * ~a.attributed[0]).sum(axis=1)
+        rest = a.rest(0)
         out.attrs["rest"] = dict(zip(labels.tolist(), rest.tolist()))
     out.attrs["proba"] = dict(zip(labels.tolist(), a.proba[0].tolist()))
     out.attrs["score"] = dict(zip(labels.tolist(), a.score[0].tolist()))
@@ -346,7 +360,7 @@ def explain(model, text, X_row=None, level="feature", classes=None, word_feature
 
 
 def explain_documents(model, texts, X=None, n_classes=3, n_features=8, ids=None,
-                      max_chars=None, word_features=None, analysis=None):
+                      max_chars=None, word_features=None, analysis=None, rows=None):
     """JSON-ready explanations of many documents (for the report and the service).
 
     Parameters
@@ -364,6 +378,8 @@ def explain_documents(model, texts, X=None, n_classes=3, n_features=8, ids=None,
         Cut texts (and drop the tokens beyond) at this many characters.
     analysis : Analysis or None
         A precomputed :func:`analyse` of the same texts.
+    rows : sequence of int or None
+        Explain only these documents of ``texts`` (default: all).
 
     Returns
     -------
@@ -385,15 +401,17 @@ def explain_documents(model, texts, X=None, n_classes=3, n_features=8, ids=None,
     coef = model.coef_.to_numpy()
     ids = list(range(len(texts))) if ids is None else list(ids)
     out = []
-    for d, text in enumerate(texts):
+    for d in (range(len(texts)) if rows is None else rows):
+        text = texts[d]
+        part, total = a.contributions(d)
         cut = len(text) if max_chars is None else min(len(text), int(max_chars))
         spans = a.spans[d]
         keep = np.flatnonzero((spans[:, 1] <= cut) & (spans[:, 0] >= 0)
-                              & ((a.ids[d] >= 0) | (np.abs(a.token_contrib[d]).sum(axis=1) > 0)))
+                              & ((a.ids[d] >= 0) | (np.abs(total).sum(axis=1) > 0)))
         topics = np.where(a.ids[d][keep] >= 0,
-                          np.argmax(a.token_topics[d][keep], axis=1) if len(keep) else 0, -1)
+                          np.argmax(a.token_topics(d)[keep], axis=1) if len(keep) else 0, -1)
         order = np.argsort(-a.proba[d], kind="stable")
-        rest = (a.U[d] * coef * ~a.attributed[d]).sum(axis=1)
+        rest = a.rest(d)
         classes = []
         for l in order[:n_classes]:
             contrib = a.U[d] * coef[l]
@@ -404,7 +422,7 @@ def explain_documents(model, texts, X=None, n_classes=3, n_features=8, ids=None,
                 "score": round(float(a.score[d, l]), 5), "rest": round(float(rest[l]), 5),
                 "features": [[names[j], round(float(a.U[d, j]), 5), round(float(coef[l, j]), 5),
                               round(float(contrib[j]), 5)] for j in top],
-                "weights": np.round(a.token_contrib[d][keep, l], 5).tolist()})
+                "weights": np.round(total[keep, l], 5).tolist()})
         out.append({
             "id": ids[d], "text": text[:cut], "truncated": cut < len(text),
             "predicted": labels[order[0]],
