@@ -39,7 +39,7 @@ LEVELS = ("feature", "token")
 _WORD_FEATURE = re.compile(r"^(?:word|w)\s*[:=]\s*(.+)$")
 
 
-def tokenize_with_spans(vocabulary, text):
+def tokenize_with_spans(vocabulary, text, stop=None):
     """Tokens of ``text`` as the vocabulary sees them, with their character spans.
 
     Tokenizes, lowercases and removes stop words exactly as
@@ -54,8 +54,10 @@ def tokenize_with_spans(vocabulary, text):
         pre-tokenized document).
     ids : int64 (n,)
         Word id in ``vocabulary.words``, ``-1`` for a word the model does not know.
+
+    ``stop`` (the vocabulary's stop set) may be passed to save rebuilding it.
     """
-    stop = vocabulary._stop_set()
+    stop = vocabulary._stop_set() if stop is None else stop
     if isinstance(text, str):
         lower = vocabulary.lowercase
         source = text.lower() if lower else text
@@ -66,16 +68,14 @@ def tokenize_with_spans(vocabulary, text):
             source = "".join(pieces)
             offsets = np.repeat(np.arange(len(text)), [len(p) for p in pieces])
             offsets = np.append(offsets, len(text))
-        words, spans = [], []
-        for match in re.finditer(vocabulary.token_pattern, source):
-            word = match.group(0)
-            if word in stop:
-                continue
-            start, end = match.span()
-            if offsets is not None:
-                start, end = int(offsets[start]), int(offsets[end - 1]) + 1
-            words.append(word)
-            spans.append((start, end))
+        found = [(m.group(), m.start(), m.end())
+                 for m in re.finditer(vocabulary.token_pattern, source)]
+        if stop:
+            found = [f for f in found if f[0] not in stop]
+        words = [f[0] for f in found]
+        spans = [(f[1], f[2]) for f in found]
+        if offsets is not None and spans:
+            spans = [(int(offsets[a]), int(offsets[b - 1]) + 1) for a, b in spans]
         spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
     else:
         words = [str(t).lower() if vocabulary.lowercase else str(t) for t in text]
@@ -192,7 +192,7 @@ def _covariate_rows(model, X, n_docs):
     return np.asarray(Xd, dtype=np.float64)
 
 
-def analyse(model, texts, X=None, word_features=None) -> Analysis:
+def analyse(model, texts, X=None, word_features=None, max_draws=None) -> Analysis:
     """Scores, probabilities and per-token topic frequencies of ``texts`` (D documents).
 
     Parameters
@@ -203,6 +203,11 @@ def analyse(model, texts, X=None, word_features=None) -> Analysis:
         Covariates, as for ``model.predict``.
     word_features : dict or None
         See :func:`word_feature_map`.
+    max_draws : int or None
+        Average the probabilities over at most this many evenly spaced kept
+        draws of eta (None: all, as ``predict_proba``).  The probability of
+        thousands of documents over hundreds of draws costs seconds; the
+        report bounds it.
     """
     from sklearn.utils.validation import check_is_fitted
 
@@ -217,7 +222,8 @@ def analyse(model, texts, X=None, word_features=None) -> Analysis:
     if n_docs == 0:
         raise ValueError("no document to explain")
     vocab = model.vocabulary_
-    tokenized = [tokenize_with_spans(vocab, t) for t in texts]
+    stop = vocab._stop_set()
+    tokenized = [tokenize_with_spans(vocab, t, stop) for t in texts]
     Xd = _covariate_rows(model, X, n_docs)  # validates X before the sweep
     known = [ids[ids >= 0] for _, _, ids in tokenized]
     lengths = np.array([len(k) for k in known], dtype=np.int64)
@@ -235,7 +241,10 @@ def analyse(model, texts, X=None, word_features=None) -> Analysis:
     U = np.hstack([Xd, zbar])
     coef = model.coef_.to_numpy()
     score = U @ coef.T
-    proba = average_do_probabilities(U, model.eta_draws_)
+    draws = model.eta_draws_
+    if max_draws is not None and len(draws) > int(max_draws):
+        draws = draws[np.linspace(0, len(draws) - 1, int(max_draws)).round().astype(int)]
+    proba = average_do_probabilities(U, draws)
     words_of = word_feature_map(model, word_features)
     attributed = np.zeros(U.shape, dtype=bool)
     attributed[:, _topic_columns(model)] = True

@@ -70,24 +70,14 @@ def relevance_candidates(phi, shares, n_words=30, grid=11):
     return [np.asarray(sorted(c), dtype=np.int64) for c in chosen]
 
 
-def jensen_shannon_distances(phi, block=16):
+def jensen_shannon_distances(phi):
     """Jensen-Shannon distances (base 2, in [0, 1]) between the rows of ``phi``, (K, K)."""
+    from scipy.spatial.distance import pdist, squareform
+
     phi = np.asarray(phi, dtype=np.float64)
     phi = phi / phi.sum(axis=1, keepdims=True)
-    K = phi.shape[0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        plogp = np.where(phi > 0, phi * np.log2(phi), 0.0).sum(axis=1)  # -H(P)
-    out = np.zeros((K, K))
-    for start in range(0, K, block):
-        a = phi[start:start + block][:, None, :]
-        m = 0.5 * (a + phi[None, :, :])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mlogm = np.where(m > 0, m * np.log2(m), 0.0).sum(axis=2)
-        # JSD = H(M) - (H(P) + H(Q)) / 2
-        jsd = -mlogm + 0.5 * (plogp[start:start + block, None] + plogp[None, :])
-        out[start:start + block] = np.sqrt(np.clip(jsd, 0.0, 1.0))
-    np.fill_diagonal(out, 0.0)
-    return 0.5 * (out + out.T)
+    # natural-log distance / sqrt(ln 2) = base-2 distance
+    return squareform(np.nan_to_num(pdist(phi, metric="jensenshannon"))) / np.sqrt(np.log(2.0))
 
 
 def classical_mds(distances, n_components=2):
