@@ -94,7 +94,7 @@ def coefficient_heatmap(classes, topics, coef, lower, upper, top_words, height=N
         words=[top_words[k] for k in ki], line=np.where(sig, 1.5, 0.0),
         signal=np.where(sig, "yes", "no")))
     bound = float(np.max(np.abs(coef))) or 1.0
-    mapper = LinearColorMapper(palette=list(reversed(RdBu11)), low=-bound, high=bound)
+    mapper = LinearColorMapper(palette=list(RdBu11), low=-bound, high=bound)  # blue low, red high
     height = height or int(min(1400, max(260, 16 * L + 120)))
     fig = _figure(height=height, x_range=topics, y_range=list(reversed(classes)),
                   title="Coefficients eta (class x topic); outlined: signal topics",
