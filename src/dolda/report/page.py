@@ -44,6 +44,7 @@ _PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
+<link rel="icon" href="data:,">
 <style>{style}</style>
 {bokeh_js}
 </head>

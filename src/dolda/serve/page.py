@@ -10,6 +10,7 @@ PAGE = r"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>dolda: explain a prediction</title>
+<link rel="icon" href="data:,">
 <style>
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#222;background:#f6f7f9}
 header{background:#2c3e50;color:#fff;padding:10px 24px}
