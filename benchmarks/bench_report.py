@@ -20,7 +20,7 @@ Usage::
     python benchmarks/bench_report.py [--corpus jira|sim] [--model-dir /tmp/bench_report]
         [--iters 150] [--threads 2] [--repeat 3]
 
-Writes ``benchmarks/results/report.json`` and ``report.md``.
+Writes ``benchmarks/results/report.json`` and ``report.md`` (``report_sim.*`` for ``--corpus sim``).
 """
 
 from __future__ import annotations
@@ -98,6 +98,7 @@ def main():
 
     data = load_jira() if args.corpus == "jira" else simulated()
     model_dir = args.model_dir or f"/tmp/dolda_bench_report_{args.corpus}"
+    out_name = "report" if args.corpus == "jira" else f"report_{args.corpus}"
     model, fit_seconds = fitted_model(data, model_dir, args.topics, args.iters, args.threads)
     model.n_jobs = args.threads
     texts = data["train"][0] + data["test"][0]
@@ -108,15 +109,16 @@ def main():
     path = Path("/tmp") / f"dolda_bench_report_{args.corpus}.html"
     make_report(model, path, texts=texts[:300], y=y[:300], ids=ids[:300])  # warm-up
     model.predict_proba(texts[:300])
-    seconds, peer = [], []
+    seconds, peer, cpu = [], [], []
     load = [os.getloadavg()[0]]
     for _ in range(args.repeat):  # interleaved with the peer: predicting the same documents
         start = time.perf_counter()
         model.predict_proba(texts)
         peer.append(time.perf_counter() - start)
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         make_report(model, path, texts=texts, y=y, ids=ids)
         seconds.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
         load.append(os.getloadavg()[0])
     size_mb = path.stat().st_size / 1e6
     result = {
@@ -125,14 +127,16 @@ def main():
         "kept_draws": int(model.eta_draws_.shape[0]), "fit_seconds": fit_seconds,
         "threads": args.threads, "write_seconds": seconds,
         "median_write_seconds": float(np.median(seconds)), "size_mb": size_mb,
-        "predict_proba_seconds": peer, "ratio_to_predict_proba": float(np.median(seconds)
+        "cpu_seconds": cpu, "predict_proba_seconds": peer, "ratio_to_predict_proba": float(np.median(seconds)
                                                                         / np.median(peer)),
         "load_average_1min": load,
         "budget": {"size_mb": BUDGET_MB, "write_seconds": BUDGET_S},
-        "within_budget": bool(size_mb <= BUDGET_MB and np.median(seconds) <= BUDGET_S),
+        "within_budget": {"size": bool(size_mb <= BUDGET_MB),
+                          "wall_time": bool(np.median(seconds) <= BUDGET_S),
+                          "cpu_time": bool(np.median(cpu) <= BUDGET_S)},
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
     }
-    (out_dir / "report.json").write_text(json.dumps(result, indent=1) + "\n")
+    (out_dir / f"{out_name}.json").write_text(json.dumps(result, indent=1) + "\n")
     lines = [
         "# HTML report: size and write time (benchmarks/bench_report.py)", "",
         f"Corpus: {args.corpus} ({len(texts)} documents, {result['classes']} classes, "
@@ -142,14 +146,19 @@ def main():
         f"| size | {size_mb:.2f} MB | {BUDGET_MB:.0f} MB |",
         f"| write time (median of {len(seconds)}) | {np.median(seconds):.1f} s "
         f"(runs: {', '.join(f'{s:.1f}' for s in seconds)}) | {BUDGET_S:.0f} s |",
+        f"| CPU time of the process (all threads; median) | {np.median(cpu):.1f} s | |",
         f"| peer: `predict_proba` of the same documents | {np.median(peer):.1f} s "
         f"(report / peer = {result['ratio_to_predict_proba']:.2f}) | |", "",
         f"1-minute load average during the runs: {', '.join(f'{x:.1f}' for x in load)} "
-        f"on {os.cpu_count()} CPUs (the machine is shared; compare the ratio).", "",
-        f"Within budget: {'yes' if result['within_budget'] else 'NO'}.", "",
+        f"on {os.cpu_count()} CPUs (the machine is shared: a wall time under a load above the "
+        "number of CPUs overstates the idle figure; compare the ratio and the CPU time).", "",
+        f"Within budget: size {'yes' if result['within_budget']['size'] else 'NO'}; wall time "
+        f"{'yes' if result['within_budget']['wall_time'] else 'NO'}; CPU time "
+        f"{'yes' if result['within_budget']['cpu_time'] else 'NO'} (the writing is CPU-bound: "
+        "on an idle machine its wall time is at most about its CPU time).", "",
         "Reproduce: `python benchmarks/bench_report.py --corpus "
         f"{args.corpus} --threads {args.threads}`", ""]
-    (out_dir / "report.md").write_text("\n".join(lines))
+    (out_dir / f"{out_name}.md").write_text("\n".join(lines))
     print("\n".join(lines))
 
 

@@ -156,14 +156,14 @@ class Analysis:
     word_columns: dict
 
     def token_topics(self, d):
-        """``P(z_i = k)`` of every token of document ``d`` (zero rows for unknown words), (n_d, K)."""
+        """``P(z_i = k)`` of the tokens of document ``d``, (n_d, K); zero rows for unknown words."""
         ids = self.ids[d]
         rows = np.zeros((len(ids), self.freq.shape[1]))
         rows[ids >= 0] = self.freq[self.doc_ptr[d]:self.doc_ptr[d + 1]]
         return rows
 
     def contributions(self, d):
-        """Topic part and total contribution of every token of ``d`` to every class, 2 x (n_d, L)."""
+        """Topic part and total contribution of every token of ``d`` to each class: 2 x (n_d, L)."""
         coef = self.model.coef_.to_numpy()
         eta_topics = coef[:, _topic_columns(self.model)]
         n_known = self.doc_ptr[d + 1] - self.doc_ptr[d]

@@ -146,8 +146,9 @@ def _print_text(model, doc, top):
     shown = len(doc["classes"])
     more = f" ({shown} most probable of {n_all})" if shown < n_all else ""
     click.echo(f"Class probabilities{more}:")
+    width = max([12] + [len(str(label)) for label, _ in doc["proba"][:shown]])
     for label, p in doc["proba"][:shown]:
-        click.echo(f"  {str(label):<12} {p:.3f}")
+        click.echo(f"  {str(label):<{width}} {p:.3f}")
     words = model.top_words(6)
     for c in doc["classes"]:
         rows = c["features"][:top]
