@@ -790,41 +790,39 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         out["top_words"] = [" ".join(words.loc[t]) for t in out.index]
         return out.reindex(out["coef"].abs().sort_values(ascending=False).index)
 
-    def explain(self, text, X_row=None):
-        """Why one document gets its class: each feature's contribution to each class score.
+    def explain(self, text, X_row=None, level="feature", classes=None, word_features=None):
+        """Why one document gets its class: each feature's or each word's contribution.
 
         The score of class ``l`` is ``mu_l = u . eta_l`` with the posterior mean
-        of eta; the contribution of feature ``p`` is ``u_p eta_{lp}``.
+        of eta; the contribution of feature ``p`` is ``u_p eta_{lp}``.  At
+        ``level="token"`` the topic part is split over the words of the text:
+        token ``i`` contributes ``(1/N_d) sum_k P(z_i = k) eta_{l,k}`` with the
+        topic frequencies of the prediction sweeps (see :mod:`dolda.explain`).
+
+        Parameters
+        ----------
+        text : str
+        X_row : Series, one-row DataFrame, array or None
+        level : {"feature", "token"}, default="feature"
+        classes : None, int or list of labels
+            All classes, the ``n`` most probable, or the given ones.
+        word_features : dict or None
+            Feature name -> word, for covariates that stand for a word.
 
         Returns
         -------
         pandas.DataFrame
-            Columns ``class, feature, value, coef, contribution``, sorted by
-            class probability (most probable class first) and then by
-            |contribution|; ``attrs["proba"]`` holds the class probabilities.
+            ``level="feature"``: columns ``class, feature, value, coef,
+            contribution``, sorted by class probability (most probable class
+            first) and then by |contribution|; ``level="token"``: one row per
+            (class, token) in text order.  ``attrs["proba"]`` holds the class
+            probabilities and ``attrs["score"]`` the class scores.
         """
+        from .explain import explain
+
         check_is_fitted(self, "eta_draws_")
-        texts = [text] if isinstance(text, str) else text
-        if len(texts) != 1:
-            raise ValueError("explain takes one document")
-        X = None
-        if X_row is not None:
-            X = X_row.to_frame().T if isinstance(X_row, pd.Series) else X_row
-            if not isinstance(X, pd.DataFrame):
-                X = np.atleast_2d(np.asarray(X_row, dtype=float))
-        u = self._regressors(texts, X)[0]
-        proba = average_do_probabilities(u[None], self.eta_draws_)[0]
-        rows = []
-        for l in np.argsort(-proba):
-            contrib = u * self.coef_.values[l]
-            for j in np.argsort(-np.abs(contrib)):
-                if u[j] == 0:
-                    continue
-                rows.append((self.classes_[l], self.feature_names_[j], u[j],
-                             self.coef_.values[l, j], contrib[j]))
-        out = pd.DataFrame(rows, columns=["class", "feature", "value", "coef", "contribution"])
-        out.attrs["proba"] = dict(zip(self.classes_.tolist(), proba.tolist()))
-        return out
+        return explain(self, text, X_row=X_row, level=level, classes=classes,
+                       word_features=word_features)
 
     # ------------------------------------------------------ persistence
     def __getstate__(self):

@@ -25,7 +25,7 @@ def main(verbose):
 
 
 # Commands register themselves on ``main`` when imported.
-from . import demo, evaluate, fit, inspect, predict, report  # noqa: E402,F401
+from . import demo, evaluate, explain, fit, inspect, predict, report, serve  # noqa: E402,F401,E501
 from . import lda, score, tune  # noqa: E402,F401
 from ._common import DEFAULT_CONNECT_TIMEOUT, read_table  # noqa: E402,F401
 from .fit import _resume_command  # noqa: E402,F401

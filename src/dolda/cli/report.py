@@ -33,24 +33,31 @@ from ._common import (
               help="Column of --data holding the documents  [default: the model's].")
 @click.option("--label", "label_column", default=None, metavar="COL",
               help="Column of --data holding the true classes (for the confusion matrix).")
+@click.option("--id", "id_column", default=None, metavar="COL",
+              help="Column of --data holding document ids (listed and searchable) "
+                   "[default: row numbers].")
 @click.option("--max-docs", type=click.IntRange(min=1), default=200, show_default=True,
-              help="Documents with precomputed explanations in the search box.")
+              help="Documents explained word by word (all of --data are listed).")
+@click.option("--title", default=None, help="Title of the page.")
 @click.option("--encoding", default="utf-8", show_default=True,
               help="Encoding of a CSV/TSV file.")
-def report(model_dir, out, data, text_column, label_column, max_docs, encoding):
-    """Write a self-contained HTML report of the model in MODEL_DIR.
+def report(model_dir, out, data, text_column, label_column, id_column, max_docs, title,
+           encoding):
+    """Write a self-contained, interactive HTML report of the model in MODEL_DIR.
 
-    Topics and top words, coefficient heat map and intervals, log-likelihood
-    traces, R-hat/ESS, and (with --data) a document search with explanations
-    and the confusion matrix.  The file needs no network.
+    An intertopic map with relevance-ranked words, the class x topic
+    coefficients, convergence with advice, and with --data the documents
+    (searchable, by id, with the words that pushed them to their class
+    highlighted); with --label also the top confusions and calibration.  The
+    file needs no network.
 
     \b
     Example:
-      dolda report model/ --out report.html --data test.csv --text review --label rating
+      dolda report model/ --out report.html --data test.csv --text review --label rating --id key
     """
     out = _check_output_file(out)
     model, meta = _load_model(model_dir)
-    texts = y = X = None
+    texts = y = X = ids = None
     if data is not None:
         text_column = text_column or meta.get("text_column")
         if text_column is None:
@@ -63,12 +70,19 @@ def report(model_dir, out, data, text_column, label_column, max_docs, encoding):
         if label_column is not None:
             _require_columns(frame, [label_column], data, "--label")
             y = _labels(frame, label_column, data)
+        if id_column is not None:
+            _require_columns(frame, [id_column], data, "--id")
+            ids = frame[id_column].astype(str).tolist()
+            if len(set(ids)) != len(ids):
+                raise click.BadParameter(f"column {id_column!r} of {data} has repeated ids",
+                                         param_hint="'--id'")
         if model_cov:
             X = frame[list(model_cov)].copy()
-    elif label_column is not None:
-        raise click.UsageError("--label needs --data")
+    elif label_column is not None or id_column is not None:
+        raise click.UsageError("--label and --id need --data")
     from ..report import make_report
 
     with _echo_warnings(), _library_errors():
-        make_report(model, out, texts=texts, y=y, X=X, max_documents=max_docs)
+        make_report(model, out, texts=texts, y=y, X=X, max_documents=max_docs, ids=ids,
+                    title=title)
     click.echo(f"Report written to {out}")
