@@ -109,23 +109,6 @@ def test_topics_json_and_csv(model_dir, tmp_path):
     assert bad.exit_code == 2 and "t.json" in bad.output
 
 
-def test_explain_json_and_csv(model_dir, sim):
-    args = [model_dir, sim.texts[0], "-c", "x_num=0.5", "-c", "x_cat=b"]
-    result = run("explain", *args, "--format", "json")
-    assert result.exit_code == 0, result.output
-    doc = json.loads(result.stdout)
-    assert doc["predicted"] == max(doc["proba"], key=doc["proba"].get)
-    assert abs(sum(doc["proba"].values()) - 1) < 1e-9
-    rows = pd.DataFrame(doc["contributions"])
-    np.testing.assert_allclose(rows["contribution"], rows["value"] * rows["coef"])
-    assert set(rows["class"]) == {"class0", "class1", "class2"}
-    result = run("explain", *args, "--format", "csv")
-    assert result.exit_code == 0, result.output
-    table = pd.read_csv(StringIO(result.stdout))
-    assert list(table.columns) == ["class", "feature", "value", "coef", "contribution",
-                                   "top_words"]
-
-
 # ------------------------------------------------------------------ score
 def test_score_on_a_labelled_file(model_dir, data_csv, tmp_path):
     out = tmp_path / "scores.json"
