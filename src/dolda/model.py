@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -32,6 +33,7 @@ from .sampler import lda as topic_kernels
 from .sampler import probit as probit_blocks
 from .sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-exported)
 from .sampler.threads import using_threads
+from .word_features import WORD_FEATURES, WordFeatures, check_n_words
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +140,30 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         Share of tokens made of the rarest word types that are removed (paper: 1%).
     min_df, max_df : int or float
         Document-frequency bounds of the vocabulary.
+    stop_words : "english", None, list of str or path, default="english"
+        Words removed before counting: scikit-learn's English list, none, the
+        given words, or the words of a text file (one per line; ``#`` starts
+        a comment) -- e.g. stack-trace vocabulary of bug reports.
+    token_pattern : str or None, default=None
+        Regular expression of a token (None: :data:`dolda.corpus.TOKEN_PATTERN`,
+        words of two or more characters starting with a letter).
+    n_words : int, default=0
+        Words as covariates: the counts of the ``n_words`` vocabulary words of
+        highest document frequency enter the regression beside the topics as
+        sparse covariates named ``"word=<w>"``, with the same prior as the
+        topics (the Horseshoe keeps the few decisive ones), see
+        :mod:`dolda.word_features`.  0: topics (and ``X``) only.
+    word_features : {"log", "binary", "tfidf"}, default="log"
+        How a word's count enters: ``log(1 + n_{d,w})``, an indicator, or
+        l2-normalised sublinear tf-idf.
+    eta_sampler : {"auto", "cholesky", "cg", "bcm"}, default="auto"
+        The eta-step.  ``"cholesky"``: dense ``[1, X]`` and a P x P
+        factorisation per class (tens to hundreds of covariates).
+        ``"cg"`` / ``"bcm"``: ``X`` kept sparse (CSR) end to end and eta drawn
+        by perturbation-optimisation with conjugate gradients or by
+        Bhattacharya et al.'s sampler (:mod:`dolda.sampler.sparse_eta`), for
+        thousands of word or one-hot columns.  ``"auto"``:
+        :func:`dolda.sampler.probit.choose_eta_sampler` on the shape of ``U``.
     covariate_min_count : int, default=1
         With a DataFrame ``X``: levels of a categorical column seen fewer than
         this many times in ``fit`` are pooled into one ``"column=other"``
@@ -196,6 +222,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                  two_step=False, predict_sweeps=50, predict_burn_in=None, phi_draws=20,
                  checkpoint=None, checkpoint_every=100, rare_share=0.01, min_df=1,
                  max_df=1.0, covariate_min_count=1, n_chains=1, random_state=None,
+                 stop_words="english", token_pattern=None, n_words=0, word_features="log",
+                 eta_sampler="auto",
                  n_jobs=None, progress=True,
                  backend="local", client=None, n_shards=None, snapshot_every=10):
         self.n_topics = n_topics
@@ -225,6 +253,11 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         self.client = client
         self.n_shards = n_shards
         self.snapshot_every = snapshot_every
+        self.stop_words = stop_words
+        self.token_pattern = token_pattern
+        self.n_words = n_words
+        self.word_features = word_features
+        self.eta_sampler = eta_sampler
 
     # ------------------------------------------------------------ checks
     def _check_params(self):
@@ -253,6 +286,10 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             n_chains=check_positive_int(self.n_chains, "n_chains"),
             covariate_min_count=check_positive_int(self.covariate_min_count,
                                                    "covariate_min_count"),
+            n_words=check_n_words(self.n_words),
+            eta_sampler=check_choice(self.eta_sampler, "eta_sampler",
+                                     ("auto",) + probit_blocks.ETA_SAMPLERS),
+            word_features=check_choice(self.word_features, "word_features", WORD_FEATURES),
         )
 
     def _resolved_z_sampler(self, n_topics):
@@ -273,8 +310,13 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                                  "texts, or a Corpus from model.vocabulary_.transform(texts)")
             return texts
         if fit:
-            self.vocabulary_ = Vocabulary(rare_share=self.rare_share, min_df=self.min_df,
-                                          max_df=self.max_df)
+            from .corpus import TOKEN_PATTERN, check_token_pattern, read_stop_words
+
+            self.vocabulary_ = Vocabulary(
+                rare_share=self.rare_share, min_df=self.min_df, max_df=self.max_df,
+                stop_words=read_stop_words(self.stop_words),
+                token_pattern=check_token_pattern(
+                    TOKEN_PATTERN if self.token_pattern is None else self.token_pattern))
             return self.vocabulary_.fit_transform(texts)
         return self.vocabulary_.transform(texts)
 
@@ -285,19 +327,14 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         :class:`dolda.covariates.CovariateEncoder`), a 1-D or 2-D array, or any
         scipy.sparse matrix.  Arrays and sparse matrices are numeric columns
         named ``x0 ... x{p-1}``; a sparse matrix takes no DataFrame detour and
-        is densified here, because DOLDA's design ``[1, X, zbar]`` changes with
-        the topics every iteration and its eta-step is the dense Cholesky of the
-        (P_x + K) x (P_x + K) precision per class.  That is meant for tens to
-        hundreds of covariates: for thousands of sparse one-hot covariates use
-        :class:`dolda.DOProbit` (BCM / CG eta samplers on sparse CSR), or pool
+        stays sparse (CSR), as does a sparse one-hot encoding: :meth:`_design`
+        densifies it only for the Cholesky eta-step, and with thousands of
+        columns the CG / BCM eta-step (:mod:`dolda.sampler.sparse_eta`) keeps it
+        sparse end to end.  Or pool
         rare levels with ``covariate_min_count``.  A model fitted on
         an array or sparse matrix predicts from either; a model fitted on a
         DataFrame needs a DataFrame.
         """
-        import warnings
-
-        import scipy.sparse as sp
-
         from .covariates import CovariateEncoder
 
         if fit:
@@ -328,8 +365,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                 if n_cols != enc.n_features_out_:
                     raise ValueError(f"X has {n_cols} columns, but the model was fitted "
                                      f"with {enc.n_features_out_}")
-            M = X.toarray().astype(np.float64, copy=False)
-            if not np.all(np.isfinite(M)):
+            M = sp.csr_matrix(X, dtype=np.float64)
+            if not np.all(np.isfinite(M.data)):
                 raise ValueError("X has missing or infinite values")
         else:
             if not isinstance(X, pd.DataFrame):
@@ -345,20 +382,48 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                 M = self.covariate_encoder_.fit_transform(X)
             else:
                 M = self.covariate_encoder_.transform(X)
-            if hasattr(M, "toarray"):
-                M = M.toarray()
-            M = np.asarray(M, dtype=np.float64)
+            M = (sp.csr_matrix(M, dtype=np.float64) if sp.issparse(M)
+                 else np.asarray(M, dtype=np.float64))
         if M.shape[0] != n_docs:
             raise ValueError(f"texts and X have different lengths: {n_docs} texts, "
                              f"{M.shape[0]} rows of X")
-        if fit and M.shape[1] > probit_blocks.CHOLESKY_MAX_COLUMNS:
-            warnings.warn(f"DOLDA with {M.shape[1]} covariate columns: its eta-step factors a "
-                          f"dense ({M.shape[1]} + K)^2 matrix per class and iteration; for "
-                          f"many sparse covariates use DOProbit, or pool rare levels with "
-                          f"covariate_min_count (CLI: --min-count)",
-                          UserWarning, stacklevel=3)
         names = [INTERCEPT] + [str(c) for c in self.covariate_encoder_.get_feature_names_out()]
+        if sp.issparse(M):
+            return sp.hstack([np.ones((n_docs, 1)), M], format="csr"), names
         return np.hstack([np.ones((n_docs, 1)), M]), names
+
+    def _add_word_features(self, corpus, Xd, names, p=None):
+        """Append the word covariates (:mod:`dolda.word_features`) to ``[1, x_d]``."""
+        if p is not None:  # fit
+            self.word_features_ = (WordFeatures(p["n_words"], p["word_features"]).fit(corpus)
+                                   if p["n_words"] > 0 else None)
+        wf = getattr(self, "word_features_", None)
+        if wf is None:
+            return Xd, names
+        return (sp.hstack([Xd, wf.transform(corpus)], format="csr"),
+                names + wf.get_feature_names_out())
+
+    def _design(self, Xd, n_topics, p):
+        """``[1, X, words]`` as the chain needs it: dense for the Cholesky eta-step,
+        CSR for CG/BCM (:mod:`dolda.sampler.sparse_eta`); returns ``(Xd, eta_sampler)``."""
+        import warnings
+
+        n_docs, n_x = Xd.shape
+        method = p["eta_sampler"]
+        if method == "auto":
+            method = probit_blocks.choose_eta_sampler(n_docs, n_x + n_topics, sp.issparse(Xd))
+        if method == "cholesky" and n_x > probit_blocks.CHOLESKY_MAX_COLUMNS:
+            warnings.warn(f"DOLDA with {n_x} covariate columns and eta_sampler='cholesky': its "
+                          f"eta-step factors a dense ({n_x} + K)^2 matrix per class and "
+                          f"iteration; leave eta_sampler='auto' (CG on sparse X) or pool rare "
+                          f"levels with covariate_min_count (CLI: --min-count)",
+                          UserWarning, stacklevel=3)
+        if method == "cholesky":
+            Xd = Xd.toarray() if sp.issparse(Xd) else np.ascontiguousarray(Xd)
+        else:
+            Xd = sp.csr_matrix(Xd, dtype=np.float64)
+            Xd.sort_indices()
+        return Xd, method
 
     # --------------------------------------------------------------- fit
     def fit(self, texts, y, X=None, resume=None):
@@ -386,7 +451,9 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         n_docs = corpus.n_docs
         self.classes_, y_index = encode_labels(y, n_docs)
         Xd, names = self._covariates(X, n_docs, fit=True)
+        Xd, names = self._add_word_features(corpus, Xd, names, p)
         K = p["n_topics"]
+        Xd, self.eta_sampler_ = self._design(Xd, K, p)
         self.feature_names_ = names + [_topic_name(k) for k in range(K)]
         n_x = Xd.shape[1]
         shrunk = np.ones(n_x + K, dtype=bool)
@@ -398,7 +465,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         if self.two_step:
             return self._fit_two_step(corpus, data, p, prior)
         config = dolda_chain.DOLDAConfig(K, p["alpha"], p["beta"], prior,
-                                         self._resolved_z_sampler(K), p["n_jobs"])
+                                         self._resolved_z_sampler(K), p["n_jobs"],
+                                         self.eta_sampler_)
         base_seed = seed_from(self.random_state)
         chains = []
         for c in range(p["n_chains"]):
@@ -583,7 +651,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         self.lda_ = lda
         self.phi_ = lda.phi_
         zbar = lda.transform(corpus)
-        U = np.hstack([data.X, zbar])
+        U = (sp.hstack([data.X, zbar], format="csr") if sp.issparse(data.X)
+             else np.hstack([data.X, zbar]))
         probit = DOProbit(prior=self.prior, n_iter=p["n_iter"], burn_in=p["burn_in"],
                           thin=p["thin"], prior_variance=p["variance"], fit_intercept=False,
                           random_state=self.random_state, n_jobs=self.n_jobs).fit(U, data.y)
@@ -629,8 +698,13 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         return np.clip(zbar, 0.0, 1.0)
 
     def _regressors(self, texts, X):
-        zbar = self.transform(texts)
+        check_is_fitted(self, "phi_")
+        corpus = self._make_corpus(texts, fit=False)
+        zbar = self.transform(corpus)
         Xd, _ = self._covariates(X, zbar.shape[0], fit=False)
+        Xd, _ = self._add_word_features(corpus, Xd, [])
+        if sp.issparse(Xd):
+            return sp.hstack([Xd, zbar], format="csr")
         return np.hstack([Xd, zbar])
 
     def predict_proba(self, texts, X=None):
@@ -685,6 +759,24 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         out["top_words"] = [" ".join(words.loc[t]) for t in out.index]
         return out.reindex(out["coef"].abs().sort_values(ascending=False).index)
 
+    def signal_covariates(self, label, level=0.95):
+        """Covariates (and words, ``"word=<w>"``) whose coefficient for ``label`` stands out.
+
+        Like :meth:`signal_topics` for the non-topic columns: those whose
+        ``level`` credible interval excludes zero, sorted by |coefficient|.
+        Returns a DataFrame with ``coef, lower, upper, sign`` indexed by feature.
+        """
+        check_is_fitted(self, "eta_draws_")
+        if label not in set(self.classes_.tolist()):
+            raise ValueError(f"unknown class {label!r}; classes are {list(self.classes_)}")
+        lo, hi = self.coef_interval(level)
+        cols = [c for c in self.coef_.columns if c != INTERCEPT and not c.startswith("topic ")]
+        mean, lo, hi = self.coef_.loc[label, cols], lo.loc[label, cols], hi.loc[label, cols]
+        keep = (lo > 0) | (hi < 0)
+        out = pd.DataFrame({"coef": mean[keep], "lower": lo[keep], "upper": hi[keep]})
+        out["sign"] = np.where(out["coef"] > 0, "+", "-")
+        return out.reindex(out["coef"].abs().sort_values(ascending=False).index)
+
     def explain(self, text, X_row=None):
         """Why one document gets its class: each feature's contribution to each class score.
 
@@ -707,7 +799,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             X = X_row.to_frame().T if isinstance(X_row, pd.Series) else X_row
             if not isinstance(X, pd.DataFrame):
                 X = np.atleast_2d(np.asarray(X_row, dtype=float))
-        u = self._regressors(texts, X)[0]
+        u = self._regressors(texts, X)
+        u = (u.toarray() if sp.issparse(u) else u)[0]
         proba = average_do_probabilities(u[None], self.eta_draws_)[0]
         rows = []
         for l in np.argsort(-proba):
@@ -738,6 +831,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             "n_iter": int(self.n_iter_),
             "n_tokens": int(self.n_tokens_),
             "n_chains": int(self.n_chains_),
+            "word_features": (self.word_features_.to_dict()
+                              if getattr(self, "word_features_", None) is not None else None),
         }
         arrays = {"eta_draws": self.eta_draws_, "tau_draws": self.tau_draws_,
                   "lambda_draws": self.lambda_draws_, "phi": self.phi_,
@@ -761,6 +856,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             from .covariates import CovariateEncoder
 
             model.covariate_encoder_ = CovariateEncoder.from_dict(meta["covariates"])
+        model.word_features_ = (WordFeatures.from_dict(meta["word_features"])
+                                if meta.get("word_features") else None)
         model.seed_ = meta["seed"]
         model.n_iter_ = meta["n_iter"]
         model.n_tokens_ = meta["n_tokens"]

@@ -51,6 +51,11 @@ def topics(model_dir, n_words, level):
                 "top words": signal["top_words"]})
             for line in shown.to_string(index=True, header=False).splitlines():
                 click.echo(f"    {line}")
+        covs = model.signal_covariates(label, level=level)
+        if len(covs):
+            click.echo("    covariates and words: " + ", ".join(
+                f"{name} {c:+.2f} [{lo:+.2f}, {hi:+.2f}]" for name, c, lo, hi in
+                zip(covs.index, covs["coef"], covs["lower"], covs["upper"])))
 
 
 def _parse_covariate_values(items, model) -> "object":
