@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import lda as topic_kernels
 from . import probit as probit_blocks
@@ -62,8 +63,9 @@ class DOLDAConfig(NamedTuple):
     prior: probit_blocks.ProbitPrior
     z_sampler: str  # "exact" or "mh"
     n_jobs: int
-    #: "cholesky" (dense X, reduced U^T U) or "cg" / "bcm" (X sparse CSR,
-    #: :mod:`dolda.sampler.sparse_eta`).
+    #: With a sparse ``TopicData.X`` (:mod:`dolda.sampler.sparse_eta`): "cg", "bcm"
+    #: or "cholesky" (of ``U^T U`` from the sparse ``U``).  A dense ``X`` always
+    #: takes the reduced-statistics Cholesky path (:func:`eta_step`).
     eta_sampler: str = "cholesky"
 
 
@@ -157,9 +159,10 @@ def eta_step(seed: int, iteration: int, probit: probit_blocks.ProbitState, gram,
 
 def global_eta_step(seed: int, iteration: int, probit, parts, data: TopicData,
                     config: DOLDAConfig) -> probit_blocks.ProbitState:
-    """:func:`eta_step` from the shards' ``(a, gram, rhs)``, or with a sparse eta
-    sampler :func:`dolda.sampler.sparse_eta.eta_step` from their ``(a, zbar, a)``."""
-    if config.eta_sampler in sparse_eta.SPARSE_ETA_SAMPLERS:
+    """:func:`eta_step` from the shards' ``(a, gram, rhs)`` (dense ``X``), or, with
+    ``X`` a sparse matrix, :func:`dolda.sampler.sparse_eta.eta_step` from their
+    ``(a, zbar, a)`` with ``config.eta_sampler``."""
+    if sp.issparse(data.X):
         return sparse_eta.eta_step(seed, iteration, probit, data.X, [p[1] for p in parts],
                                    [p[2] for p in parts], config.prior, config.eta_sampler,
                                    config.n_jobs)

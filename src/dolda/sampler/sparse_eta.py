@@ -5,8 +5,9 @@ shard's ``U_s^T U_s`` to a dense P x P matrix and factors ``Q_l`` per class:
 O(D P_x^2) statistics and O(P^3) per class, fine for tens or hundreds of
 covariates, hopeless for thousands of word or one-hot columns.
 
-With ``eta_sampler="cg"`` or ``"bcm"`` (:class:`dolda.sampler.chain.DOLDAConfig`)
-the covariates ``X`` stay a scipy CSR matrix end to end and the eta-step is
+When the chain's covariates ``X`` are a scipy CSR matrix
+(:class:`dolda.sampler.chain.TopicData`; DOLDA does so for ``eta_sampler="cg"``
+or ``"bcm"``) they stay sparse end to end and the eta-step is
 DOProbit's own exact sampler (:func:`dolda.sampler.probit.draw_eta`) on
 
     U = [X, zbar]  (D x (P_x + K), CSR),
@@ -27,10 +28,6 @@ import scipy.sparse as sp
 
 from . import probit as probit_blocks
 from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
-
-#: The eta samplers that keep ``X`` sparse.
-SPARSE_ETA_SAMPLERS = ("cg", "bcm")
-
 
 def zbar_csr(doc_ptr, ndk) -> sp.csr_matrix:
     """``zbar_d = n_{d,.} / N_d`` of a shard as CSR (D_s, K); empty documents are zero rows."""
@@ -71,7 +68,8 @@ def eta_step(seed: int, iteration: int, probit: probit_blocks.ProbitState, X, zb
     X : CSR (D, P_x)              covariates ``[1, x_d]`` (intercept first).
     zbar_parts : list of CSR      every shard's ``zbar_s`` (D_s, K), in shard order.
     a_parts : list of (D_s, L)    every shard's new utilities, in shard order.
-    method : {"cg", "bcm"}        see :func:`dolda.sampler.probit.draw_eta`.
+    method : {"cg", "bcm", "cholesky"}  see :func:`dolda.sampler.probit.draw_eta`
+                                  ("cholesky" factors ``U^T U`` formed from sparse ``U``).
 
     Returns
     -------
