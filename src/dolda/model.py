@@ -212,6 +212,14 @@ class DOLDA(ClassifierMixin, BaseEstimator):
     loglik_ : pandas.DataFrame (C * n_iter, 3)
         Indexed by (chain, iteration): ``do`` (probit part), ``lda`` (LDA
         marginal), ``total``.
+    convergence_ : dict
+        Split R-hat and ESS of the log-likelihood and the coefficients, whether
+        the chain looks converged and what to do if not
+        (:func:`dolda.convergence.chain_convergence`); logged at the end of ``fit``.
+    eta_sampler_ : str
+        The eta-step used (``eta_sampler`` resolved).
+    word_features_ : WordFeatures or None
+        The word covariates (``n_words > 0``).
     timings_ : dict
         ``iteration_seconds`` (C, n_iter): wall time of every Gibbs iteration
         of the joint sampler (NaN for iterations run before a resume).
@@ -440,7 +448,11 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         resume : path or None
             A checkpoint directory written by an interrupted fit with the same
             data and parameters: the chain continues where it stopped and ends
-            exactly as an uninterrupted run with the same seed.
+            exactly as an uninterrupted run with the same seed.  A checkpoint
+            of a *finished* fit can be extended: with a larger ``n_iter`` the
+            chain continues and ends exactly where one run of ``n_iter``
+            iterations would (:mod:`dolda.extend`; extend by at least
+            ``phi_draws`` iterations).
 
         Returns
         -------
@@ -481,7 +493,16 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             chains.append(self._run_chain(data, config, p, chain_seed(base_seed, c),
                                           chain_resume, ckpt, c))
         self._combine_chains(chains, p["n_iter"])
+        self._report_convergence()
         return self
+
+    def _report_convergence(self):
+        """``convergence_`` (:func:`dolda.convergence.chain_convergence`), logged."""
+        from .convergence import chain_convergence
+
+        self.convergence_ = chain_convergence(self)
+        (logger.info if self.convergence_["converged"] else logger.warning)(
+            "DOLDA: %s", self.convergence_["message"])
 
     def _combine_chains(self, chains, n_iter):
         """Align every chain's topics to chain 0 (label switching), then pool the draws."""
@@ -537,6 +558,11 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                                           arr["lam2"], arr["tau2"], arr["nu"], arr["xi"]))
             eta_draws, loglik, phi_sum = arr["eta_draws"], arr["loglik"], arr["phi_sum"]
             tau_draws, lam_draws = arr.get("tau_draws"), arr.get("lambda_draws")
+            if int(meta["n_iter"]) != n_iter:  # extending a finished chain (checked above)
+                from .extend import extend_draws
+
+                eta_draws, tau_draws, lam_draws, loglik, phi_sum = extend_draws(
+                    meta, arr, n_iter, burn_in, thin, phi_from)
         else:
             start = 0
             with using_threads(config.n_jobs):
@@ -620,8 +646,9 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                 f"{meta.get('n_docs')} documents and {meta.get('n_tokens')} tokens, the data "
                 f"given has {len(data.y)} and {len(data.tokens)}")
         if meta.get("n_iter") != n_iter:
-            raise ValueError(f"the checkpoint was written with n_iter={meta.get('n_iter')}, "
-                             f"this model has n_iter={n_iter}")
+            from .extend import check_extension
+
+            check_extension(meta, n_iter, self)
 
     def _set_loglik(self, loglik):
         """``loglik`` (C, n_iter, 2) or (n_iter, 2) -> DataFrame indexed by (chain, iteration)."""

@@ -121,6 +121,9 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
         click.echo(f"  backend           dask at {scheduler}")
     click.echo(f"  time              {seconds:.1f} s ({rate:,.0f} tokens/s)")
     click.echo(f"  training accuracy {accuracy:.3f}")
+    convergence = getattr(model, "convergence_", None)
+    if convergence is not None:
+        click.echo(f"  convergence       {convergence['message']}")
     if model.n_chains_ > 1:
         from ..diagnostics import worst_rhat
 
