@@ -29,6 +29,7 @@ from ._validation import (
 )
 from .probit import PRIORS, DOProbit, average_do_probabilities, encode_labels
 from .sampler import chain as dolda_chain
+from .sampler import hyper
 from .sampler import lda as topic_kernels
 from .sampler import probit as probit_blocks
 from .sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-exported)
@@ -41,6 +42,9 @@ Z_SAMPLERS = ("auto", "exact", "mh")
 #: From this many topics on, "auto" uses the Metropolis-Hastings z-step.
 MH_MIN_TOPICS = 200
 INTERCEPT = "(intercept)"
+#: Starting values of ``alpha="auto"`` and ``beta="auto"`` (:mod:`dolda.sampler.hyper`).
+AUTO_ALPHA_START = 0.1
+AUTO_BETA_START = 0.01
 
 
 def _topic_name(k: int) -> str:
@@ -102,8 +106,12 @@ class DOLDA(ClassifierMixin, BaseEstimator):
     n_topics : int, default=20
         ``K``.
     prior : {"horseshoe", "normal"}, default="horseshoe"
-    alpha, beta : float, default=0.01
-        Dirichlet priors of theta and Phi (the paper's 0.01).
+    alpha, beta : float or "auto", default=0.01
+        Dirichlet priors of theta and Phi (the paper's 0.01).  ``"auto"``:
+        learned from the data during the burn-in by Minka's fixed point
+        (empirical Bayes, symmetric; :mod:`dolda.sampler.hyper`), starting
+        from 0.1 (alpha) and 0.01 (beta), then kept fixed; the values used are
+        ``alpha_`` and ``beta_``.  The two-step model uses the starting values.
     prior_variance : float, default=100.0
         ``c``: variance of the intercept's prior (and of all coefficients
         under ``prior="normal"``).
@@ -281,8 +289,10 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                       else check_positive_int(self.n_shards, "n_shards")),
             snapshot_every=check_positive_int(self.snapshot_every, "snapshot_every"),
             n_topics=n_topics,
-            alpha=check_positive_float(self.alpha, "alpha"),
-            beta=check_positive_float(self.beta, "beta"),
+            alpha=(AUTO_ALPHA_START if self.alpha == "auto"
+                   else check_positive_float(self.alpha, "alpha")),
+            beta=(AUTO_BETA_START if self.beta == "auto"
+                  else check_positive_float(self.beta, "beta")),
             variance=check_positive_float(self.prior_variance, "prior_variance"),
             n_iter=n_iter,
             burn_in=check_burn_in(self.burn_in, n_iter),
@@ -531,6 +541,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         phi = np.mean([ch["phi"] for ch in chains], axis=0)
         self.phi_ = phi / phi.sum(axis=1, keepdims=True)
         self.doc_topic_counts_ = chains[0]["ndk"]
+        self.alpha_ = float(np.mean([ch["alpha"] for ch in chains]))
+        self.beta_ = float(np.mean([ch["beta"] for ch in chains]))
         self._set_loglik(np.stack([ch["loglik"] for ch in chains]))
         self.timings_ = {"iteration_seconds": np.stack([ch["seconds"] for ch in chains])}
         self._finish(self.eta_draws_)
@@ -577,12 +589,16 @@ class DOLDA(ClassifierMixin, BaseEstimator):
 
         runner = make_chain(self.backend, seed, state, data, config, p["n_shards"],
                             self.client, p["snapshot_every"])
+        learn_alpha, learn_beta = self.alpha == "auto", self.beta == "auto"
+        if resume is not None and "alpha" in meta:  # values learned before the checkpoint
+            runner.config = runner.config._replace(alpha=meta["alpha"], beta=meta["beta"])
 
         def save_checkpoint(next_iteration):
             z, ndk = runner.topics()
             meta = {"seed": seed, "next_iteration": int(next_iteration), "n_iter": n_iter,
                     "n_tokens": int(len(data.tokens)), "n_docs": int(len(data.y)),
-                    "params": io.encode_params(self.get_params(deep=False))}
+                    "params": io.encode_params(self.get_params(deep=False)),
+                    "alpha": float(runner.config.alpha), "beta": float(runner.config.beta)}
             arrays = {"z": z, "ndk": ndk, "phi": state.phi,
                       "eta": state.probit.eta, "lam2": state.probit.lam2,
                       "tau2": state.probit.tau2, "nu": state.probit.nu, "xi": state.probit.xi,
@@ -604,6 +620,10 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                 for it in range(start, n_iter):
                     t_it = time.perf_counter()
                     state, info = runner.step(it)
+                    if (learn_alpha or learn_beta) and it < burn_in and \
+                            (it + 1) % hyper.UPDATE_EVERY == 0:
+                        runner.config = hyper.learn(runner.config, *runner.topics(), data,
+                                                    learn_alpha, learn_beta)
                     loglik[it] = (info.loglik_do, info.loglik_lda)
                     if slot < n_keep and it == keep[slot]:
                         eta_draws[slot] = state.probit.eta
@@ -637,7 +657,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         phi = np.ascontiguousarray(phi_sum.T) / max(1, n_iter - phi_from)
         return {"seed": seed, "eta_draws": eta_draws, "tau_draws": tau_draws,
                 "lambda_draws": lam_draws, "phi": phi / phi.sum(axis=1, keepdims=True),
-                "ndk": ndk, "loglik": loglik, "seconds": seconds}
+                "ndk": ndk, "loglik": loglik, "seconds": seconds,
+                "alpha": float(runner.config.alpha), "beta": float(runner.config.beta)}
 
     def _check_resume(self, meta, data, n_iter):
         if meta.get("n_tokens") != len(data.tokens) or meta.get("n_docs") != len(data.y):
@@ -689,6 +710,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         self.tau_draws_ = probit.tau_draws_
         self.lambda_draws_ = probit.lambda_draws_
         self.doc_topic_counts_ = None
+        self.alpha_, self.beta_ = p["alpha"], p["beta"]
         self.n_chains_ = 1
         ll = np.column_stack([probit.loglik_, np.asarray(lda.loglik_)[-len(probit.loglik_):]])
         self._set_loglik(ll)
@@ -714,15 +736,21 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                 else self.predict_burn_in)
         with using_threads(check_n_jobs(self.n_jobs)):
             theta = predict_topic_proportions(corpus.tokens, corpus.doc_ptr, self.phi_,
-                                              float(self.alpha), int(self.predict_sweeps),
+                                              self._alpha(), int(self.predict_sweeps),
                                               int(burn), int(self.seed_))
         # theta averages (n_dk + alpha) / (N_d + K alpha); the regression uses the
         # empirical proportions n_dk / N_d, an exact linear function of it.
         n_d = corpus.doc_lengths.astype(np.float64)[:, None]
         K = theta.shape[1]
-        zbar = (theta * (n_d + K * self.alpha) - self.alpha) / np.maximum(n_d, 1.0)
+        alpha = self._alpha()
+        zbar = (theta * (n_d + K * alpha) - alpha) / np.maximum(n_d, 1.0)
         zbar[n_d[:, 0] == 0] = 0.0  # no words: no topic information, as in training
         return np.clip(zbar, 0.0, 1.0)
+
+    def _alpha(self) -> float:
+        """The alpha of the fitted chain (learned with ``alpha="auto"``)."""
+        alpha = getattr(self, "alpha_", None)
+        return float(self.alpha if alpha is None else alpha)
 
     def _regressors(self, texts, X):
         check_is_fitted(self, "phi_")
@@ -858,6 +886,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             "n_iter": int(self.n_iter_),
             "n_tokens": int(self.n_tokens_),
             "n_chains": int(self.n_chains_),
+            "alpha_": self._alpha(),
+            "beta_": float(getattr(self, "beta_", None) or self.beta),
             "word_features": (self.word_features_.to_dict()
                               if getattr(self, "word_features_", None) is not None else None),
         }
@@ -889,6 +919,10 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         model.n_iter_ = meta["n_iter"]
         model.n_tokens_ = meta["n_tokens"]
         model.n_chains_ = int(meta.get("n_chains", 1))
+        model.alpha_ = float(meta.get("alpha_", model.alpha if model.alpha != "auto"
+                                      else AUTO_ALPHA_START))
+        model.beta_ = float(meta.get("beta_", model.beta if model.beta != "auto"
+                                     else AUTO_BETA_START))
         model.eta_draws_ = arrays["eta_draws"]
         model.tau_draws_ = arrays.get("tau_draws")
         model.lambda_draws_ = arrays.get("lambda_draws")

@@ -341,6 +341,26 @@ def _table(frame, floatfmt: str = "{:.3f}") -> str:
 
 
 # ================================================================ options
+class _PositiveOrAuto(click.ParamType):
+    """A float > 0 or the word 'auto' (hyperparameters learned from the data)."""
+
+    name = "FLOAT|auto"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value.strip().lower() == "auto":
+            return "auto"
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is neither a number nor 'auto'", param, ctx)
+        if not number > 0 or number == float("inf"):
+            self.fail(f"{value!r} must be a finite number > 0 or 'auto'", param, ctx)
+        return number
+
+
+_POSITIVE_OR_AUTO = _PositiveOrAuto()
+
+
 def _model_options(func):
     """The DOLDA options shared by ``fit`` and ``evaluate``."""
     options = [
@@ -353,10 +373,12 @@ def _model_options(func):
                      show_default=True, help="Gibbs iterations, burn-in included."),
         click.option("--burn-in", "burn_in", type=click.IntRange(min=0), default=None,
                      help="Iterations discarded before averaging  [default: half]."),
-        click.option("--alpha", type=click.FloatRange(min=0, min_open=True), default=0.01,
-                     show_default=True, help="Dirichlet prior of the topic proportions."),
-        click.option("--beta", type=click.FloatRange(min=0, min_open=True), default=0.01,
-                     show_default=True, help="Dirichlet prior of the topics."),
+        click.option("--alpha", type=_POSITIVE_OR_AUTO, default=0.01, show_default=True,
+                     help="Dirichlet prior of the topic proportions, or 'auto' (learned "
+                          "during the burn-in)."),
+        click.option("--beta", type=_POSITIVE_OR_AUTO, default=0.01, show_default=True,
+                     help="Dirichlet prior of the topics, or 'auto' (learned during the "
+                          "burn-in)."),
         click.option("--rare-share", type=click.FloatRange(0, 1, max_open=True), default=0.01,
                      show_default=True, help="Share of tokens, made of the rarest words, that "
                      "are removed from the vocabulary."),
