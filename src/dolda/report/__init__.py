@@ -124,6 +124,8 @@ def _documents(model, texts, y, X, max_documents):
     U = model._regressors(texts, X)
     proba = average_do_probabilities(U, model.eta_draws_)
     predicted = model.classes_[np.argmax(proba, axis=1)]
+    if hasattr(U, "toarray"):  # sparse covariates (word features): dense rows explained only
+        U = U[:max_documents].toarray()
     words = model.top_words(6)
     coef = model.coef_.to_numpy()
     names = list(model.feature_names_)
