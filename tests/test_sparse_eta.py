@@ -99,13 +99,17 @@ def test_dolda_cg_chain_is_the_same_for_dense_and_sparse_input():
 
 
 def test_auto_keeps_sparse_covariates_sparse_beyond_the_cholesky_limit():
+    from dolda.model import SPARSE_CHOLESKY_MAX_COLUMNS
+
     sim = simulate(n_docs=60, n_topics=3, n_classes=2, vocab_size=60, doc_length=20,
                    random_state=1)
-    X = sp.random(60, 600, density=0.01, random_state=0, format="csr")
-    model = DOLDA(n_topics=3, n_iter=3, progress=False, rare_share=0, random_state=0)
-    model.fit(sim.texts, sim.y, X=X)
-    assert model.eta_sampler_ == "cg"
-    assert model.coef_.shape == (2, 1 + 600 + 3)
+    for n_cols, expected in ((SPARSE_CHOLESKY_MAX_COLUMNS - 10, "cholesky"),
+                             (SPARSE_CHOLESKY_MAX_COLUMNS + 10, "cg")):
+        X = sp.random(60, n_cols, density=0.01, random_state=0, format="csr")
+        model = DOLDA(n_topics=3, n_iter=3, progress=False, rare_share=0, random_state=0)
+        model.fit(sim.texts, sim.y, X=X)
+        assert model.eta_sampler_ == expected
+        assert model.coef_.shape == (2, 1 + n_cols + 3)
     with pytest.raises(ValueError, match="eta_sampler"):
         DOLDA(eta_sampler="lu").fit(sim.texts, sim.y)
 

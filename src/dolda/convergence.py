@@ -24,6 +24,9 @@ import numpy as np
 RHAT_MAX = 1.05
 #: Smallest bulk ESS of the log-likelihood taken as enough.
 ESS_MIN = 100
+#: At most this many coefficients are diagnosed: those of largest posterior |mean|
+#: (a model with word covariates has tens of thousands, mostly shrunk to zero).
+MAX_COEFFICIENTS = 2000
 #: Largest share of coefficients allowed above RHAT_MAX.
 COEF_SHARE_MAX = 0.05
 
@@ -63,7 +66,11 @@ def chain_convergence(model) -> dict:
                 "coef_ess_min": float("nan"),
                 "message": "too few kept draws to judge convergence: run more iterations"}
     ll_rhat, ll_ess = (float(v) for v in _rhat_ess(ll))
-    rhat, ess = _rhat_ess(eta)
+    flat = eta.reshape(eta.shape[:2] + (-1,))
+    if flat.shape[2] > MAX_COEFFICIENTS:  # the coefficients that matter for predictions
+        top = np.argsort(-np.abs(flat.mean(axis=(0, 1))))[:MAX_COEFFICIENTS]
+        flat = flat[:, :, np.sort(top)]
+    rhat, ess = _rhat_ess(flat)
     finite = np.isfinite(rhat)
     share = float(np.mean(rhat[finite] > RHAT_MAX)) if finite.any() else 0.0
     out = {"loglik_rhat": ll_rhat, "loglik_ess": ll_ess,

@@ -43,6 +43,12 @@ Z_SAMPLERS = ("auto", "exact", "mh")
 MH_MIN_TOPICS = 200
 INTERCEPT = "(intercept)"
 #: Starting values of ``alpha="auto"`` and ``beta="auto"`` (:mod:`dolda.sampler.hyper`).
+#: ``eta_sampler="auto"`` with word covariates or sparse X: Cholesky of the
+#: sparse-formed ``U^T U`` up to this many columns of ``U``, CG beyond (measured on
+#: the hadoop bug reports with 2,000 words + 20 topics, 28 classes: CG needed
+#: 10-35 s per eta-step on the loaded 2-core machine; the Cholesky of 1,000
+#: columns costs ~L P^3 / 3 = 7e9 flops, under a second).
+SPARSE_CHOLESKY_MAX_COLUMNS = 1000
 AUTO_ALPHA_START = 0.1
 AUTO_BETA_START = 0.01
 
@@ -421,22 +427,32 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         return (sp.hstack([Xd, wf.transform(corpus)], format="csr"),
                 names + wf.get_feature_names_out())
 
-    def _design(self, Xd, n_topics, p):
-        """``[1, X, words]`` as the chain needs it: dense for the Cholesky eta-step,
-        CSR for CG/BCM (:mod:`dolda.sampler.sparse_eta`); returns ``(Xd, eta_sampler)``."""
+    def _design(self, Xd, n_topics, p, sparse_input):
+        """``[1, X, words]`` as the chain needs it; returns ``(Xd, eta_sampler)``.
+
+        Word covariates and scipy-sparse ``X`` stay CSR (:mod:`dolda.sampler.sparse_eta`):
+        ``"auto"`` then factors ``U^T U`` (formed sparse) per class up to
+        :data:`SPARSE_CHOLESKY_MAX_COLUMNS` columns and uses CG beyond.  Other
+        covariates keep the dense path (reduced statistics and Cholesky) unless
+        :func:`dolda.sampler.probit.choose_eta_sampler` says otherwise.
+        """
         import warnings
 
         n_docs, n_x = Xd.shape
+        n_cols = n_x + n_topics
+        keep_sparse = sparse_input or p["n_words"] > 0
         method = p["eta_sampler"]
         if method == "auto":
-            method = probit_blocks.choose_eta_sampler(n_docs, n_x + n_topics, sp.issparse(Xd))
+            method = (("cholesky" if n_cols <= SPARSE_CHOLESKY_MAX_COLUMNS else "cg")
+                      if keep_sparse else
+                      probit_blocks.choose_eta_sampler(n_docs, n_cols, sp.issparse(Xd)))
         if method == "cholesky" and n_x > probit_blocks.CHOLESKY_MAX_COLUMNS:
             warnings.warn(f"DOLDA with {n_x} covariate columns and eta_sampler='cholesky': its "
                           f"eta-step factors a dense ({n_x} + K)^2 matrix per class and "
                           f"iteration; leave eta_sampler='auto' (CG on sparse X) or pool rare "
                           f"levels with covariate_min_count (CLI: --min-count)",
                           UserWarning, stacklevel=3)
-        if method == "cholesky":
+        if method == "cholesky" and not keep_sparse:
             Xd = Xd.toarray() if sp.issparse(Xd) else np.ascontiguousarray(Xd)
         else:
             Xd = sp.csr_matrix(Xd, dtype=np.float64)
@@ -475,7 +491,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         Xd, names = self._covariates(X, n_docs, fit=True)
         Xd, names = self._add_word_features(corpus, Xd, names, p)
         K = p["n_topics"]
-        Xd, self.eta_sampler_ = self._design(Xd, K, p)
+        Xd, self.eta_sampler_ = self._design(Xd, K, p, sp.issparse(X))
         self.feature_names_ = names + [_topic_name(k) for k in range(K)]
         n_x = Xd.shape[1]
         shrunk = np.ones(n_x + K, dtype=bool)
