@@ -196,3 +196,16 @@ def test_dask_chain_equals_local_chain_with_the_mh_z_step(client, corpus):
     local = DOLDA(n_shards=2, n_jobs=2, **kw).fit(corpus.texts, corpus.y)
     dask = DOLDA(backend="dask", client=client, n_shards=2, **kw).fit(corpus.texts, corpus.y)
     _assert_same_chain(local, dask)
+
+
+def test_dask_chain_equals_local_chain_with_sparse_covariates(client, corpus):
+    """Issue 12: X kept sparse (CG eta-step on U = [X, zbar]) runs the same chain on Dask."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(np.eye(25)[rng.integers(0, 25, len(corpus.texts))])
+    kw = dict(KW, eta_sampler="cg", n_shards=3)
+    local = DOLDA(n_jobs=2, **kw).fit(corpus.texts, corpus.y, X=X)
+    dask = DOLDA(backend="dask", client=client, **kw).fit(corpus.texts, corpus.y, X=X)
+    assert local.eta_sampler_ == "cg"
+    _assert_same_chain(local, dask)

@@ -37,7 +37,56 @@ logger = logging.getLogger(__name__)
 #: ("under_score") gives no token at all.
 TOKEN_PATTERN = r"(?u)\b[^\W\d_][^\W_]+\b"
 
-__all__ = ["TOKEN_PATTERN", "Corpus", "Vocabulary"]
+__all__ = ["TOKEN_PATTERN", "Corpus", "Vocabulary", "read_stop_words"]
+
+
+def read_stop_words(stop_words):
+    """Resolve a user's stop-word choice to what :class:`Vocabulary` takes.
+
+    Parameters
+    ----------
+    stop_words : "english", None, path, or collection of str
+        ``"english"`` (scikit-learn's list) and None are returned as they are;
+        a path (``str`` other than ``"english"`` or ``os.PathLike``) names a
+        UTF-8 text file with one word per line (blank lines and text after
+        ``#`` ignored); a collection of words is returned as a sorted list.
+
+    Returns
+    -------
+    "english", None or list of str
+    """
+    import os
+    from pathlib import Path
+
+    if stop_words is None or (isinstance(stop_words, str) and stop_words == "english"):
+        return stop_words
+    if isinstance(stop_words, (str, os.PathLike)):
+        path = Path(stop_words)
+        if not path.is_file():
+            raise ValueError(f"stop_words must be 'english', None, a list of words or a file "
+                             f"of words; {str(stop_words)!r} is not a file")
+        words = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            word = line.split("#", 1)[0].strip()
+            if word:
+                words.append(word)
+        return sorted(set(words))
+    if not isinstance(stop_words, Iterable) or not all(isinstance(w, str) for w in stop_words):
+        raise TypeError(f"stop_words must be 'english', None, a path or a collection of str, "
+                        f"got {type(stop_words).__name__}")
+    return sorted(set(stop_words))
+
+
+def check_token_pattern(pattern) -> str:
+    """``pattern`` if it is a valid regular expression, else a one-line ValueError."""
+    if not isinstance(pattern, str):
+        raise TypeError(f"token_pattern must be a str, got {type(pattern).__name__}")
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"token_pattern {pattern!r} is not a valid regular expression: "
+                         f"{exc}") from None
+    return pattern
 
 
 def _english_stop_words() -> frozenset:

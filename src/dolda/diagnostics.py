@@ -412,7 +412,7 @@ def export_pyldavis(model, texts=None):
     phi = np.asarray(model.phi_, dtype=np.float64)
     phi = phi / phi.sum(axis=1, keepdims=True)
     n_topics, n_words = phi.shape
-    alpha = float(model.alpha)
+    alpha = float(getattr(model, "alpha_", None) or model.alpha)
     if texts is None:
         counts = getattr(model, "doc_topic_counts_", None)
         if counts is None:

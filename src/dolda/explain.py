@@ -183,10 +183,14 @@ class Analysis:
         return (self.U[d] * coef * ~self.attributed[d]).sum(axis=1)
 
 
-def _covariate_rows(model, X, n_docs):
+def _covariate_rows(model, X, texts):
+    """``[1, x_d, words_d]`` of ``texts``, dense: the model's covariates and, when it
+    was fitted with word covariates (``n_words``), their values."""
     import scipy.sparse as sp
 
-    Xd, _ = model._covariates(X, n_docs, fit=False)
+    Xd, _ = model._covariates(X, len(texts), fit=False)
+    if getattr(model, "word_features_", None) is not None:
+        Xd, _ = model._add_word_features(model._make_corpus(texts, fit=False), Xd, [])
     if sp.issparse(Xd):
         Xd = Xd.toarray()
     return np.asarray(Xd, dtype=np.float64)
@@ -224,7 +228,7 @@ def analyse(model, texts, X=None, word_features=None, max_draws=None) -> Analysi
     vocab = model.vocabulary_
     stop = vocab._stop_set()
     tokenized = [tokenize_with_spans(vocab, t, stop) for t in texts]
-    Xd = _covariate_rows(model, X, n_docs)  # validates X before the sweep
+    Xd = _covariate_rows(model, X, texts)  # validates X before the sweep
     known = [ids[ids >= 0] for _, _, ids in tokenized]
     lengths = np.array([len(k) for k in known], dtype=np.int64)
     doc_ptr = np.zeros(n_docs + 1, dtype=np.int64)
@@ -233,7 +237,7 @@ def analyse(model, texts, X=None, word_features=None, max_draws=None) -> Analysi
     sweeps = int(model.predict_sweeps)
     burn = sweeps // 2 if model.predict_burn_in is None else int(model.predict_burn_in)
     with using_threads(check_n_jobs(model.n_jobs)):
-        freq = token_topic_frequencies(tokens, doc_ptr, model.phi_, float(model.alpha),
+        freq = token_topic_frequencies(tokens, doc_ptr, model.phi_, model._alpha(),
                                        sweeps, burn, int(model.seed_))
     K = model.phi_.shape[0]
     sums = np.add.reduceat(freq, doc_ptr[:-1], axis=0) if len(freq) else np.zeros((n_docs, K))

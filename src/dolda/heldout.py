@@ -162,8 +162,9 @@ def heldout_log_likelihood(model, texts, n_sweeps=None, burn_in=None, random_sta
                                                                       50)
     seed = int(getattr(model, "seed_", 0)) if random_state is None else int(random_state)
     corpus = model.vocabulary_.transform(texts)
+    alpha = model._alpha() if hasattr(model, "_alpha") else float(model.alpha)  # learned?
     with using_threads(check_n_jobs(getattr(model, "n_jobs", None))):
-        loglik, n_tokens = document_completion(model.phi_, model.alpha, corpus.tokens,
+        loglik, n_tokens = document_completion(model.phi_, alpha, corpus.tokens,
                                                corpus.doc_ptr, n_sweeps, burn_in, seed)
     return HeldOut(loglik, n_tokens, int(getattr(corpus, "n_unseen", 0) or 0))
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -44,12 +45,14 @@ from .probit import (
     log_odds_scores,
 )
 from .sampler import chain as dolda_chain
+from .sampler import hyper
 from .sampler import lda as topic_kernels
 from .sampler import probit as probit_blocks
 from .sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-exported)
 from .sampler.threads import using_threads
 from .topics import (DEFAULT_LABEL_WORDS, DEFAULT_RELEVANCE, model_top_words,
                      model_topic_labels)
+from .word_features import WORD_FEATURES, WordFeatures, check_n_words
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +60,15 @@ Z_SAMPLERS = ("auto", "exact", "mh")
 #: From this many topics on, "auto" uses the Metropolis-Hastings z-step.
 MH_MIN_TOPICS = 200
 INTERCEPT = "(intercept)"
+#: Starting values of ``alpha="auto"`` and ``beta="auto"`` (:mod:`dolda.sampler.hyper`).
+#: ``eta_sampler="auto"`` with word covariates or sparse X: Cholesky of the
+#: sparse-formed ``U^T U`` up to this many columns of ``U``, CG beyond (measured on
+#: the hadoop bug reports with 2,000 words + 20 topics, 28 classes: CG needed
+#: 10-35 s per eta-step on the loaded 2-core machine; the Cholesky of 1,000
+#: columns costs ~L P^3 / 3 = 7e9 flops, under a second).
+SPARSE_CHOLESKY_MAX_COLUMNS = 1000
+AUTO_ALPHA_START = 0.1
+AUTO_BETA_START = 0.01
 
 
 def _topic_name(k: int) -> str:
@@ -118,8 +130,12 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
     n_topics : int, default=20
         ``K``.
     prior : {"horseshoe", "normal"}, default="horseshoe"
-    alpha, beta : float, default=0.01
-        Dirichlet priors of theta and Phi (the paper's 0.01).
+    alpha, beta : float or "auto", default=0.01
+        Dirichlet priors of theta and Phi (the paper's 0.01).  ``"auto"``:
+        learned from the data during the burn-in by Minka's fixed point
+        (empirical Bayes, symmetric; :mod:`dolda.sampler.hyper`), starting
+        from 0.1 (alpha) and 0.01 (beta), then kept fixed; the values used are
+        ``alpha_`` and ``beta_``.  The two-step model uses the starting values.
     prior_variance : float, default=100.0
         ``c``: variance of the intercept's prior (and of all coefficients
         under ``prior="normal"``).
@@ -156,6 +172,30 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         Share of tokens made of the rarest word types that are removed (paper: 1%).
     min_df, max_df : int or float
         Document-frequency bounds of the vocabulary.
+    stop_words : "english", None, list of str or path, default="english"
+        Words removed before counting: scikit-learn's English list, none, the
+        given words, or the words of a text file (one per line; ``#`` starts
+        a comment) -- e.g. stack-trace vocabulary of bug reports.
+    token_pattern : str or None, default=None
+        Regular expression of a token (None: :data:`dolda.corpus.TOKEN_PATTERN`,
+        words of two or more characters starting with a letter).
+    n_words : int, default=0
+        Words as covariates: the counts of the ``n_words`` vocabulary words of
+        highest document frequency enter the regression beside the topics as
+        sparse covariates named ``"word=<w>"``, with the same prior as the
+        topics (the Horseshoe keeps the few decisive ones), see
+        :mod:`dolda.word_features`.  0: topics (and ``X``) only.
+    word_features : {"log", "binary", "tfidf"}, default="log"
+        How a word's count enters: ``log(1 + n_{d,w})``, an indicator, or
+        l2-normalised sublinear tf-idf.
+    eta_sampler : {"auto", "cholesky", "cg", "bcm"}, default="auto"
+        The eta-step.  ``"cholesky"``: dense ``[1, X]`` and a P x P
+        factorisation per class (tens to hundreds of covariates).
+        ``"cg"`` / ``"bcm"``: ``X`` kept sparse (CSR) end to end and eta drawn
+        by perturbation-optimisation with conjugate gradients or by
+        Bhattacharya et al.'s sampler (:mod:`dolda.sampler.sparse_eta`), for
+        thousands of word or one-hot columns.  ``"auto"``:
+        :func:`dolda.sampler.probit.choose_eta_sampler` on the shape of ``U``.
     covariate_min_count : int, default=1
         With a DataFrame ``X``: levels of a categorical column seen fewer than
         this many times in ``fit`` are pooled into one ``"column=other"``
@@ -211,6 +251,14 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
     loglik_ : pandas.DataFrame (C * n_iter, 3)
         Indexed by (chain, iteration): ``do`` (probit part), ``lda`` (LDA
         marginal), ``total``.
+    convergence_ : dict
+        Split R-hat and ESS of the log-likelihood and the coefficients, whether
+        the chain looks converged and what to do if not
+        (:func:`dolda.convergence.chain_convergence`); logged at the end of ``fit``.
+    eta_sampler_ : str
+        The eta-step used (``eta_sampler`` resolved).
+    word_features_ : WordFeatures or None
+        The word covariates (``n_words > 0``).
     timings_ : dict
         ``iteration_seconds`` (C, n_iter): wall time of every Gibbs iteration
         of the joint sampler (NaN for iterations run before a resume).
@@ -221,6 +269,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                  two_step=False, predict_sweeps=50, predict_burn_in=None, phi_draws=20,
                  checkpoint=None, checkpoint_every=100, rare_share=0.01, min_df=1,
                  max_df=1.0, covariate_min_count=1, n_chains=1, random_state=None,
+                 stop_words="english", token_pattern=None, n_words=0, word_features="log",
+                 eta_sampler="auto",
                  n_jobs=None, progress=True,
                  text_column="text", covariate_columns=None,
                  backend="local", client=None, n_shards=None, snapshot_every=10):
@@ -253,6 +303,11 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         self.client = client
         self.n_shards = n_shards
         self.snapshot_every = snapshot_every
+        self.stop_words = stop_words
+        self.token_pattern = token_pattern
+        self.n_words = n_words
+        self.word_features = word_features
+        self.eta_sampler = eta_sampler
 
     # ------------------------------------------------------------ checks
     def _check_params(self):
@@ -268,8 +323,10 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                       else check_positive_int(self.n_shards, "n_shards")),
             snapshot_every=check_positive_int(self.snapshot_every, "snapshot_every"),
             n_topics=n_topics,
-            alpha=check_positive_float(self.alpha, "alpha"),
-            beta=check_positive_float(self.beta, "beta"),
+            alpha=(AUTO_ALPHA_START if self.alpha == "auto"
+                   else check_positive_float(self.alpha, "alpha")),
+            beta=(AUTO_BETA_START if self.beta == "auto"
+                  else check_positive_float(self.beta, "beta")),
             variance=check_positive_float(self.prior_variance, "prior_variance"),
             n_iter=n_iter,
             burn_in=check_burn_in(self.burn_in, n_iter),
@@ -281,6 +338,10 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
             n_chains=check_positive_int(self.n_chains, "n_chains"),
             covariate_min_count=check_positive_int(self.covariate_min_count,
                                                    "covariate_min_count"),
+            n_words=check_n_words(self.n_words),
+            eta_sampler=check_choice(self.eta_sampler, "eta_sampler",
+                                     ("auto",) + probit_blocks.ETA_SAMPLERS),
+            word_features=check_choice(self.word_features, "word_features", WORD_FEATURES),
         )
 
     def _resolved_z_sampler(self, n_topics):
@@ -301,8 +362,13 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                                  "texts, or a Corpus from model.vocabulary_.transform(texts)")
             return texts
         if fit:
-            self.vocabulary_ = Vocabulary(rare_share=self.rare_share, min_df=self.min_df,
-                                          max_df=self.max_df)
+            from .corpus import TOKEN_PATTERN, check_token_pattern, read_stop_words
+
+            self.vocabulary_ = Vocabulary(
+                rare_share=self.rare_share, min_df=self.min_df, max_df=self.max_df,
+                stop_words=read_stop_words(self.stop_words),
+                token_pattern=check_token_pattern(
+                    TOKEN_PATTERN if self.token_pattern is None else self.token_pattern))
             return self.vocabulary_.fit_transform(texts)
         return self.vocabulary_.transform(texts)
 
@@ -313,19 +379,14 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         :class:`dolda.covariates.CovariateEncoder`), a 1-D or 2-D array, or any
         scipy.sparse matrix.  Arrays and sparse matrices are numeric columns
         named ``x0 ... x{p-1}``; a sparse matrix takes no DataFrame detour and
-        is densified here, because DOLDA's design ``[1, X, zbar]`` changes with
-        the topics every iteration and its eta-step is the dense Cholesky of the
-        (P_x + K) x (P_x + K) precision per class.  That is meant for tens to
-        hundreds of covariates: for thousands of sparse one-hot covariates use
-        :class:`dolda.DOProbit` (BCM / CG eta samplers on sparse CSR), or pool
+        stays sparse (CSR), as does a sparse one-hot encoding: :meth:`_design`
+        densifies it only for the Cholesky eta-step, and with thousands of
+        columns the CG / BCM eta-step (:mod:`dolda.sampler.sparse_eta`) keeps it
+        sparse end to end.  Or pool
         rare levels with ``covariate_min_count``.  A model fitted on
         an array or sparse matrix predicts from either; a model fitted on a
         DataFrame needs a DataFrame.
         """
-        import warnings
-
-        import scipy.sparse as sp
-
         from .covariates import CovariateEncoder
 
         if fit:
@@ -356,8 +417,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                 if n_cols != enc.n_features_out_:
                     raise ValueError(f"X has {n_cols} columns, but the model was fitted "
                                      f"with {enc.n_features_out_}")
-            M = X.toarray().astype(np.float64, copy=False)
-            if not np.all(np.isfinite(M)):
+            M = sp.csr_matrix(X, dtype=np.float64)
+            if not np.all(np.isfinite(M.data)):
                 raise ValueError("X has missing or infinite values")
             check_covariate_scale(M, plain)
         else:
@@ -374,20 +435,58 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                 M = self.covariate_encoder_.fit_transform(X)
             else:
                 M = self.covariate_encoder_.transform(X)
-            if hasattr(M, "toarray"):
-                M = M.toarray()
-            M = np.asarray(M, dtype=np.float64)
+            M = (sp.csr_matrix(M, dtype=np.float64) if sp.issparse(M)
+                 else np.asarray(M, dtype=np.float64))
         if M.shape[0] != n_docs:
             raise ValueError(f"texts and X have different lengths: {n_docs} texts, "
                              f"{M.shape[0]} rows of X")
-        if fit and M.shape[1] > probit_blocks.CHOLESKY_MAX_COLUMNS:
-            warnings.warn(f"DOLDA with {M.shape[1]} covariate columns: its eta-step factors a "
-                          f"dense ({M.shape[1]} + K)^2 matrix per class and iteration; for "
-                          f"many sparse covariates use DOProbit, or pool rare levels with "
-                          f"covariate_min_count (CLI: --min-count)",
-                          UserWarning, stacklevel=3)
         names = [INTERCEPT] + [str(c) for c in self.covariate_encoder_.get_feature_names_out()]
+        if sp.issparse(M):
+            return sp.hstack([np.ones((n_docs, 1)), M], format="csr"), names
         return np.hstack([np.ones((n_docs, 1)), M]), names
+
+    def _add_word_features(self, corpus, Xd, names, p=None):
+        """Append the word covariates (:mod:`dolda.word_features`) to ``[1, x_d]``."""
+        if p is not None:  # fit
+            self.word_features_ = (WordFeatures(p["n_words"], p["word_features"]).fit(corpus)
+                                   if p["n_words"] > 0 else None)
+        wf = getattr(self, "word_features_", None)
+        if wf is None:
+            return Xd, names
+        return (sp.hstack([Xd, wf.transform(corpus)], format="csr"),
+                names + wf.get_feature_names_out())
+
+    def _design(self, Xd, n_topics, p, sparse_input):
+        """``[1, X, words]`` as the chain needs it; returns ``(Xd, eta_sampler)``.
+
+        Word covariates and scipy-sparse ``X`` stay CSR (:mod:`dolda.sampler.sparse_eta`):
+        ``"auto"`` then factors ``U^T U`` (formed sparse) per class up to
+        :data:`SPARSE_CHOLESKY_MAX_COLUMNS` columns and uses CG beyond.  Other
+        covariates keep the dense path (reduced statistics and Cholesky) unless
+        :func:`dolda.sampler.probit.choose_eta_sampler` says otherwise.
+        """
+        import warnings
+
+        n_docs, n_x = Xd.shape
+        n_cols = n_x + n_topics
+        keep_sparse = sparse_input or p["n_words"] > 0
+        method = p["eta_sampler"]
+        if method == "auto":
+            method = (("cholesky" if n_cols <= SPARSE_CHOLESKY_MAX_COLUMNS else "cg")
+                      if keep_sparse else
+                      probit_blocks.choose_eta_sampler(n_docs, n_cols, sp.issparse(Xd)))
+        if method == "cholesky" and n_x > probit_blocks.CHOLESKY_MAX_COLUMNS:
+            warnings.warn(f"DOLDA with {n_x} covariate columns and eta_sampler='cholesky': its "
+                          f"eta-step factors a dense ({n_x} + K)^2 matrix per class and "
+                          f"iteration; leave eta_sampler='auto' (CG on sparse X) or pool rare "
+                          f"levels with covariate_min_count (CLI: --min-count)",
+                          UserWarning, stacklevel=3)
+        if method == "cholesky" and not keep_sparse:
+            Xd = Xd.toarray() if sp.issparse(Xd) else np.ascontiguousarray(Xd)
+        else:
+            Xd = sp.csr_matrix(Xd, dtype=np.float64)
+            Xd.sort_indices()
+        return Xd, method
 
     # --------------------------------------------------------------- fit
     @legacy_covariates_keyword
@@ -408,7 +507,11 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         resume : path or None
             A checkpoint directory written by an interrupted fit with the same
             data and parameters: the chain continues where it stopped and ends
-            exactly as an uninterrupted run with the same seed.
+            exactly as an uninterrupted run with the same seed.  A checkpoint
+            of a *finished* fit can be extended: with a larger ``n_iter`` the
+            chain continues and ends exactly where one run of ``n_iter``
+            iterations would (:mod:`dolda.extend`; extend by at least
+            ``phi_draws`` iterations).
         sample_weight : None
             Only None (or all ones) is accepted.  A weight ``w_d`` would mean
             "document d counted w_d times": its probit likelihood raised to
@@ -433,8 +536,10 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         n_docs = corpus.n_docs
         self.classes_, y_index = encode_labels(y, n_docs, self)
         Xd, names = self._covariates(covariates, n_docs, fit=True)
+        Xd, names = self._add_word_features(corpus, Xd, names, p)
         K = p["n_topics"]
         check_fit_sizes(self.classes_, y_index, K, corpus, Xd.shape[1] + K, p)
+        Xd, self.eta_sampler_ = self._design(Xd, K, p, sp.issparse(covariates))
         self.feature_names_ = names + [_topic_name(k) for k in range(K)]
         n_x = Xd.shape[1]
         shrunk = np.ones(n_x + K, dtype=bool)
@@ -446,7 +551,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         if self.two_step:
             return self._fit_two_step(corpus, data, p, prior)
         config = dolda_chain.DOLDAConfig(K, p["alpha"], p["beta"], prior,
-                                         self._resolved_z_sampler(K), p["n_jobs"])
+                                         self._resolved_z_sampler(K), p["n_jobs"],
+                                         self.eta_sampler_)
         base_seed = seed_from(self.random_state)
         chains = []
         for c in range(p["n_chains"]):
@@ -461,7 +567,16 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
             chains.append(self._run_chain(data, config, p, chain_seed(base_seed, c),
                                           chain_resume, ckpt, c))
         self._combine_chains(chains, p["n_iter"])
+        self._report_convergence()
         return self
+
+    def _report_convergence(self):
+        """``convergence_`` (:func:`dolda.convergence.chain_convergence`), logged."""
+        from .convergence import chain_convergence
+
+        self.convergence_ = chain_convergence(self)
+        (logger.info if self.convergence_["converged"] else logger.warning)(
+            "DOLDA: %s", self.convergence_["message"])
 
     def _combine_chains(self, chains, n_iter):
         """Align every chain's topics to chain 0 (label switching), then pool the draws."""
@@ -490,6 +605,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         phi = np.mean([ch["phi"] for ch in chains], axis=0)
         self.phi_ = phi / phi.sum(axis=1, keepdims=True)
         self.doc_topic_counts_ = chains[0]["ndk"]
+        self.alpha_ = float(np.mean([ch["alpha"] for ch in chains]))
+        self.beta_ = float(np.mean([ch["beta"] for ch in chains]))
         self._set_loglik(np.stack([ch["loglik"] for ch in chains]))
         self.timings_ = {"iteration_seconds": np.stack([ch["seconds"] for ch in chains])}
         self._finish(self.eta_draws_)
@@ -518,6 +635,11 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                                           arr["lam2"], arr["tau2"], arr["nu"], arr["xi"]))
             eta_draws, loglik, phi_sum = arr["eta_draws"], arr["loglik"], arr["phi_sum"]
             tau_draws, lam_draws = arr.get("tau_draws"), arr.get("lambda_draws")
+            if int(meta["n_iter"]) != n_iter:  # extending a finished chain (checked above)
+                from .extend import extend_draws
+
+                eta_draws, tau_draws, lam_draws, loglik, phi_sum = extend_draws(
+                    meta, arr, n_iter, burn_in, thin, phi_from)
         else:
             start = 0
             with using_threads(config.n_jobs):
@@ -532,12 +654,16 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
 
         runner = make_chain(self.backend, seed, state, data, config, p["n_shards"],
                             self.client, p["snapshot_every"])
+        learn_alpha, learn_beta = self.alpha == "auto", self.beta == "auto"
+        if resume is not None and "alpha" in meta:  # values learned before the checkpoint
+            runner.config = runner.config._replace(alpha=meta["alpha"], beta=meta["beta"])
 
         def save_checkpoint(next_iteration):
             z, ndk = runner.topics()
             meta = {"seed": seed, "next_iteration": int(next_iteration), "n_iter": n_iter,
                     "n_tokens": int(len(data.tokens)), "n_docs": int(len(data.y)),
-                    "params": io.encode_params(self.get_params(deep=False))}
+                    "params": io.encode_params(self.get_params(deep=False)),
+                    "alpha": float(runner.config.alpha), "beta": float(runner.config.beta)}
             arrays = {"z": z, "ndk": ndk, "phi": state.phi,
                       "eta": state.probit.eta, "lam2": state.probit.lam2,
                       "tau2": state.probit.tau2, "nu": state.probit.nu, "xi": state.probit.xi,
@@ -559,6 +685,10 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                 for it in range(start, n_iter):
                     t_it = time.perf_counter()
                     state, info = runner.step(it)
+                    if (learn_alpha or learn_beta) and it < burn_in and \
+                            (it + 1) % hyper.UPDATE_EVERY == 0:
+                        runner.config = hyper.learn(runner.config, *runner.topics(), data,
+                                                    learn_alpha, learn_beta)
                     loglik[it] = (info.loglik_do, info.loglik_lda)
                     if slot < n_keep and it == keep[slot]:
                         eta_draws[slot] = state.probit.eta
@@ -592,7 +722,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         phi = np.ascontiguousarray(phi_sum.T) / max(1, n_iter - phi_from)
         return {"seed": seed, "eta_draws": eta_draws, "tau_draws": tau_draws,
                 "lambda_draws": lam_draws, "phi": phi / phi.sum(axis=1, keepdims=True),
-                "ndk": ndk, "loglik": loglik, "seconds": seconds}
+                "ndk": ndk, "loglik": loglik, "seconds": seconds,
+                "alpha": float(runner.config.alpha), "beta": float(runner.config.beta)}
 
     def _check_resume(self, meta, data, n_iter):
         if meta.get("n_tokens") != len(data.tokens) or meta.get("n_docs") != len(data.y):
@@ -601,8 +732,9 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                 f"{meta.get('n_docs')} documents and {meta.get('n_tokens')} tokens, the data "
                 f"given has {len(data.y)} and {len(data.tokens)}")
         if meta.get("n_iter") != n_iter:
-            raise ValueError(f"the checkpoint was written with n_iter={meta.get('n_iter')}, "
-                             f"this model has n_iter={n_iter}")
+            from .extend import check_extension
+
+            check_extension(meta, n_iter, self)
 
     def _set_loglik(self, loglik):
         """``loglik`` (C, n_iter, 2) or (n_iter, 2) -> DataFrame indexed by (chain, iteration)."""
@@ -632,7 +764,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         self.lda_ = lda
         self.phi_ = lda.phi_
         zbar = lda.transform(corpus)
-        U = np.hstack([data.X, zbar])
+        U = (sp.hstack([data.X, zbar], format="csr") if sp.issparse(data.X)
+             else np.hstack([data.X, zbar]))
         probit = DOProbit(prior=self.prior, n_iter=p["n_iter"], burn_in=p["burn_in"],
                           thin=p["thin"], prior_variance=p["variance"], fit_intercept=False,
                           random_state=self.random_state, n_jobs=self.n_jobs).fit(U, data.y)
@@ -642,6 +775,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         self.tau_draws_ = probit.tau_draws_
         self.lambda_draws_ = probit.lambda_draws_
         self.doc_topic_counts_ = None
+        self.alpha_, self.beta_ = p["alpha"], p["beta"]
         self.n_chains_ = 1
         ll = np.column_stack([probit.loglik_, np.asarray(lda.loglik_)[-len(probit.loglik_):]])
         self._set_loglik(ll)
@@ -671,13 +805,14 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                 else self.predict_burn_in)
         with using_threads(check_n_jobs(self.n_jobs)):
             theta = predict_topic_proportions(corpus.tokens, corpus.doc_ptr, self.phi_,
-                                              float(self.alpha), int(self.predict_sweeps),
+                                              self._alpha(), int(self.predict_sweeps),
                                               int(burn), int(self.seed_))
         # theta averages (n_dk + alpha) / (N_d + K alpha); the regression uses the
         # empirical proportions n_dk / N_d, an exact linear function of it.
         n_d = corpus.doc_lengths.astype(np.float64)[:, None]
         K = theta.shape[1]
-        zbar = (theta * (n_d + K * self.alpha) - self.alpha) / np.maximum(n_d, 1.0)
+        alpha = self._alpha()
+        zbar = (theta * (n_d + K * alpha) - alpha) / np.maximum(n_d, 1.0)
         zbar[n_d[:, 0] == 0] = 0.0  # no words: no topic information, as in training
         return np.clip(zbar, 0.0, 1.0)
 
@@ -686,12 +821,22 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         """``K``: the columns of :meth:`transform` (for ``get_feature_names_out``)."""
         return self.phi_.shape[0]
 
+    def _alpha(self) -> float:
+        """The alpha of the fitted chain (learned with ``alpha="auto"``)."""
+        alpha = getattr(self, "alpha_", None)
+        return float(self.alpha if alpha is None else alpha)
+
     def _regressors(self, X, covariates=None):
-        """``u_d = [1, x_d, zbar_d]`` (D, P) of documents ``X`` (as in :meth:`fit`)."""
+        """``u_d = [1, x_d, words_d, zbar_d]`` (D, P) of documents ``X`` (as in :meth:`fit`)."""
+        check_is_fitted(self, "phi_")
         texts, covariates = split_documents(X, self.text_column, self.covariate_columns,
                                             covariates)
-        zbar = np.asarray(self.transform(texts))  # an array even under set_output(pandas)
+        corpus = self._make_corpus(texts, fit=False)
+        zbar = np.asarray(self.transform(corpus))  # an array even under set_output(pandas)
         Xd, _ = self._covariates(covariates, zbar.shape[0], fit=False)
+        Xd, _ = self._add_word_features(corpus, Xd, [])
+        if sp.issparse(Xd):
+            return sp.hstack([Xd, zbar], format="csr")
         return np.hstack([Xd, zbar])
 
     @legacy_covariates_keyword
@@ -790,6 +935,24 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         out["top_words"] = [" ".join(words.loc[t]) for t in out.index]
         return out.reindex(out["coef"].abs().sort_values(ascending=False).index)
 
+    def signal_covariates(self, label, level=0.95):
+        """Covariates (and words, ``"word=<w>"``) whose coefficient for ``label`` stands out.
+
+        Like :meth:`signal_topics` for the non-topic columns: those whose
+        ``level`` credible interval excludes zero, sorted by |coefficient|.
+        Returns a DataFrame with ``coef, lower, upper, sign`` indexed by feature.
+        """
+        check_is_fitted(self, "eta_draws_")
+        if label not in set(self.classes_.tolist()):
+            raise ValueError(f"unknown class {label!r}; classes are {list(self.classes_)}")
+        lo, hi = self.coef_interval(level)
+        cols = [c for c in self.coef_.columns if c != INTERCEPT and not c.startswith("topic ")]
+        mean, lo, hi = self.coef_.loc[label, cols], lo.loc[label, cols], hi.loc[label, cols]
+        keep = (lo > 0) | (hi < 0)
+        out = pd.DataFrame({"coef": mean[keep], "lower": lo[keep], "upper": hi[keep]})
+        out["sign"] = np.where(out["coef"] > 0, "+", "-")
+        return out.reindex(out["coef"].abs().sort_values(ascending=False).index)
+
     def explain(self, text, X_row=None, level="feature", classes=None, word_features=None):
         """Why one document gets its class: each feature's or each word's contribution.
 
@@ -862,6 +1025,10 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
             "n_iter": int(self.n_iter_),
             "n_tokens": int(self.n_tokens_),
             "n_chains": int(self.n_chains_),
+            "alpha_": self._alpha(),
+            "beta_": float(getattr(self, "beta_", None) or self.beta),
+            "word_features": (self.word_features_.to_dict()
+                              if getattr(self, "word_features_", None) is not None else None),
         }
         arrays = {"eta_draws": self.eta_draws_, "tau_draws": self.tau_draws_,
                   "lambda_draws": self.lambda_draws_, "phi": self.phi_,
@@ -885,10 +1052,16 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
             from .covariates import CovariateEncoder
 
             model.covariate_encoder_ = CovariateEncoder.from_dict(meta["covariates"])
+        model.word_features_ = (WordFeatures.from_dict(meta["word_features"])
+                                if meta.get("word_features") else None)
         model.seed_ = meta["seed"]
         model.n_iter_ = meta["n_iter"]
         model.n_tokens_ = meta["n_tokens"]
         model.n_chains_ = int(meta.get("n_chains", 1))
+        model.alpha_ = float(meta.get("alpha_", model.alpha if model.alpha != "auto"
+                                      else AUTO_ALPHA_START))
+        model.beta_ = float(meta.get("beta_", model.beta if model.beta != "auto"
+                                     else AUTO_BETA_START))
         model.eta_draws_ = arrays["eta_draws"]
         model.tau_draws_ = arrays.get("tau_draws")
         model.lambda_draws_ = arrays.get("lambda_draws")

@@ -420,10 +420,9 @@ class DaskChain(ShardedDaskChain):
         parts = client.gather(stats)
         self.traffic["sent"] += _nbytes(eta) * len(self.shards)
         self.traffic["received"] += _nbytes(parts)
-        probit = dolda_chain.eta_step(seed, iteration, self._probit,
-                                      dolda_chain.sum_in_order([p[0] for p in parts]),
-                                      dolda_chain.sum_in_order([p[1] for p in parts]),
-                                      config.prior, config.n_jobs)
+        probit = dolda_chain.global_eta_step(seed, iteration, self._probit,
+                                             [(None,) + tuple(p) for p in parts], self.data,
+                                             config)
         glob = dolda_chain.topic_globals(probit.eta, self._phi, self.data.X.shape[1],
                                          config.z_sampler, self._table_rows)
         [glob_f] = client.scatter([glob], broadcast=True, hash=False)

@@ -497,6 +497,26 @@ def _table(frame, floatfmt: str = "{:.3f}") -> str:
 
 
 # ================================================================ options
+class _PositiveOrAuto(click.ParamType):
+    """A float > 0 or the word 'auto' (hyperparameters learned from the data)."""
+
+    name = "FLOAT|auto"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value.strip().lower() == "auto":
+            return "auto"
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is neither a number nor 'auto'", param, ctx)
+        if not number > 0 or number == float("inf"):
+            self.fail(f"{value!r} must be a finite number > 0 or 'auto'", param, ctx)
+        return number
+
+
+_POSITIVE_OR_AUTO = _PositiveOrAuto()
+
+
 def _model_options(func):
     """The DOLDA options shared by ``fit`` and ``evaluate``."""
     options = [
@@ -509,15 +529,33 @@ def _model_options(func):
                      show_default=True, help="Gibbs iterations, burn-in included."),
         click.option("--burn-in", "burn_in", type=click.IntRange(min=0), default=None,
                      help="Iterations discarded before averaging  [default: half]."),
-        click.option("--alpha", type=click.FloatRange(min=0, min_open=True), default=0.01,
-                     show_default=True, help="Dirichlet prior of the topic proportions."),
-        click.option("--beta", type=click.FloatRange(min=0, min_open=True), default=0.01,
-                     show_default=True, help="Dirichlet prior of the topics."),
+        click.option("--alpha", type=_POSITIVE_OR_AUTO, default=0.01, show_default=True,
+                     help="Dirichlet prior of the topic proportions, or 'auto' (learned "
+                          "during the burn-in)."),
+        click.option("--beta", type=_POSITIVE_OR_AUTO, default=0.01, show_default=True,
+                     help="Dirichlet prior of the topics, or 'auto' (learned during the "
+                          "burn-in)."),
         click.option("--rare-share", type=click.FloatRange(0, 1, max_open=True), default=0.01,
                      show_default=True, help="Share of tokens, made of the rarest words, that "
                      "are removed from the vocabulary."),
         click.option("--min-df", type=click.IntRange(min=1), default=1, show_default=True,
                      help="Drop words found in fewer documents."),
+        click.option("--max-df", type=click.FloatRange(0, 1, min_open=True), default=1.0,
+                     show_default=True,
+                     help="Drop words found in more than this share of the documents."),
+        click.option("--stop-words", "stop_words", multiple=True, metavar="english|none|FILE",
+                     help="Stop words: 'english' (scikit-learn's list), 'none', or a file "
+                          "with one word per line; repeat to combine  [default: english]."),
+        click.option("--token-pattern", default=None, metavar="REGEX",
+                     help="Regular expression of a token  [default: words of 2+ characters "
+                          "starting with a letter]."),
+        click.option("--words", "n_words", type=click.IntRange(min=0), default=0,
+                     show_default=True,
+                     help="Words as covariates: the counts of this many most frequent "
+                          "words enter the regression beside the topics ('word=<w>')."),
+        click.option("--word-features", type=click.Choice(["log", "binary", "tfidf"]),
+                     default="log", show_default=True,
+                     help="How a word covariate counts: log(1 + count), 0/1, or tf-idf."),
         click.option("--min-count", "covariate_min_count", type=click.IntRange(min=1),
                      default=1, show_default=True,
                      help="Pool the levels of a categorical covariate seen in fewer training "
@@ -585,9 +623,36 @@ def _estimator(opts, **extra):
     return DOLDA(n_topics=opts["n_topics"], prior=opts["prior"], alpha=opts["alpha"],
                  beta=opts["beta"], n_iter=opts["n_iter"], burn_in=opts["burn_in"],
                  rare_share=opts["rare_share"], min_df=opts["min_df"],
+                 max_df=opts["max_df"], stop_words=_stop_words(opts["stop_words"]),
+                 token_pattern=opts["token_pattern"], n_words=opts["n_words"],
+                 word_features=opts["word_features"],
                  covariate_min_count=opts["covariate_min_count"], two_step=opts["two_step"],
                  random_state=opts["seed"], n_jobs=opts["threads"],
                  progress=not opts["quiet"], **extra)
+
+
+def _stop_words(values):
+    """``--stop-words`` values -> DOLDA's ``stop_words``: one choice, or the union of several."""
+    from ..corpus import read_stop_words
+
+    values = tuple(values) or ("english",)
+    resolved = []
+    for value in values:
+        choice = None if value.lower() == "none" else value
+        try:
+            resolved.append(read_stop_words(choice))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--stop-words'") from None
+    if len(resolved) == 1:
+        return resolved[0]
+    words = set()
+    for value in resolved:
+        if value == "english":
+            from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+            value = ENGLISH_STOP_WORDS
+        words.update(value or ())
+    return sorted(words)
 
 
 def _check_burn_in(opts) -> None:

@@ -128,6 +128,9 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
     click.echo(f"  time              {seconds:.1f} s ({rate:,.0f} tokens/s)")
     click.echo(f"  training accuracy {accuracy:.3f} (in-sample; dolda evaluate or dolda score "
                "estimate accuracy on new documents)")
+    convergence = getattr(model, "convergence_", None)
+    if convergence is not None:
+        click.echo(f"  convergence       {convergence['message']}")
     if model.n_chains_ > 1:
         from ..diagnostics import worst_rhat
 
@@ -150,9 +153,18 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
              "--iterations", str(opts["n_iter"])]
     if opts["burn_in"] is not None:
         args += ["--burn-in", str(opts["burn_in"])]
-    args += ["--alpha", repr(opts["alpha"]), "--beta", repr(opts["beta"]),
+    args += ["--alpha", str(opts["alpha"]) if opts["alpha"] == "auto" else repr(opts["alpha"]),
+             "--beta", str(opts["beta"]) if opts["beta"] == "auto" else repr(opts["beta"]),
              "--rare-share", repr(opts["rare_share"]), "--min-df", str(opts["min_df"]),
              "--min-count", str(opts["covariate_min_count"]), "--seed", str(opts["seed"])]
+    if opts["max_df"] != 1.0:
+        args += ["--max-df", repr(opts["max_df"])]
+    for value in opts["stop_words"]:
+        args += ["--stop-words", value]
+    if opts["token_pattern"] is not None:
+        args += ["--token-pattern", opts["token_pattern"]]
+    if opts["n_words"]:
+        args += ["--words", str(opts["n_words"]), "--word-features", opts["word_features"]]
     if opts["two_step"]:
         args.append("--two-step")
     if opts["threads"] is not None:

@@ -19,10 +19,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import lda as topic_kernels
 from . import probit as probit_blocks
 from . import shard as shard_blocks
+from . import sparse_eta
 from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
 
 
@@ -34,7 +36,8 @@ class TopicData(NamedTuple):
     tokens : int32 (N,)        word ids ``w``, documents back to back.
     doc_ptr : int64 (D+1,)     document ``d`` owns ``tokens[doc_ptr[d]:doc_ptr[d+1]]``.
     n_words : int              ``V``.
-    X : float64 (D, P_x)       covariates ``x_d``, intercept first.
+    X : float64 (D, P_x)       covariates ``x_d``, intercept first (a CSR matrix
+                               with a sparse eta sampler).
     y : int64 (D,)             class index of every document.
     n_classes : int            ``L``.
     """
@@ -60,6 +63,10 @@ class DOLDAConfig(NamedTuple):
     prior: probit_blocks.ProbitPrior
     z_sampler: str  # "exact" or "mh"
     n_jobs: int
+    #: With a sparse ``TopicData.X`` (:mod:`dolda.sampler.sparse_eta`): "cg", "bcm"
+    #: or "cholesky" (of ``U^T U`` from the sparse ``U``).  A dense ``X`` always
+    #: takes the reduced-statistics Cholesky path (:func:`eta_step`).
+    eta_sampler: str = "cholesky"
 
 
 class DOLDAState(NamedTuple):
@@ -150,6 +157,19 @@ def eta_step(seed: int, iteration: int, probit: probit_blocks.ProbitState, gram,
     return probit_blocks.ProbitState(np.empty((0, eta.shape[0])), eta, lam2, tau2, nu, xi)
 
 
+def global_eta_step(seed: int, iteration: int, probit, parts, data: TopicData,
+                    config: DOLDAConfig) -> probit_blocks.ProbitState:
+    """:func:`eta_step` from the shards' ``(a, gram, rhs)`` (dense ``X``), or, with
+    ``X`` a sparse matrix, :func:`dolda.sampler.sparse_eta.eta_step` from their
+    ``(a, zbar, a)`` with ``config.eta_sampler``."""
+    if sp.issparse(data.X):
+        return sparse_eta.eta_step(seed, iteration, probit, data.X, [p[1] for p in parts],
+                                   [p[2] for p in parts], config.prior, config.eta_sampler,
+                                   config.n_jobs)
+    return eta_step(seed, iteration, probit, sum_in_order([p[1] for p in parts]),
+                    sum_in_order([p[2] for p in parts]), config.prior, config.n_jobs)
+
+
 def topic_globals(eta, phi, n_x: int, z_sampler: str, table_row=None) -> shard_blocks.TopicGlobals:
     """What every shard needs for its z-sweep, computed once on the driver.
 
@@ -234,8 +254,7 @@ def dolda_step(seed: int, iteration: int, state: DOLDAState, data: TopicData,
     z, ndk = state.z, state.ndk
     parts = [shard_blocks.utility_step(seed, iteration, sh, ndk[sh.docs], state.probit.eta)
              for sh in shards]
-    probit = eta_step(seed, iteration, state.probit, sum_in_order([p[1] for p in parts]),
-                      sum_in_order([p[2] for p in parts]), config.prior, config.n_jobs)
+    probit = global_eta_step(seed, iteration, state.probit, parts, data, config)
     rows = alias_table_rows(data) if config.z_sampler == "mh" else None
     glob = topic_globals(probit.eta, state.phi, data.X.shape[1], config.z_sampler, rows)
     stats = [shard_blocks.topic_step(seed, iteration, sh, z[sh.token_range], ndk[sh.docs], part[0],

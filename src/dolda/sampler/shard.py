@@ -29,7 +29,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+import scipy.sparse as sp
+
 from . import lda as topic_kernels
+from . import sparse_eta
 from .likelihood import do_log_likelihood
 from .supervised import sweep_supervised, sweep_supervised_mh
 from .truncnorm import draw_utilities
@@ -347,7 +350,15 @@ def utility_step(seed: int, iteration: int, shard: Shard, ndk, eta):
     a : (D_s, L)       new utilities; row ``d`` uses the stream of global row ``doc_offset + d``.
     gram : (P, P)      ``U_s^T U_s``.
     rhs : (L, P)       ``(U_s^T a_s)^T``.
+
+    With a sparse ``shard.X`` (the CG/BCM eta-step, :mod:`dolda.sampler.sparse_eta`)
+    the statistics are ``(zbar_s as CSR, a_s)`` instead of ``(gram, rhs)``.
     """
+    if sp.issparse(shard.X):
+        mu = np.ascontiguousarray(sparse_eta.regressor_products(shard.X, shard.doc_ptr, ndk,
+                                                                 eta))
+        a = draw_utilities(mu, shard.y, seed, iteration, np.empty_like(mu), shard.doc_offset)
+        return a, sparse_eta.zbar_csr(shard.doc_ptr, ndk), a
     U = topic_regressors(shard, ndk)
     mu = sparse_row_products(U, eta)
     if not np.isfinite(mu).all():  # O(D L), beside the O(D L P) products above
@@ -369,7 +380,9 @@ def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGl
     n_x = shard.X.shape[1]
     eta = glob.eta
     eta_topics = np.ascontiguousarray(eta[:, n_x:])
-    base = a - row_products(shard.X, eta[:, :n_x])
+    sparse_x = sp.issparse(shard.X)
+    base = a - (sparse_eta.covariate_products(shard.X, eta[:, :n_x]) if sparse_x
+                else row_products(shard.X, eta[:, :n_x]))
     n_topics = ndk.shape[1]
     if z_sampler == "mh":
         t = glob.tables
@@ -381,6 +394,7 @@ def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGl
                          base, glob.gram_topics, seed, iteration, np.empty((0, n_topics)),
                          shard.doc_offset)
     nkw = topic_kernels.sparse_topic_word_counts(shard.word_ptr, shard.order, z, n_topics)
-    mu = sparse_row_products(topic_regressors(shard, ndk), eta)
+    mu = (sparse_eta.regressor_products(shard.X, shard.doc_ptr, ndk, eta) if sparse_x
+          else sparse_row_products(topic_regressors(shard, ndk), eta))
     return TopicStatistics(nkw, float(do_log_likelihood(mu, shard.y)),
                            topic_kernels.lda_doc_log_likelihood(ndk, alpha))

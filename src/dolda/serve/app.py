@@ -132,7 +132,7 @@ class ModelService:
         with self.lock:
             self.model.transform([word])
             token_topic_frequencies(np.zeros(1, np.int32), np.array([0, 1]), self.model.phi_,
-                                    float(self.model.alpha), 2, 1, 0)
+                                    self.model._alpha(), 2, 1, 0)
 
     def predict(self, texts, covariates, top):
         X = self.frame(covariates, len(texts))

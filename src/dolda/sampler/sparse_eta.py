@@ -1,0 +1,87 @@
+"""DOLDA's eta-step with sparse, high-dimensional covariates (CG or BCM instead of Cholesky).
+
+The default eta-step (:func:`dolda.sampler.chain.eta_step`) reduces every
+shard's ``U_s^T U_s`` to a dense P x P matrix and factors ``Q_l`` per class:
+O(D P_x^2) statistics and O(P^3) per class, fine for tens or hundreds of
+covariates, hopeless for thousands of word or one-hot columns.
+
+When the chain's covariates ``X`` are a scipy CSR matrix
+(:class:`dolda.sampler.chain.TopicData`; DOLDA does so for ``eta_sampler="cg"``
+or ``"bcm"``) they stay sparse end to end and the eta-step is
+DOProbit's own exact sampler (:func:`dolda.sampler.probit.draw_eta`) on
+
+    U = [X, zbar]  (D x (P_x + K), CSR),
+
+where ``zbar`` is sparse too (a document uses few topics).  Each shard returns
+its utilities ``a_s`` and its ``zbar_s`` in CSR (O(nnz) instead of P^2
+numbers); the driver stacks them in shard order and draws eta with the same
+random stream (``STEP_ETA``) as the Cholesky path.  The shards are fixed by the
+data, so the local and the Dask backend build the same ``U`` and the same
+chain.  The shard-side products ``U_s eta^T`` use scipy's serial CSR product
+(a fixed summation order, whatever the thread count).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import probit as probit_blocks
+from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
+
+def zbar_csr(doc_ptr, ndk) -> sp.csr_matrix:
+    """``zbar_d = n_{d,.} / N_d`` of a shard as CSR (D_s, K); empty documents are zero rows."""
+    ndk = np.asarray(ndk)
+    n = np.maximum(np.diff(doc_ptr), 1).astype(np.float64)
+    rows, cols = np.nonzero(ndk)
+    vals = ndk[rows, cols] / n[rows]
+    return sp.csr_matrix((vals, (rows, cols)), shape=ndk.shape)
+
+
+def covariate_products(X, B):
+    """``X B^T`` (D, L) for CSR ``X`` (D, P_x) and ``B`` (L, P_x): scipy's serial CSR product."""
+    return np.asarray(X @ np.ascontiguousarray(B, dtype=np.float64).T)
+
+
+def regressor_products(X, doc_ptr, ndk, eta):
+    """``mu = [X, zbar] eta^T`` (D_s, L) for sparse ``X``."""
+    n_x = X.shape[1]
+    return (covariate_products(X, eta[:, :n_x])
+            + np.asarray(zbar_csr(doc_ptr, ndk) @ np.ascontiguousarray(eta[:, n_x:]).T))
+
+
+def design(X, zbar_parts) -> sp.csr_matrix:
+    """``U = [X, zbar]`` (D, P_x + K) CSR from the covariates and the shards' zbar, in order."""
+    zbar = sp.vstack(zbar_parts, format="csr") if len(zbar_parts) > 1 else zbar_parts[0]
+    U = sp.hstack([X, zbar], format="csr")
+    U.sort_indices()
+    return U
+
+
+def eta_step(seed: int, iteration: int, probit: probit_blocks.ProbitState, X, zbar_parts,
+             a_parts, prior: probit_blocks.ProbitPrior, method: str,
+             n_jobs: int) -> probit_blocks.ProbitState:
+    """The global DO-probit block with sparse ``U``: eta by ``method``, then the Horseshoe scales.
+
+    Parameters
+    ----------
+    X : CSR (D, P_x)              covariates ``[1, x_d]`` (intercept first).
+    zbar_parts : list of CSR      every shard's ``zbar_s`` (D_s, K), in shard order.
+    a_parts : list of (D_s, L)    every shard's new utilities, in shard order.
+    method : {"cg", "bcm", "cholesky"}  see :func:`dolda.sampler.probit.draw_eta`
+                                  ("cholesky" factors ``U^T U`` formed from sparse ``U``).
+
+    Returns
+    -------
+    ProbitState without utilities (``a`` stays with the shards).
+    """
+    U = design(X, zbar_parts)
+    a = np.concatenate(a_parts) if len(a_parts) > 1 else a_parts[0]
+    rng_eta = numpy_generator(seed, iteration * 16 + STEP_ETA)
+    prec = probit_blocks.prior_precision(prior, probit.lam2, probit.tau2)
+    eta, _ = probit_blocks.draw_eta(rng_eta, method, U, None, np.ascontiguousarray(a), prec,
+                                    start=probit.eta, n_jobs=n_jobs)
+    rng_shrink = numpy_generator(seed, iteration * 16 + STEP_SHRINK)
+    lam2, tau2, nu, xi = probit_blocks.draw_shrinkage(rng_shrink, prior, eta, probit.lam2,
+                                                      probit.tau2, probit.nu, probit.xi)
+    return probit_blocks.ProbitState(np.empty((0, eta.shape[0])), eta, lam2, tau2, nu, xi)

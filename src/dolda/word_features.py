@@ -1,0 +1,133 @@
+"""Words as covariates: the counts of selected vocabulary words beside the topics.
+
+A topic proportion averages over a whole document; a single decisive word
+("druid", "s3", "azure") is diluted in it.  DOLDA's regression can take any
+covariates ``x_d`` beside ``zbar_d`` (paper section 2), so the counts of a few
+hundred or thousand vocabulary words can enter as sparse covariates, each with
+its own Horseshoe-shrunk coefficient per class: the Horseshoe keeps the few
+words that decide a class and shrinks the rest to zero.
+
+:class:`WordFeatures` selects the words on the training corpus and maps any
+:class:`dolda.corpus.Corpus` with the same vocabulary to a sparse CSR matrix
+(D, n_words) of
+
+* ``"log"``: ``log(1 + n_{d,w})`` (default; a word seen 20 times counts about
+  three times as much as a word seen once);
+* ``"binary"``: ``1`` if the word occurs in the document;
+* ``"tfidf"``: ``(1 + log n_{d,w}) * idf_w`` with scikit-learn's smoothed
+  ``idf_w = 1 + log((1 + D) / (1 + df_w))``, each row scaled to unit
+  Euclidean norm over the selected words.
+
+The words are the ``n_words`` with the highest document frequency in the
+training corpus (ties broken by word id, i.e. alphabetically), which uses no
+labels.  Columns are named ``"word=<word>"``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+#: The word-feature transforms :class:`WordFeatures` knows.
+WORD_FEATURES = ("log", "binary", "tfidf")
+
+#: Prefix of the column names of word covariates.
+WORD_PREFIX = "word="
+
+
+def check_n_words(value) -> int:
+    """``n_words`` as an int >= 0 (0: no word covariates); a one-line error otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        raise ValueError(f"n_words must be an int >= 0 (0: no word covariates), got {value!r}")
+    return int(value)
+
+
+def _count_matrix(corpus) -> sp.csr_matrix:
+    """``n_{d,w}`` as CSR (D, V) from the corpus's flat token arrays (duplicates summed)."""
+    rows = np.repeat(np.arange(corpus.n_docs), np.diff(corpus.doc_ptr))
+    data = np.ones(len(corpus.tokens), dtype=np.float64)
+    # through COO: its conversion sums repeated (d, w) pairs (a CSR built straight from
+    # the token arrays would keep them, and column indexing would then miscount)
+    return sp.coo_matrix((data, (rows, corpus.tokens)),
+                         shape=(corpus.n_docs, corpus.n_words)).tocsr()
+
+
+class WordFeatures:
+    """Selected vocabulary words as sparse covariates (see the module doc).
+
+    Parameters
+    ----------
+    n_words : int
+        Number of words to keep (at most the vocabulary size).
+    kind : {"log", "binary", "tfidf"}, default="log"
+
+    Attributes
+    ----------
+    word_ids_ : int64 (n,)
+        Vocabulary ids of the selected words, increasing.
+    words_ : list of str (n,)
+    idf_ : float64 (n,)
+        Inverse document frequencies (used by ``"tfidf"`` only).
+    """
+
+    def __init__(self, n_words: int, kind: str = "log"):
+        self.n_words = n_words
+        self.kind = kind
+
+    def fit(self, corpus) -> WordFeatures:
+        """Pick the ``n_words`` words of highest document frequency in ``corpus``."""
+        n = check_n_words(self.n_words)
+        if self.kind not in WORD_FEATURES:
+            raise ValueError(f"word_features must be one of {WORD_FEATURES}, got {self.kind!r}")
+        counts = _count_matrix(corpus)
+        df = np.bincount(counts.indices, minlength=corpus.n_words)
+        n = min(n, int(np.count_nonzero(df)))
+        order = np.lexsort((np.arange(len(df)), -df))[:n]  # df descending, then id
+        self.word_ids_ = np.sort(order).astype(np.int64)
+        words = corpus.vocabulary.words
+        self.words_ = [words[i] for i in self.word_ids_]
+        n_docs = corpus.n_docs
+        self.idf_ = 1.0 + np.log((1.0 + n_docs) / (1.0 + df[self.word_ids_]))
+        return self
+
+    def get_feature_names_out(self) -> list:
+        """``["word=<w>", ...]`` in column order."""
+        return [WORD_PREFIX + w for w in self.words_]
+
+    def transform(self, corpus) -> sp.csr_matrix:
+        """The word covariates of ``corpus``: CSR float64 (D, n_words).
+
+        ``corpus`` must use the vocabulary the features were fitted with (word
+        ids are looked up, not words).
+        """
+        counts = _count_matrix(corpus)[:, self.word_ids_].tocsr()
+        counts.sort_indices()
+        values = counts.data
+        if self.kind == "log":
+            counts.data = np.log1p(values)
+        elif self.kind == "binary":
+            counts.data = np.ones_like(values)
+        else:
+            counts.data = (1.0 + np.log(values)) * self.idf_[counts.indices]
+            norms = np.sqrt(np.asarray(counts.multiply(counts).sum(axis=1)).ravel())
+            counts = sp.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ counts
+        return sp.csr_matrix(counts, dtype=np.float64)
+
+    def fit_transform(self, corpus) -> sp.csr_matrix:
+        return self.fit(corpus).transform(corpus)
+
+    def to_dict(self) -> dict:
+        """JSON-able state for the model file (no pickle)."""
+        return {"n_words": int(self.n_words), "kind": self.kind,
+                "word_ids": self.word_ids_.tolist(), "words": list(self.words_),
+                "idf": self.idf_.tolist()}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> WordFeatures:
+        out = cls(data["n_words"], data["kind"])
+        out.word_ids_ = np.asarray(data["word_ids"], dtype=np.int64)
+        out.words_ = list(data["words"])
+        out.idf_ = np.asarray(data["idf"], dtype=np.float64)
+        return out

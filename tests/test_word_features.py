@@ -1,0 +1,144 @@
+"""Words as covariates (``DOLDA(n_words=...)``) and the vocabulary controls (issue 12).
+
+* :class:`dolda.word_features.WordFeatures` against scikit-learn's vectorizers
+  on a small corpus (selection by document frequency, log / binary / tf-idf).
+* DOLDA with word covariates: names, coefficients, prediction after save/load,
+  ``explain`` and ``signal_covariates`` list ``word=<w>`` columns; a decisive
+  word planted in one class is kept by the Horseshoe.
+* Stop words from a list or a file, ``max_df``, ``token_pattern``, their
+  errors, and the same options from ``dolda fit``.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+
+import dolda
+from dolda import DOLDA
+from dolda.cli import main
+from dolda.corpus import Corpus, read_stop_words
+from dolda.datasets import simulate
+from dolda.word_features import WordFeatures
+
+DOCS = ["apple banana apple cherry", "banana banana date", "cherry apple egg egg egg",
+        "fig apple", "banana cherry"]
+
+
+def _reference(kind, words):
+    vocab = {w: i for i, w in enumerate(words)}
+    if kind == "tfidf":
+        return TfidfVectorizer(vocabulary=vocab, sublinear_tf=True).fit(DOCS).transform(
+            DOCS).toarray()
+    counts = CountVectorizer(vocabulary=vocab).fit_transform(DOCS).toarray().astype(float)
+    return np.log1p(counts) if kind == "log" else (counts > 0).astype(float)
+
+
+@pytest.mark.parametrize("kind", ["log", "binary", "tfidf"])
+def test_word_features_match_scikit_learn(kind):
+    corpus = Corpus(DOCS, rare_share=0)
+    wf = WordFeatures(3, kind).fit(corpus)
+    # document frequencies: apple 3, banana 3, cherry 3, date 1, egg 1, fig 1
+    assert wf.words_ == ["apple", "banana", "cherry"]
+    assert wf.get_feature_names_out() == ["word=apple", "word=banana", "word=cherry"]
+    got = wf.transform(corpus)
+    assert got.shape == (5, 3)
+    # sklearn's tf-idf idf is computed over its own vocabulary: same formula, same df
+    np.testing.assert_allclose(got.toarray(), _reference(kind, wf.words_), atol=1e-12)
+    back = WordFeatures.from_dict(wf.to_dict())
+    np.testing.assert_array_equal(back.transform(corpus).toarray(), got.toarray())
+
+
+def test_word_features_reject_bad_arguments():
+    corpus = Corpus(DOCS, rare_share=0)
+    with pytest.raises(ValueError, match="n_words"):
+        WordFeatures(-1).fit(corpus)
+    with pytest.raises(ValueError, match="word_features"):
+        WordFeatures(2, "counts").fit(corpus)
+    with pytest.raises(ValueError, match="n_words"):
+        DOLDA(n_words=2.5).fit(DOCS, [0, 1, 0, 1, 0])
+    with pytest.raises(ValueError, match="word_features"):
+        DOLDA(n_words=2, word_features="tf").fit(DOCS, [0, 1, 0, 1, 0])
+
+
+@pytest.fixture(scope="module")
+def planted():
+    """Simulated corpus where the word 'zebra' occurs only in class 2 documents."""
+    sim = simulate(n_docs=240, n_topics=4, n_classes=3, vocab_size=120, doc_length=40,
+                   n_signal=1, random_state=5)
+    rng = np.random.default_rng(0)
+    y = np.asarray(sim.y)
+    target = np.unique(y)[2]
+    texts = [t + (" zebra" if (label == target and rng.random() < 0.8) else "")
+             for t, label in zip(sim.texts, y)]
+    return texts, y, target
+
+
+@pytest.mark.parametrize("eta_sampler", ["cholesky", "cg"])
+def test_dolda_keeps_a_decisive_word(planted, eta_sampler, tmp_path):
+    texts, y, target = planted
+    model = DOLDA(n_topics=4, n_iter=60, n_words=500, random_state=1, progress=False,
+                  rare_share=0, eta_sampler=eta_sampler).fit(texts, y)
+    assert model.eta_sampler_ == eta_sampler
+    words = [c for c in model.feature_names_ if c.startswith("word=")]
+    assert len(words) == len(model.vocabulary_.words) and "word=zebra" in words
+    assert model.feature_names_[-4:] == [f"topic {k}" for k in range(4)]
+    signal = model.signal_covariates(target)
+    assert "word=zebra" in signal.index and signal.loc["word=zebra", "coef"] > 0
+    # the planted word is the strongest positive covariate of class 2
+    assert model.coef_.loc[target, words].idxmax() == "word=zebra"
+    explained = model.explain(texts[int(np.flatnonzero(y == target)[0])] + " zebra")
+    assert "word=zebra" in set(explained["feature"])
+    model.save(tmp_path / "m")
+    again = dolda.load(tmp_path / "m")
+    np.testing.assert_array_equal(again.predict_proba(texts[:20]), model.predict_proba(texts[:20]))
+
+
+def test_stop_words_from_a_list_or_a_file(tmp_path):
+    path = tmp_path / "stop.txt"
+    path.write_text("# stack-trace words\njava\norg  # trailing comment\n\napache\n",
+                    encoding="utf-8")
+    assert read_stop_words(path) == ["apache", "java", "org"]
+    assert read_stop_words(str(path)) == ["apache", "java", "org"]
+    assert read_stop_words(["b", "a", "a"]) == ["a", "b"]
+    assert read_stop_words("english") == "english" and read_stop_words(None) is None
+    with pytest.raises(ValueError, match="is not a file"):
+        read_stop_words(tmp_path / "missing.txt")
+    docs = ["java org apache fails", "org java apache crashes now", "fails now crashes"]
+    model = DOLDA(n_topics=2, n_iter=4, stop_words=path, rare_share=0, progress=False,
+                  random_state=0).fit(docs, [0, 1, 0])
+    assert not {"java", "org", "apache"} & set(model.vocabulary_.words)
+    assert "now" in model.vocabulary_.words  # the English list is not used here
+    model = DOLDA(n_topics=2, n_iter=4, rare_share=0, progress=False, random_state=0,
+                  max_df=0.4, token_pattern=r"\b\w+\b").fit(docs + ["x y z"], [0, 1, 0, 1])
+    assert "x" in model.vocabulary_.words       # one-letter tokens kept by the pattern
+    assert "java" not in model.vocabulary_.words  # in 2 of 4 documents: above max_df
+    with pytest.raises(ValueError, match="token_pattern"):
+        DOLDA(token_pattern="(unclosed").fit(docs, [0, 1, 0])
+
+
+def test_cli_word_and_vocabulary_options(tmp_path):
+    sim = simulate(n_docs=120, n_topics=3, n_classes=2, vocab_size=80, doc_length=30,
+                   random_state=2)
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"text": sim.texts, "y": sim.y}).to_csv(data, index=False)
+    stop = tmp_path / "stop.txt"
+    stop.write_text("w0001\nw0002\n", encoding="utf-8")
+    out = tmp_path / "model"
+    result = CliRunner().invoke(main, [
+        "fit", str(data), "--text", "text", "--label", "y", "--topics", "3",
+        "--iterations", "20", "--quiet", "--seed", "1", "--words", "15",
+        "--word-features", "binary", "--stop-words", "english", "--stop-words", str(stop),
+        "--max-df", "0.95", "--token-pattern", r"(?u)\b\w\w+\b", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    model = dolda.load(out)
+    assert model.word_features_.kind == "binary" and len(model.word_features_.words_) == 15
+    assert "w0001" not in model.vocabulary_.words and "the" not in model.vocabulary_.words
+    result = CliRunner().invoke(main, ["topics", str(out), "--level", "0.5"])
+    assert result.exit_code == 0, result.output
+    assert "word=" in result.output
+    bad = CliRunner().invoke(main, ["fit", str(data), "--text", "text", "--label", "y",
+                                    "--stop-words", str(tmp_path / "nope.txt"),
+                                    "--out", str(tmp_path / "m2")])
+    assert bad.exit_code != 0 and "is not a file" in bad.output
