@@ -50,7 +50,7 @@ def test_round_trip_gives_identical_predictions(fitted, tmp_path):
 
 
 @pytest.mark.parametrize("labels", [np.array([3, 7, 11]), np.array(["a", "b", "c"]),
-                                    np.array([0.5, 1.5, 2.5])])
+                                    np.array([-1.0, 0.0, 2.0])])
 def test_label_dtype_and_feature_names_round_trip(labels, tmp_path):
     X, y = _data(labels=labels)
     frame = pd.DataFrame(X, columns=["age", "income", "height"])
@@ -72,7 +72,7 @@ def test_header_is_documented_json(fitted, tmp_path):
     assert header["format_version"] == io.FORMAT_VERSION == 1
     assert header["type"] == "dolda.DOProbit"
     assert header["dolda_version"] == dolda.__version__
-    assert header["meta"]["classes"] == {"dtype": "object", "values": ["eggs", "ham", "spam"]}
+    assert header["meta"]["classes"] == {"dtype": "<U4", "values": ["eggs", "ham", "spam"]}
     assert header["arrays"]["eta_draws"]["shape"] == list(model.eta_draws_.shape)
     assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["arrays.npz", "model.json"]
 
