@@ -231,6 +231,13 @@ def analyse(model, texts, X=None, word_features=None, max_draws=None) -> Analysi
     Xd = _covariate_rows(model, X, texts)  # validates X before the sweep
     known = [ids[ids >= 0] for _, _, ids in tokenized]
     lengths = np.array([len(k) for k in known], dtype=np.int64)
+    n_empty = int(np.sum(lengths == 0))
+    if n_empty:
+        import warnings
+
+        warnings.warn(f"{n_empty} of {n_docs} documents are empty after preprocessing (no word "
+                      f"of the model's vocabulary): their topic part is zero, only the "
+                      f"intercept and covariates explain them", UserWarning, stacklevel=3)
     doc_ptr = np.zeros(n_docs + 1, dtype=np.int64)
     np.cumsum(lengths, out=doc_ptr[1:])
     tokens = np.concatenate(known).astype(np.int32)
