@@ -90,11 +90,11 @@ def _topic_data(model, n_words, level):
     names = list(top.index)
     top_text = [" ".join(top.loc[t]) for t in names]
     lo, hi = model.coef_interval(level)
-    signal = []
-    for t in names:
-        marks = [f"{c} ({'+' if model.coef_.loc[c, t] > 0 else '-'})" for c in model.classes_
-                 if lo.loc[c, t] > 0 or hi.loc[c, t] < 0]
-        signal.append(", ".join(marks))
+    coef = model.coef_[names].to_numpy()
+    sig = (lo[names].to_numpy() > 0) | (hi[names].to_numpy() < 0)  # (L, K)
+    classes = [str(c) for c in model.classes_]
+    signal = [", ".join(f"{classes[l]} ({'+' if coef[l, k] > 0 else '-'})"
+                        for l in np.flatnonzero(sig[:, k])) for k in range(K)]
     coords = classical_mds(jensen_shannon_distances(phi)) if K > 2 else \
         np.column_stack([np.arange(K, dtype=float), np.zeros(K)])
     candidates = relevance_candidates(phi, shares, n_words=_N_TERMS)
@@ -111,18 +111,21 @@ def _topic_data(model, n_words, level):
 def _class_data(model, level, n_words=6, max_rows=12):
     lo, hi = model.coef_interval(level)
     words = model.top_words(n_words)
+    top = {t: " ".join(words.loc[t]) for t in words.index}
+    names = np.asarray(model.coef_.columns, dtype=object)
+    coef, lo, hi = model.coef_.to_numpy(), lo.to_numpy(), hi.to_numpy()
+    sig = (lo > 0) | (hi < 0)
+    keep = names != "(intercept)"
     out = []
-    for c in model.classes_:
-        coef = model.coef_.loc[c]
-        sig = (lo.loc[c] > 0) | (hi.loc[c] < 0)
-        order = coef.abs().sort_values(ascending=False).index
-        chosen = [f for f in order if sig[f]] + [f for f in order if not sig[f]]
-        chosen = [f for f in chosen if f != "(intercept)"][:max(max_rows, int(sig.sum()))]
-        rows = [[str(f), round(float(coef[f]), 4), round(float(lo.loc[c, f]), 4),
-                 round(float(hi.loc[c, f]), 4), bool(sig[f]),
-                 " ".join(words.loc[f]) if f in words.index else ""] for f in chosen]
-        out.append({"label": str(c), "signal": int(sig.drop("(intercept)", errors="ignore")
-                                                   .sum()), "features": rows})
+    for l, c in enumerate(model.classes_):
+        order = np.argsort(-np.abs(coef[l]), kind="stable")
+        order = order[keep[order]]
+        chosen = np.r_[order[sig[l, order]], order[~sig[l, order]]]
+        chosen = chosen[:max(max_rows, int(sig[l, keep].sum()))]
+        rows = [[str(names[j]), round(float(coef[l, j]), 4), round(float(lo[l, j]), 4),
+                 round(float(hi[l, j]), 4), bool(sig[l, j]), top.get(names[j], "")]
+                for j in chosen]
+        out.append({"label": str(c), "signal": int(sig[l, keep].sum()), "features": rows})
     return out
 
 

@@ -78,11 +78,14 @@ class ModelService:
         sig = (lo > 0) | (hi < 0)
         self.signal = sig
         self.level = level
+        topics = list(words.index)
+        coef = model.coef_[topics].to_numpy()
+        sig_topics = sig[topics].to_numpy()
         self.topics = []
-        for t in words.index:
-            marks = [{"class": str(c), "sign": "+" if model.coef_.loc[c, t] > 0 else "-",
-                      "coef": round(float(model.coef_.loc[c, t]), 4)}
-                     for c in model.classes_ if sig.loc[c, t]]
+        for k, t in enumerate(topics):
+            marks = [{"class": str(c), "sign": "+" if coef[l, k] > 0 else "-",
+                      "coef": round(float(coef[l, k]), 4)}
+                     for l, c in enumerate(model.classes_) if sig_topics[l, k]]
             self.topics.append({"name": t, "words": self.top_words[t], "signal_for": marks})
 
     # ------------------------------------------------------------ inputs
