@@ -42,11 +42,11 @@ def word_marginal(phi, shares):
 
 
 def relevance(phi, shares, lam):
-    """Relevance of every word for every topic at weight ``lam``, (K, V)."""
-    p = word_marginal(phi, shares)
-    tiny = np.finfo(np.float64).tiny
-    log_phi = np.log(np.maximum(phi, tiny))
-    return lam * log_phi + (1.0 - lam) * (log_phi - np.log(np.maximum(p, tiny)))
+    """Relevance of every word for every topic at weight ``lam``, (K, V)
+    (:func:`dolda.topics.relevance` with ``p_w`` from the topic shares)."""
+    from ..topics import relevance as topic_relevance
+
+    return topic_relevance(phi, word_marginal(phi, shares), float(lam))
 
 
 def relevance_candidates(phi, shares, n_words=30, grid=11):
