@@ -115,7 +115,7 @@ def read_table(path, encoding: str = "utf-8", text_columns=()):
                 frame = pd.read_parquet(path)
             else:
                 frame = pd.read_json(path, lines=suffix != ".json", dtype=False,
-                                     convert_dates=False, encoding=encoding,
+                                     encoding=encoding,
                                      compression="gzip" if suffix.endswith(".gz") else None)
         except Exception as exc:  # pyarrow and the json parser raise their own error types
             kind = "Parquet" if suffix in PARQUET_EXTENSIONS else "JSON"
