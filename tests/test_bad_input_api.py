@@ -15,12 +15,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from _bad_input import OUTCOMES, check_call, summary
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.pandas import column, data_frames, range_indexes
 
 import dolda
-from _bad_input import OUTCOMES, check_call, summary
 from dolda import DOLDA, LDA, DOProbit
 
 WORDS = "apple pear fig kiwi plum lime grape melon berry cherry".split()

@@ -17,10 +17,9 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
+from _bad_input import check_cli, run_cli, summary
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from _bad_input import check_cli, run_cli, summary
 
 WORDS = ("apple pear fig kiwi plum lime grape melon berry cherry mango papaya quince "
          "lemon orange banana").split()
