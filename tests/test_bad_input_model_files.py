@@ -16,7 +16,6 @@ import copy
 import io as _io
 import json
 import os
-import pickle
 import shutil
 import tempfile
 import zipfile

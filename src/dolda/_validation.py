@@ -170,10 +170,19 @@ def check_labels(classes, y_index) -> None:
 
 
 def _available_memory() -> int:
+    """Bytes a new allocation can get: Linux's MemAvailable (free memory plus
+    reclaimable caches), else the physical memory, else 1 TiB (no check)."""
     import os
 
     try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
         return 1 << 40
 

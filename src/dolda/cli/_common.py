@@ -115,7 +115,7 @@ def read_table(path, encoding: str = "utf-8", text_columns=()):
                 frame = pd.read_parquet(path)
             else:
                 frame = pd.read_json(path, lines=suffix != ".json", dtype=False,
-                                     convert_dates=False, encoding=encoding,
+                                     encoding=encoding,
                                      compression="gzip" if suffix.endswith(".gz") else None)
         except Exception as exc:  # pyarrow and the json parser raise their own error types
             kind = "Parquet" if suffix in PARQUET_EXTENSIONS else "JSON"
@@ -768,10 +768,15 @@ def _dask_client(address, timeout: float):
         try:
             yield (f"{len(versions)} workers, {n_threads} threads" if versions
                    else "no workers yet: waiting for some")
-        except (OSError, asyncio.TimeoutError, asyncio.CancelledError,
-                concurrent.futures.CancelledError) as exc:
-            # CommClosedError (an OSError), StreamClosedError, a cancelled future:
-            # the scheduler went away in the middle of the fit
+        except click.ClickException:
+            raise
+        except Exception as exc:
+            # CommClosedError (an OSError), a cancelled future, or whatever the backend
+            # trips on once the client gave up reconnecting: the scheduler went away
+            comm = isinstance(exc, (OSError, asyncio.TimeoutError, asyncio.CancelledError,
+                                    concurrent.futures.CancelledError))
+            if not comm and client.status == "running":
+                raise
             reason = " ".join(str(exc).split()) or type(exc).__name__
             raise click.ClickException(
                 f"lost the Dask scheduler at {address} during the fit ({type(exc).__name__}: "

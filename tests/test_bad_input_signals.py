@@ -1,0 +1,110 @@
+"""Ctrl-C and a lost Dask scheduler end ``dolda fit`` with one clear message.
+
+Both run the real command in a child process (signals and a scheduler process
+cannot be faked in-process).
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dolda
+from dolda import io
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+WORDS = "apple pear fig kiwi plum lime grape melon berry cherry".split()
+
+
+def _env():
+    return dict(os.environ, PYTHONPATH=str(Path(dolda.__file__).parents[1]),
+                OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+
+
+def _data(path: Path, n=60):
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"text": [" ".join(rng.choice(WORDS, 8)) for _ in range(n)],
+                  "label": np.arange(n) % 3}).to_csv(path, index=False)
+
+
+def _wait_for(predicate, proc, seconds=120):
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_ctrl_c_during_fit_saves_a_checkpoint_and_says_how_to_resume(tmp_path):
+    _data(tmp_path / "d.csv")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dolda.cli", "fit", "d.csv", "--text", "text", "--label",
+         "label", "-k", "3", "-n", "100000", "--quiet", "--checkpoint", "ck",
+         "--checkpoint-every", "1", "--out", "m"],
+        cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: (tmp_path / "ck" / "model.json").is_file(), proc)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert "Interrupted: the chain so far is saved in ck" in err and "--resume ck" in err
+    meta, _ = io.load_checkpoint(tmp_path / "ck")
+    assert 1 <= meta["next_iteration"] < 100000
+    assert not (tmp_path / "m").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck", "d.csv"]
+
+
+@pytest.mark.slow
+def test_losing_the_dask_scheduler_is_one_line(tmp_path):
+    pytest.importorskip("distributed")
+    _data(tmp_path / "d.csv")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": _env()}
+    scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
+                                  "--host", "127.0.0.1", "--port", str(port),
+                                  "--no-dashboard"], **quiet)
+    worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
+                               "--nthreads", "1", "--no-dashboard"], **quiet)
+    fit = None
+    try:
+        fit = subprocess.Popen(
+            [sys.executable, "-m", "dolda.cli", "fit", "d.csv", "--text", "text", "--label",
+             "label", "-k", "3", "-n", "100000", "--quiet", "--connect-timeout", "2",
+             "--scheduler", address, "--out", "m"],
+            cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)
+        line = ""
+        deadline = time.monotonic() + 120
+        while "Fitting on the Dask cluster" not in line:
+            assert time.monotonic() < deadline
+            line = fit.stderr.readline()
+            if not line and fit.poll() is not None:
+                # the scheduler was not up yet: that is the one-line "cannot reach" error
+                pytest.skip("the scheduler did not start in time")
+        time.sleep(1.0)
+        scheduler.kill()
+        _, err = fit.communicate(timeout=120)
+    finally:
+        for proc in (fit, worker, scheduler):
+            if proc is not None:
+                proc.kill()
+                proc.wait()
+    assert fit.returncode == 1, err
+    assert "Traceback" not in err
+    errors = [ln for ln in err.splitlines() if ln.startswith("Error:")]
+    assert len(errors) == 1 and "lost the Dask scheduler" in errors[0], err
+    assert not (tmp_path / "m").exists()
