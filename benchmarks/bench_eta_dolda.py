@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -124,6 +125,7 @@ def main(argv=None):
                      "all_seconds": total.tolist()})
     big, small_sparse, small_dense = (r["median_seconds"] for r in rows)
     result = {"benchmark": "eta_dolda", "threads": args.threads, "classes": N_CLASSES,
+              "load_average_1min_at_end": os.getloadavg()[0],
               "topics": N_TOPICS, "warmup": args.warmup, "repeats": args.repeats,
               "rows": rows,
               "ratio_dense_peer_over_sparse_same_size": small_dense / small_sparse,

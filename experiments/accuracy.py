@@ -195,6 +195,33 @@ def run(data_dir, corpus, model_name, topics=20, iterations=200, n_words=2000, s
     return result, out
 
 
+def markdown_table(results_dir=RESULTS, quick=False) -> list:
+    """The accuracy study's results as markdown lines (for ``experiments/report.py``)."""
+    files = sorted(Path(results_dir).glob("accuracy_*.json"))
+    runs = [json.loads(f.read_text()) for f in files]
+    runs = [r for r in runs if bool(r.get("quick")) == quick]
+    if not runs:
+        return []
+    out = ["## Accuracy study: topics, words, topics + words, linear baselines (issue 12)\n",
+           "Command: `python -m experiments.accuracy run --corpus C --model M [--topics K "
+           "--iterations N --words W]` (seed 1; DOLDA's default preprocessing for every model; "
+           "`max over-prediction` = the largest ratio of a class's predicted to true test "
+           "count). Times are wall-clock on the shared 2-core machine, often under heavy "
+           "load from other jobs: compare them only within a row's corpus and run date.\n",
+           "| corpus | model | K | iterations | words | params | accuracy | macro-F1 | fit s "
+           "| s/it | max over-prediction |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(runs, key=lambda r: (r["corpus"], r["model"], r.get("topics") or 0)):
+        spi = r.get("seconds_per_iteration")
+        out.append(
+            f"| {r['corpus']} | {r['model']} | {r.get('topics', '-')} | "
+            f"{r.get('iterations', '-')} | {r.get('n_words', '-')} | "
+            f"{' '.join(f'{k}={v}' for k, v in (r.get('params') or {}).items()) or '-'} | "
+            f"{r['test_accuracy']:.3f} | {r['macro_f1']:.3f} | {r['fit_seconds']:.0f} | "
+            f"{'-' if spi is None else f'{spi:.2f}'} | {r['max_overprediction']:.1f}x "
+            f"({r['max_overpredicted_class']}) |")
+    return out + [""]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)

@@ -512,6 +512,9 @@ def build(results_dir=RESULTS, out_md=None, quick=False, films_genre=None):
                           for e in ex["explanation"][:5]))
             w("")
 
+    from experiments.accuracy import markdown_table
+
+    L += markdown_table(results_dir, quick)
     out_md.write_text("\n".join(L) + "\n")
     return out_md
 

@@ -258,11 +258,20 @@ def test_dolda_sparse_x_errors(small_corpus):
 
 
 def test_dolda_warns_when_the_covariates_are_too_many_for_its_dense_eta_step(small_corpus):
+    """Issue 12: beyond 1,000 columns X stays sparse and the eta-step is CG; forcing the
+    dense Cholesky there still warns."""
+    import warnings
+
     sim, _ = small_corpus
     rng = np.random.default_rng(0)
     wide = sp.random(120, 1001, density=0.003, format="csr", random_state=rng)
-    with pytest.warns(UserWarning, match="use DOProbit"):
-        _dolda().set_params(n_iter=2, burn_in=1).fit(sim.texts, sim.y, X=wide)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        model = _dolda().set_params(n_iter=2, burn_in=1).fit(sim.texts, sim.y, X=wide)
+    assert model.eta_sampler_ == "cg"
+    with pytest.warns(UserWarning, match="eta_sampler='cholesky'"):
+        _dolda().set_params(n_iter=2, burn_in=1, eta_sampler="cholesky").fit(
+            sim.texts, sim.y, X=wide)
 
 
 def test_dolda_fitted_on_sparse_x_survives_save_and_load(small_corpus, tmp_path):

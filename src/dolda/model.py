@@ -459,7 +459,9 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
     def _design(self, Xd, n_topics, p, sparse_input):
         """``[1, X, words]`` as the chain needs it; returns ``(Xd, eta_sampler)``.
 
-        Word covariates and scipy-sparse ``X`` stay CSR (:mod:`dolda.sampler.sparse_eta`):
+        Word covariates and a scipy-sparse ``X`` of more than
+        :data:`dolda.sampler.probit.CHOLESKY_MAX_COLUMNS` columns stay CSR
+        (:mod:`dolda.sampler.sparse_eta`):
         ``"auto"`` then factors ``U^T U`` (formed sparse) per class up to
         :data:`SPARSE_CHOLESKY_MAX_COLUMNS` columns and uses CG beyond.  Other
         covariates keep the dense path (reduced statistics and Cholesky) unless
@@ -469,7 +471,9 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
 
         n_docs, n_x = Xd.shape
         n_cols = n_x + n_topics
-        keep_sparse = sparse_input or p["n_words"] > 0
+        # small sparse X keeps the dense path (and the chain it always had)
+        keep_sparse = p["n_words"] > 0 or (sparse_input
+                                           and n_x > probit_blocks.CHOLESKY_MAX_COLUMNS)
         method = p["eta_sampler"]
         if method == "auto":
             method = (("cholesky" if n_cols <= SPARSE_CHOLESKY_MAX_COLUMNS else "cg")

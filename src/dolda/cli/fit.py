@@ -157,14 +157,15 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
              "--beta", str(opts["beta"]) if opts["beta"] == "auto" else repr(opts["beta"]),
              "--rare-share", repr(opts["rare_share"]), "--min-df", str(opts["min_df"]),
              "--min-count", str(opts["covariate_min_count"]), "--seed", str(opts["seed"])]
-    if opts["max_df"] != 1.0:
+    if opts.get("max_df", 1.0) != 1.0:
         args += ["--max-df", repr(opts["max_df"])]
-    for value in opts["stop_words"]:
+    for value in opts.get("stop_words", ()):
         args += ["--stop-words", value]
-    if opts["token_pattern"] is not None:
+    if opts.get("token_pattern") is not None:
         args += ["--token-pattern", opts["token_pattern"]]
-    if opts["n_words"]:
-        args += ["--words", str(opts["n_words"]), "--word-features", opts["word_features"]]
+    if opts.get("n_words"):
+        args += ["--words", str(opts["n_words"]), "--word-features",
+                 opts.get("word_features", "log")]
     if opts["two_step"]:
         args.append("--two-step")
     if opts["threads"] is not None:
