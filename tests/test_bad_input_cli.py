@@ -241,7 +241,7 @@ FIT_CASES = [
     ("resume a model", fit("--resume", "{d}/model"), "error", "not a checkpoint"),
     ("resume with other classes", fit("--resume", "{d}/ck", data="{d}/lonely.csv"), "error",
      "other data"),
-    ("resume other options", fit("--resume", "{d}/ck", "-n", "7"), "error", "n_iter"),
+    ("resume with more iterations", fit("--resume", "{d}/ck", "-n", "7"), "ok", None),  # extends
     ("scheduler unreachable", fit("--scheduler", "tcp://127.0.0.1:9", "--connect-timeout",
                                   "0.5"), "error", "cannot reach the Dask scheduler"),
     ("scheduler nonsense", fit("--scheduler", "nonsense://x", "--connect-timeout", "0.5"),
@@ -430,7 +430,7 @@ REPORT_CASES = [
     ("out directory missing", ["report", "{m}", "--out", "{t}/no/r.html"], "error",
      "does not exist"),
     ("out a directory", ["report", "{m}", "--out", "{d}/emptydir"], "error", "is a directory"),
-    ("label without data", rep("--label", "label"), "error", "--label needs --data"),
+    ("label without data", rep("--label", "label"), "error", "--label (and --id )?needs? --data"),
     ("data missing", rep("--data", "{d}/nope.csv"), "error", "does not exist"),
     ("data without the text column", rep("--data", "{d}/ok.csv", "--text", "body"), "error",
      "'body'"),

@@ -213,6 +213,38 @@ def _vocabulary(meta):
     return len(words)
 
 
+def _positive_finite(value, where):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        _fail(f"{where} must be a number, got {value!r}")
+    if not (math.isfinite(value) and value > 0):
+        _fail(f"{where} must be a finite positive number, got {value!r}")
+    return float(value)
+
+
+def _word_features(wf, n_words):
+    """A :meth:`WordFeatures.to_dict`; returns its number of columns."""
+    from .word_features import WORD_FEATURES
+
+    if not isinstance(wf, dict):
+        _fail("meta.word_features must be an object")
+    _str(_key(wf, "kind", "meta.word_features"), "meta.word_features.kind", WORD_FEATURES)
+    ids = _key(wf, "word_ids", "meta.word_features")
+    if not isinstance(ids, list):
+        _fail("meta.word_features.word_ids must be a list")
+    for v in ids:
+        _int(v, "meta.word_features.word_ids[]", 0, n_words)
+    n = len(ids)
+    _int(_key(wf, "n_words", "meta.word_features"), "meta.word_features.n_words", 1, 2**31)
+    _str_list(_key(wf, "words", "meta.word_features"), "meta.word_features.words", length=n)
+    idf = _key(wf, "idf", "meta.word_features")
+    if not isinstance(idf, list) or len(idf) != n:
+        _fail(f"meta.word_features.idf must be a list of {n} numbers")
+    for v in idf:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+            _fail("meta.word_features.idf must hold finite numbers")
+    return n
+
+
 def _encoder(enc):
     """A :meth:`CovariateEncoder.to_dict`; returns its number of output columns."""
     from .covariates import CovariateEncoder
@@ -318,13 +350,20 @@ def _dolda_manifest(cls, meta, manifest):
     K = params.get("n_topics", 20)
     cov = meta.get("covariates")
     n_cov = 0 if cov is None else _encoder(cov)
-    P = 1 + n_cov + K
+    wf = meta.get("word_features")
+    n_wf = 0 if wf is None else _word_features(wf, n_words)
+    for name in ("alpha_", "beta_"):  # the (possibly learned) Dirichlet priors of the chain
+        if name in meta:
+            _positive_finite(meta[name], f"meta.{name}")
+    P = 1 + n_cov + n_wf + K
     names = _str_list(_key(meta, "feature_names", "meta"), "meta.feature_names", length=P)
     if names[0] != INTERCEPT or names[P - K:] != [f"topic {k}" for k in range(K)]:
         _fail(f"meta.feature_names must be {INTERCEPT!r}, the covariates, then 'topic 0' .. "
               f"'topic {K - 1}'")
     if cov is not None and names[1:1 + n_cov] != cov["feature_names_out"]:
         _fail("meta.feature_names disagree with meta.covariates.feature_names_out")
+    if wf is not None and names[1 + n_cov:1 + n_cov + n_wf] != ["word=" + w for w in wf["words"]]:
+        _fail("meta.feature_names disagree with meta.word_features.words")
     shapes = _Shapes(manifest)
     S = shapes.need("eta_draws", [None, n_classes, P])[0]
     horseshoe = params.get("prior", "horseshoe") == "horseshoe"

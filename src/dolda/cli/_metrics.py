@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 
-def training_accuracy(model, y, X=None):
+def training_accuracy(model, y, X=None, texts=None):
     """Accuracy on the training documents from their final topic assignments.
 
     ``u_d = [1, x_d, zbar_d]`` with ``zbar_d = n_{d,.} / N_d`` of the last
@@ -16,7 +17,8 @@ def training_accuracy(model, y, X=None):
     labels, so this is an in-sample fit measure, not an estimate of accuracy on
     new documents (use ``dolda evaluate`` or ``dolda score`` for that).
 
-    Returns None when the model kept no counts (a two-step fit).
+    Returns None when the model kept no counts (a two-step fit), or has word covariates
+    and no ``texts`` are given.
     """
     from ..probit import average_do_probabilities
 
@@ -26,7 +28,15 @@ def training_accuracy(model, y, X=None):
     counts = np.asarray(counts, dtype=np.float64)
     zbar = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
     design, _ = model._covariates(X, zbar.shape[0], fit=False)
-    proba = average_do_probabilities(np.hstack([design, zbar]), model.eta_draws_)
+    if getattr(model, "word_features_", None) is not None:  # word covariates (n_words)
+        if texts is None:
+            return None
+        design, _ = model._add_word_features(model._make_corpus(texts, fit=False), design, [])
+    if sp.issparse(design):
+        U = sp.hstack([design, sp.csr_matrix(zbar)], format="csr")
+    else:
+        U = np.hstack([design, zbar])
+    proba = average_do_probabilities(U, model.eta_draws_)
     predicted = np.asarray(model.classes_)[proba.argmax(axis=1)]
     return float(np.mean(predicted == np.asarray(y)))
 

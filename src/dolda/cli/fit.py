@@ -110,7 +110,7 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
         click.get_current_context().exit(EXIT_INTERRUPTED)
     seconds = time.perf_counter() - tic
     with _echo_warnings(), _library_errors():
-        accuracy = training_accuracy(model, y, X)  # one product, no re-sampling
+        accuracy = training_accuracy(model, y, X, texts)  # one product, no re-sampling
         if accuracy is None:  # two-step fit: the training documents must be re-sampled
             click.echo(f"Scoring the {len(texts)} training documents...", err=True)
             accuracy = float((model.predict(texts, covariates=X) == y).mean())
