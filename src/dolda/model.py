@@ -472,13 +472,13 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         n_docs, n_x = Xd.shape
         n_cols = n_x + n_topics
         # small sparse X keeps the dense path (and the chain it always had)
-        keep_sparse = p["n_words"] > 0 or (sparse_input
+        keep_sparse = p["n_words"] > 0 or ((sparse_input or sp.issparse(Xd))
                                            and n_x > probit_blocks.CHOLESKY_MAX_COLUMNS)
         method = p["eta_sampler"]
         if method == "auto":
             method = (("cholesky" if n_cols <= SPARSE_CHOLESKY_MAX_COLUMNS else "cg")
                       if keep_sparse else
-                      probit_blocks.choose_eta_sampler(n_docs, n_cols, sp.issparse(Xd)))
+                      probit_blocks.choose_eta_sampler(n_docs, n_cols, False))
         if method == "cholesky" and n_x > probit_blocks.CHOLESKY_MAX_COLUMNS:
             warnings.warn(f"DOLDA with {n_x} covariate columns and eta_sampler='cholesky': its "
                           f"eta-step factors a dense ({n_x} + K)^2 matrix per class and "
