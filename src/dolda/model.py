@@ -26,7 +26,8 @@ from ._validation import (
     check_positive_float,
     check_positive_int,
 )
-from .probit import PRIORS, DOProbit, average_do_probabilities, encode_labels
+from . import calibration
+from .probit import PRIORS, PROBA_RULES, DOProbit, fit_proba_stacking, encode_labels
 from .sampler import chain as dolda_chain
 from .sampler import lda as topic_kernels
 from .sampler import probit as probit_blocks
@@ -163,6 +164,15 @@ class DOLDA(ClassifierMixin, BaseEstimator):
     snapshot_every : int, default=10
         ``backend="dask"``: iterations between the copies of z kept on the
         driver; after a lost worker at most this many iterations are replayed.
+    proba : {"calibrated", "ovr", "do"}, default="calibrated"
+        How :meth:`predict_proba` turns the one-vs-rest linear predictors
+        ``mu_l = u . eta_l`` into class probabilities (``docs/CALIBRATION.md``):
+        ``"calibrated"``, a multinomial-logit map of the posterior-mean ``mu``
+        fitted at the end of ``fit`` on the training documents' regressors as
+        prediction computes them (:meth:`transform`), leave-one-out over the
+        draws (``stacking_``); ``"ovr"``, normalised one-vs-rest probabilities;
+        ``"do"``, the paper's DO formula (overconfident).  Switch with
+        ``set_params(proba=...)`` without refitting.
 
     Attributes
     ----------
@@ -197,7 +207,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                  checkpoint=None, checkpoint_every=100, rare_share=0.01, min_df=1,
                  max_df=1.0, covariate_min_count=1, n_chains=1, random_state=None,
                  n_jobs=None, progress=True,
-                 backend="local", client=None, n_shards=None, snapshot_every=10):
+                 backend="local", client=None, n_shards=None, snapshot_every=10,
+                 proba="calibrated"):
         self.n_topics = n_topics
         self.prior = prior
         self.alpha = alpha
@@ -225,12 +236,14 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         self.client = client
         self.n_shards = n_shards
         self.snapshot_every = snapshot_every
+        self.proba = proba
 
     # ------------------------------------------------------------ checks
     def _check_params(self):
         n_topics = check_positive_int(self.n_topics, "n_topics", minimum=2)
         check_choice(self.prior, "prior", PRIORS)
         check_choice(self.z_sampler, "z_sampler", Z_SAMPLERS)
+        check_choice(self.proba, "proba", PROBA_RULES)
         n_iter = check_positive_int(self.n_iter, "n_iter")
         from .backends import BACKENDS
 
@@ -396,7 +409,9 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                                      y_index, len(self.classes_))
         self.n_tokens_ = int(len(corpus.tokens))
         if self.two_step:
-            return self._fit_two_step(corpus, data, p, prior)
+            self._fit_two_step(corpus, data, p, prior)
+            self._fit_proba_stacking(corpus, Xd, y_index)
+            return self
         config = dolda_chain.DOLDAConfig(K, p["alpha"], p["beta"], prior,
                                          self._resolved_z_sampler(K), p["n_jobs"])
         base_seed = seed_from(self.random_state)
@@ -413,7 +428,14 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             chains.append(self._run_chain(data, config, p, chain_seed(base_seed, c),
                                           chain_resume, ckpt, c))
         self._combine_chains(chains, p["n_iter"])
+        self._fit_proba_stacking(corpus, Xd, y_index)
         return self
+
+    def _fit_proba_stacking(self, corpus, Xd, y_index):
+        """``stacking_``: the ``proba="calibrated"`` map, fitted on the training documents'
+        regressors recomputed as for new documents (unsupervised z, :meth:`transform`)."""
+        U = np.hstack([Xd, self.transform(corpus)])
+        self.stacking_ = fit_proba_stacking(U, self.eta_draws_, y_index, len(self.classes_))
 
     def _combine_chains(self, chains, n_iter):
         """Align every chain's topics to chain 0 (label switching), then pool the draws."""
@@ -634,9 +656,15 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         return np.hstack([Xd, zbar])
 
     def predict_proba(self, texts, X=None):
-        """DO class probabilities averaged over the kept eta draws, shape (D, L)."""
+        """Class probabilities by the rule ``proba`` (default calibrated), shape (D, L)."""
         check_is_fitted(self, "eta_draws_")
-        return average_do_probabilities(self._regressors(texts, X), self.eta_draws_)
+        return self._class_probabilities(self._regressors(texts, X))
+
+    def _class_probabilities(self, U):
+        """Class probabilities (D, L) of regressor rows ``U`` (D, P) by the rule ``proba``."""
+        check_choice(self.proba, "proba", PROBA_RULES)
+        return calibration.class_probabilities(U, self.eta_draws_, self.proba,
+                                               getattr(self, "stacking_", None))
 
     def predict(self, texts, X=None):
         """The most probable class of every document, shape (D,)."""
@@ -708,7 +736,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             if not isinstance(X, pd.DataFrame):
                 X = np.atleast_2d(np.asarray(X_row, dtype=float))
         u = self._regressors(texts, X)[0]
-        proba = average_do_probabilities(u[None], self.eta_draws_)[0]
+        proba = self._class_probabilities(u[None])[0]
         rows = []
         for l in np.argsort(-proba):
             contrib = u * self.coef_.values[l]
@@ -743,7 +771,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                   "lambda_draws": self.lambda_draws_, "phi": self.phi_,
                   "doc_topic_counts": self.doc_topic_counts_,
                   "loglik": self.loglik_[["do", "lda"]].to_numpy().reshape(
-                      self.n_chains_, -1, 2)}
+                      self.n_chains_, -1, 2),
+                  "stacking": getattr(self, "stacking_", None)}
         return meta, arrays
 
     @classmethod
@@ -772,6 +801,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         model.doc_topic_counts_ = arrays.get("doc_topic_counts")
         model._set_loglik(arrays["loglik"])
         model._finish(model.eta_draws_)
+        model.stacking_ = arrays.get("stacking")  # None in files saved before 0.2
         return model
 
     def save(self, path, overwrite=False):
