@@ -88,7 +88,8 @@ def simulated(seeds=(1, 2)):
             te = _simulate.simulate_labelled(5000, model=model_name, seed=100 + seed,
                                              coef=tr.coef)
             tic = time.perf_counter()
-            fit = DOProbit(prior=prior, n_iter=600, burn_in=200, random_state=seed).fit(tr.X, tr.y)
+            fit = DOProbit(prior=prior, n_iter=600, burn_in=200, random_state=seed,
+                           n_jobs=1).fit(tr.X, tr.y)
             fit_s = time.perf_counter() - tic
             probas = _rules(fit, lambda: fit.predict_proba(te.X))
             lr = _logistic(tr.X, tr.y)

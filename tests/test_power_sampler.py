@@ -36,6 +36,33 @@ def test_every_partial_alias_table_reproduces_its_own_words_column():
     np.testing.assert_allclose(t.mass, phi_wk.sum(axis=1), rtol=1e-12)
 
 
+def test_alias_tables_of_many_words_are_all_built():
+    """More table words than one parallel chunk (256) holds, some with tables, some
+    without: every table still matches its column.  Mutants caught: chunk bounds."""
+    rng = np.random.default_rng(4)
+    V, K = 1400, 5
+    phi_wk = rng.dirichlet(np.full(K, 0.5), size=V)
+    has_table = rng.random(V) < 0.8
+    row = kernels.alias_rows(np.where(has_table, 200, 10))
+    t = kernels.build_alias_tables(phi_wk, row)
+    w = np.flatnonzero(has_table)
+    implied = np.zeros((len(w), K))
+    for i, r in enumerate(row[w]):
+        implied[i] = t.prob[r] / K
+        np.add.at(implied[i], t.alias[r], (1 - t.prob[r]) / K)
+    np.testing.assert_allclose(implied, phi_wk[w] / phi_wk[w].sum(axis=1, keepdims=True),
+                               atol=1e-12)
+
+
+def test_alias_table_of_an_all_zero_column_is_uniform():
+    """A word whose float32 topic column underflowed to zeros gets a uniform table."""
+    phi_wk = np.array([[0.2, 0.5, 0.3], [0.0, 0.0, 0.0]])
+    t = kernels.build_alias_tables(phi_wk)
+    np.testing.assert_allclose(t.prob[1], 1.0)
+    np.testing.assert_array_equal(t.alias[1], [0, 1, 2])
+    assert t.mass[1] == 0.0
+
+
 def test_alias_draws_follow_the_column():
     """Draws from one table (through ``alias_draw``) follow ``phi_{.,w}``: chi-square."""
     from numba import njit
