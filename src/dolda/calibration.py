@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, special
 
 PROBA_RULES = ("calibrated", "ovr", "do")
 
@@ -23,13 +23,18 @@ _EPS = 1e-15
 # ------------------------------------------------------------------ prediction rules
 def ovr_log_scores(mu):
     """One-vs-rest log scores ``log F(mu_l)``, shape of ``mu`` (..., L)."""
-    return stats.norm.logcdf(mu)
+    return special.log_ndtr(mu)
 
 
 def do_log_scores(mu):
-    """Unnormalised DO log scores ``log F(mu_l) + sum_{j != l} log F(-mu_j)`` (..., L)."""
-    log_neg = stats.norm.logcdf(-mu)
-    return stats.norm.logcdf(mu) - log_neg + log_neg.sum(axis=-1, keepdims=True)
+    """DO log scores ``log F(mu_l) - log F(-mu_l)`` (..., L).
+
+    ``F(mu_l) prod_{j != l} F(-mu_j) = [F(mu_l) / F(-mu_l)] prod_j F(-mu_j)``: the
+    last factor is common to every class and cancels when normalising, so the DO
+    probabilities are the normalised odds (the double sharpening of
+    ``docs/CALIBRATION.md``).
+    """
+    return special.log_ndtr(mu) - special.log_ndtr(-mu)
 
 
 def _linear_predictors(U, block):
@@ -89,7 +94,7 @@ def loo_predictors(U, eta_draws, y, max_elements=2e7):
     mus = []
     start = 0
     for mu in _draw_chunks(U, eta_draws, max_elements / 2):
-        log_w[start:start + len(mu)] = -stats.norm.logcdf(sign * mu).sum(axis=2)
+        log_w[start:start + len(mu)] = -special.log_ndtr(sign * mu).sum(axis=2)
         start += len(mu)
         mus.append(mu)
     log_w -= log_w.max(axis=0, keepdims=True)
