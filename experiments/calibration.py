@@ -11,7 +11,8 @@ and the logit calibration slope.  ::
     python -m experiments.calibration simulated     # DOProbit, 8 Gaussian covariates
     python -m experiments.calibration corpus        # DOLDA on a simulated corpus
     python -m experiments.calibration newsgroups    # DOLDA on 20 Newsgroups (K=20)
-    python -m experiments.calibration figures       # docs/calibration_*.png from the JSON
+    python -m experiments.calibration figures       # docs/calibration_reliability.png
+    python -m experiments.calibration table         # the table of docs/CALIBRATION.md
 
 Results: ``experiments/results/calibration_<part>.json``.
 """
@@ -223,9 +224,36 @@ def figures():
     return out
 
 
+def table():
+    """Markdown table of every run: log loss relative to the truth (or LR), slope, ECE."""
+    lines = ["| data | rule | accuracy | log loss | vs truth | ECE | slope |",
+             "|---|---|---|---|---|---|---|"]
+    for part in ("simulated", "corpus", "newsgroups"):
+        path = RESULTS / f"calibration_{part}.json"
+        if not path.is_file():
+            continue
+        for row in json.loads(path.read_text())["rows"]:
+            name = {"simulated": f"{row.get('label_model')} x{row.get('scale')}, "
+                                 f"{row.get('n_train')} rows, {row.get('prior')}, "
+                                 f"seed {row.get('seed')}",
+                    "corpus": f"DOLDA corpus, seed {row.get('seed')}",
+                    "newsgroups": f"20NG test, K={row.get('topics')}"}[part]
+            ref = row.get("truth")
+            for rule in ("truth", "logistic_regression") + RULES:
+                if rule not in row:
+                    continue
+                s = row[rule]
+                rel = (f"{100 * (s['log_loss'] / ref['log_loss'] - 1):+.1f}%"
+                       if ref is not None else "")
+                label = {"logistic_regression": "multinomial LR"}.get(rule, rule)
+                lines.append(f"| {name} | {label} | {s['accuracy']:.3f} | {s['log_loss']:.4f} "
+                             f"| {rel} | {s['ece']:.4f} | {s['slope']:.3f} |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=("simulated", "corpus", "newsgroups", "figures"))
+    parser.add_argument("part", choices=("simulated", "corpus", "newsgroups", "figures", "table"))
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--topics", type=int, default=20)
@@ -233,6 +261,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.part == "figures":
         print(figures())
+        return
+    if args.part == "table":
+        print(table())
         return
     if args.part == "simulated":
         result = simulated(tuple(args.seeds))

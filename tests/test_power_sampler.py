@@ -38,11 +38,13 @@ def test_every_partial_alias_table_reproduces_its_own_words_column():
 
 def test_alias_tables_of_many_words_are_all_built():
     """More table words than one parallel chunk (256) holds, some with tables, some
-    without: every table still matches its column.  Mutants caught: chunk bounds."""
+    without: every table still matches its column.  Mutants caught: chunk bounds and the
+    chunk count (1025 rows: the last one is alone in the fifth chunk)."""
     rng = np.random.default_rng(4)
     V, K = 1400, 5
     phi_wk = rng.dirichlet(np.full(K, 0.5), size=V)
-    has_table = rng.random(V) < 0.8
+    has_table = np.zeros(V, bool)
+    has_table[rng.choice(V, 4 * 256 + 1, replace=False)] = True  # one row past 4 chunks
     row = kernels.alias_rows(np.where(has_table, 200, 10))
     t = kernels.build_alias_tables(phi_wk, row)
     w = np.flatnonzero(has_table)
