@@ -83,25 +83,26 @@ def simulated(seeds=(1, 2)):
     from dolda import DOProbit
 
     rows = []
-    for model_name, scale, n_train, prior in REGIMES:
-        for seed in seeds:
-            tr = _simulate.simulate_labelled(n_train, model=model_name, scale=scale, seed=seed)
-            te = _simulate.simulate_labelled(5000, model=model_name, seed=100 + seed,
-                                             coef=tr.coef)
-            tic = time.perf_counter()
-            fit = DOProbit(prior=prior, n_iter=600, burn_in=200, random_state=seed,
-                           n_jobs=1).fit(tr.X, tr.y)
-            fit_s = time.perf_counter() - tic
-            probas = _rules(fit, lambda: fit.predict_proba(te.X))
-            lr = _logistic(tr.X, tr.y)
-            row = {"label_model": model_name, "scale": scale, "n_train": n_train,
-                   "prior": prior, "seed": seed, "fit_seconds": fit_s,
-                   "truth": _scores(te.proba, te.y),
-                   "logistic_regression": _scores(lr.predict_proba(te.X), te.y)}
-            for rule in RULES:
-                row[rule] = _scores(probas[rule], te.y)
-            rows.append(row)
-            print(_line(row), flush=True)
+    for seed, (model_name, scale, n_train, prior) in [(s, r) for s in seeds for r in REGIMES]:
+        tr = _simulate.simulate_labelled(n_train, model=model_name, scale=scale, seed=seed)
+        te = _simulate.simulate_labelled(5000, model=model_name, seed=100 + seed,
+                                         coef=tr.coef)
+        tic = time.perf_counter()
+        fit = DOProbit(prior=prior, n_iter=600, burn_in=200, random_state=seed,
+                       n_jobs=1).fit(tr.X, tr.y)
+        fit_s = time.perf_counter() - tic
+        probas = _rules(fit, lambda: fit.predict_proba(te.X))
+        lr = _logistic(tr.X, tr.y)
+        row = {"label_model": model_name, "scale": scale, "n_train": n_train,
+               "prior": prior, "seed": seed, "fit_seconds": fit_s,
+               "truth": _scores(te.proba, te.y),
+               "logistic_regression": _scores(lr.predict_proba(te.X), te.y)}
+        for rule in RULES:
+            row[rule] = _scores(probas[rule], te.y)
+        rows.append(row)
+        print(_line(row), flush=True)
+        _write("simulated", {"experiment": "calibration_simulated", "partial": True,
+                             "rows": rows})
     return {"experiment": "calibration_simulated", "n_test": 5000, "n_features": 8,
             "n_classes": 5, "n_iter": 600, "burn_in": 200, "rows": rows}
 
@@ -159,6 +160,13 @@ def newsgroups(data_dir, topics=20, iterations=200, seed=1):
     print(_line(row), flush=True)
     return {"experiment": "calibration_newsgroups", "setting": "stripped",
             "n_train": len(tr_texts), "n_test": len(te_texts), "rows": [row]}
+
+
+def _write(part, result):
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"calibration_{part}.json"
+    path.write_text(json.dumps(result, indent=1) + "\n")
+    return path
 
 
 def _line(row):
@@ -271,10 +279,7 @@ def main(argv=None):
         result = corpus(tuple(args.seeds))
     else:
         result = newsgroups(args.data_dir, args.topics, args.iterations)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"calibration_{args.part}.json"
-    path.write_text(json.dumps(result, indent=1) + "\n")
-    print(path)
+    print(_write(args.part, result))
 
 
 if __name__ == "__main__":

@@ -199,6 +199,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
     timings_ : dict
         ``iteration_seconds`` (C, n_iter): wall time of every Gibbs iteration
         of the joint sampler (NaN for iterations run before a resume).
+    stacking_ : ndarray (L, L + 1)
+        The ``proba="calibrated"`` map ``[b, W]``: ``P(y = l) = softmax(b + W mu)_l``.
     """
 
     def __init__(self, n_topics=20, prior="horseshoe", alpha=0.01, beta=0.01,
