@@ -106,7 +106,7 @@ def draw_data(rng, phi, z, eta):
     return np.minimum(w, V - 1), np.minimum(y, L - 1)
 
 
-def test_functions(phi, z, eta, tau2, lam2, w, y, horseshoe):
+def joint_functions(phi, z, eta, tau2, lam2, w, y, horseshoe):
     """(..., F) test functions of (theta, data): first and second moments (a bug that
     keeps the symmetries of the model leaves every mean at its symmetric value, so
     the second moments and the couplings carry the power)."""
@@ -138,7 +138,7 @@ def prior_expectations(horseshoe, seed):
     weight = np.exp(log_z.sum(-1))
     weight /= weight.sum()
     w, y = draw_data(rng, phi, z, eta)
-    g = test_functions(phi, z, eta, tau2, lam2, w, y, horseshoe)
+    g = joint_functions(phi, z, eta, tau2, lam2, w, y, horseshoe)
     mean = weight @ g
     se = np.sqrt((weight ** 2) @ (g - mean) ** 2)
     return mean, se
@@ -182,7 +182,7 @@ def run_chain(rng, start, horseshoe, z_sampler, seed, n_steps, offset=0):
         w, y = draw_data(rng, phi_kv, z, eta)
         p = state.probit
         if t > 0:
-            g.append(test_functions(phi_kv, z, eta, p.tau2, p.lam2[:, 1:], w, y, horseshoe))
+            g.append(joint_functions(phi_kv, z, eta, p.tau2, p.lam2[:, 1:], w, y, horseshoe))
         if t == n_steps:
             break
         data = chain.TopicData(w.reshape(-1).astype(np.int32), doc_ptr, V, X,
