@@ -56,6 +56,17 @@ def test_alias_tables_of_many_words_are_all_built():
                                atol=1e-12)
 
 
+def test_a_single_alias_table_is_built():
+    """One word with a table (one row, one chunk).  Mutant caught: a chunk count of 0."""
+    phi_wk = np.array([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3], [0.25, 0.25, 0.5]])
+    row = kernels.alias_rows(np.array([5, 300, 7]), 128)
+    np.testing.assert_array_equal(row, [-1, 0, -1])
+    t = kernels.build_alias_tables(phi_wk, row)
+    implied = t.prob[0] / 3
+    np.add.at(implied, t.alias[0], (1 - t.prob[0]) / 3)
+    np.testing.assert_allclose(implied, phi_wk[1], atol=1e-12)
+
+
 def test_alias_table_of_an_all_zero_column_is_uniform():
     """A word whose float32 topic column underflowed to zeros gets a uniform table."""
     phi_wk = np.array([[0.2, 0.5, 0.3], [0.0, 0.0, 0.0]])
