@@ -61,6 +61,8 @@ def test_a_single_alias_table_is_built():
     phi_wk = np.array([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3], [0.25, 0.25, 0.5]])
     row = kernels.alias_rows(np.array([5, 300, 7]), 128)
     np.testing.assert_array_equal(row, [-1, 0, -1])
+    # "at least min_tokens": the boundary is included
+    np.testing.assert_array_equal(kernels.alias_rows(np.array([127, 128, 129]), 128), [-1, 0, 1])
     t = kernels.build_alias_tables(phi_wk, row)
     implied = t.prob[0] / 3
     np.add.at(implied, t.alias[0], (1 - t.prob[0]) / 3)
