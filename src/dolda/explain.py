@@ -216,7 +216,7 @@ def analyse(model, texts, X=None, word_features=None, max_draws=None) -> Analysi
     from sklearn.utils.validation import check_is_fitted
 
     from ._validation import check_n_jobs
-    from .probit import average_do_probabilities
+    from .calibration import class_probabilities
     from .sampler.threads import using_threads
     from .sampler.token_topics import token_topic_frequencies
 
@@ -255,7 +255,8 @@ def analyse(model, texts, X=None, word_features=None, max_draws=None) -> Analysi
     draws = model.eta_draws_
     if max_draws is not None and len(draws) > int(max_draws):
         draws = draws[np.linspace(0, len(draws) - 1, int(max_draws)).round().astype(int)]
-    proba = average_do_probabilities(U, draws)
+    proba = class_probabilities(U, draws, getattr(model, "proba", "do"),
+                                getattr(model, "stacking_", None))  # predict_proba's rule
     words_of = word_feature_map(model, word_features)
     attributed = np.zeros(U.shape, dtype=bool)
     attributed[:, _topic_columns(model)] = True

@@ -37,11 +37,13 @@ from ._validation import (
     check_positive_float,
     check_positive_int,
 )
+from . import calibration
 from .probit import (
     PRIORS,
+    PROBA_RULES,
     DOProbit,
-    average_do_probabilities,
     encode_labels,
+    fit_proba_stacking,
     log_odds_scores,
 )
 from .sampler import chain as dolda_chain
@@ -228,6 +230,15 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
     snapshot_every : int, default=10
         ``backend="dask"``: iterations between the copies of z kept on the
         driver; after a lost worker at most this many iterations are replayed.
+    proba : {"calibrated", "ovr", "do"}, default="calibrated"
+        How :meth:`predict_proba` turns the one-vs-rest linear predictors
+        ``mu_l = u . eta_l`` into class probabilities (``docs/CALIBRATION.md``):
+        ``"calibrated"``, a multinomial-logit map of the posterior-mean ``mu``
+        fitted at the end of ``fit`` on the training documents' regressors as
+        prediction computes them (:meth:`transform`), leave-one-out over the
+        draws (``stacking_``); ``"ovr"``, normalised one-vs-rest probabilities;
+        ``"do"``, the paper's DO formula (overconfident).  Switch with
+        ``set_params(proba=...)`` without refitting.
 
     Attributes
     ----------
@@ -262,6 +273,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
     timings_ : dict
         ``iteration_seconds`` (C, n_iter): wall time of every Gibbs iteration
         of the joint sampler (NaN for iterations run before a resume).
+    stacking_ : ndarray (L, L + 1)
+        The ``proba="calibrated"`` map ``[b, W]``: ``P(y = l) = softmax(b + W mu)_l``.
     """
 
     def __init__(self, n_topics=20, prior="horseshoe", alpha=0.01, beta=0.01,
@@ -273,7 +286,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                  eta_sampler="auto",
                  n_jobs=None, progress=True,
                  text_column="text", covariate_columns=None,
-                 backend="local", client=None, n_shards=None, snapshot_every=10):
+                 backend="local", client=None, n_shards=None, snapshot_every=10,
+                 proba="calibrated"):
         self.n_topics = n_topics
         self.prior = prior
         self.alpha = alpha
@@ -308,12 +322,14 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         self.n_words = n_words
         self.word_features = word_features
         self.eta_sampler = eta_sampler
+        self.proba = proba
 
     # ------------------------------------------------------------ checks
     def _check_params(self):
         n_topics = check_positive_int(self.n_topics, "n_topics", minimum=2)
         check_choice(self.prior, "prior", PRIORS)
         check_choice(self.z_sampler, "z_sampler", Z_SAMPLERS)
+        check_choice(self.proba, "proba", PROBA_RULES)
         n_iter = check_positive_int(self.n_iter, "n_iter")
         from .backends import BACKENDS
 
@@ -553,7 +569,9 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                                      y_index, len(self.classes_))
         self.n_tokens_ = int(len(corpus.tokens))
         if self.two_step:
-            return self._fit_two_step(corpus, data, p, prior)
+            self._fit_two_step(corpus, data, p, prior)
+            self._fit_proba_stacking(corpus, Xd, y_index)
+            return self
         config = dolda_chain.DOLDAConfig(K, p["alpha"], p["beta"], prior,
                                          self._resolved_z_sampler(K), p["n_jobs"],
                                          self.eta_sampler_)
@@ -571,6 +589,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
             chains.append(self._run_chain(data, config, p, chain_seed(base_seed, c),
                                           chain_resume, ckpt, c))
         self._combine_chains(chains, p["n_iter"])
+        self._fit_proba_stacking(corpus, Xd, y_index)
         self._report_convergence()
         return self
 
@@ -581,6 +600,14 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         self.convergence_ = chain_convergence(self)
         (logger.info if self.convergence_["converged"] else logger.warning)(
             "DOLDA: %s", self.convergence_["message"])
+
+    def _fit_proba_stacking(self, corpus, Xd, y_index):
+        """``stacking_``: the ``proba="calibrated"`` map, fitted on the training documents'
+        regressors recomputed as for new documents (unsupervised z, :meth:`transform`)."""
+        zbar = np.asarray(self.transform(corpus))
+        U = (sp.hstack([Xd, sp.csr_matrix(zbar)], format="csr") if sp.issparse(Xd)
+             else np.hstack([Xd, zbar]))
+        self.stacking_ = fit_proba_stacking(U, self.eta_draws_, y_index, len(self.classes_))
 
     def _combine_chains(self, chains, n_iter):
         """Align every chain's topics to chain 0 (label switching), then pool the draws."""
@@ -843,14 +870,21 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
             return sp.hstack([Xd, zbar], format="csr")
         return np.hstack([Xd, zbar])
 
+    def _class_probabilities(self, U):
+        """Class probabilities (D, L) of regressor rows ``U`` (D, P) by the rule ``proba``."""
+        check_choice(self.proba, "proba", PROBA_RULES)
+        return calibration.class_probabilities(U, self.eta_draws_, self.proba,
+                                               getattr(self, "stacking_", None))
+
     @legacy_covariates_keyword
     def predict_proba(self, X, covariates=None):
-        """DO class probabilities averaged over the kept eta draws, shape (D, L).
+        """Class probabilities by the rule ``proba`` (default calibrated), shape (D, L).
 
-        ``X`` and ``covariates`` are as in :meth:`fit`.
+        ``X`` and ``covariates`` are as in :meth:`fit`.  See
+        :mod:`dolda.calibration` and docs/CALIBRATION.md for the rules.
         """
         check_is_fitted(self, "eta_draws_")
-        return average_do_probabilities(self._regressors(X, covariates), self.eta_draws_)
+        return self._class_probabilities(self._regressors(X, covariates))
 
     @legacy_covariates_keyword
     def predict_log_proba(self, X, covariates=None):
@@ -1038,7 +1072,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                   "lambda_draws": self.lambda_draws_, "phi": self.phi_,
                   "doc_topic_counts": self.doc_topic_counts_,
                   "loglik": self.loglik_[["do", "lda"]].to_numpy().reshape(
-                      self.n_chains_, -1, 2)}
+                      self.n_chains_, -1, 2),
+                  "stacking": getattr(self, "stacking_", None)}
         return meta, arrays
 
     @classmethod
@@ -1073,6 +1108,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         model.doc_topic_counts_ = arrays.get("doc_topic_counts")
         model._set_loglik(arrays["loglik"])
         model._finish(model.eta_draws_)
+        model.stacking_ = arrays.get("stacking")  # None in files saved before 0.2
         return model
 
     def save(self, path, overwrite=False):

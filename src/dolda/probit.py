@@ -27,6 +27,7 @@ from ._validation import (
     check_positive_int,
     one_line_errors,
 )
+from . import calibration
 from .sampler import gaussian
 from .sampler import probit as gibbs
 from .sampler.rng import chain_seed, seed_from
@@ -35,6 +36,7 @@ from .sampler.threads import using_threads
 logger = logging.getLogger(__name__)
 
 PRIORS = ("horseshoe", "normal")
+PROBA_RULES = calibration.PROBA_RULES
 ETA_SAMPLERS = ("auto",) + gibbs.ETA_SAMPLERS
 
 
@@ -118,7 +120,7 @@ def log_odds_scores(proba):
 
 
 def average_do_probabilities(U, eta_draws):
-    """DO class probabilities averaged over draws of eta.
+    """DO class probabilities averaged over draws of eta (the paper's rule, ``proba="do"``).
 
     Parameters
     ----------
@@ -129,18 +131,18 @@ def average_do_probabilities(U, eta_draws):
     -------
     (D, L) array: ``mean_s P(y = l | u_d, eta^(s))``.
     """
-    n_draws, n_classes, n_columns = eta_draws.shape
-    proba = np.zeros((U.shape[0], n_classes))
-    chunk = max(1, int(2e7 // max(1, U.shape[0] * n_classes)))
-    for start in range(0, n_draws, chunk):
-        block = eta_draws[start:start + chunk]
-        if sp.issparse(U):
-            mu = np.asarray(U @ block.reshape(-1, n_columns).T)  # (D, s * L)
-            mu = mu.reshape(U.shape[0], len(block), n_classes).transpose(1, 0, 2)
-        else:
-            mu = np.einsum("dp,slp->sdl", U, block)
-        proba += gibbs.do_probabilities(mu).sum(axis=0)
-    return proba / len(eta_draws)
+    return calibration.average_rule_probabilities(U, eta_draws, "do")
+
+
+def fit_proba_stacking(U, eta_draws, y_index, n_classes):
+    """The ``proba="calibrated"`` map (L, L + 1), fitted on leave-one-out training predictors.
+
+    ``U`` (D, P) are the rows the chain was fitted on and ``y_index`` (D,) their
+    class columns; see :func:`dolda.calibration.loo_predictors` and
+    :func:`dolda.calibration.fit_stacking` and ``docs/CALIBRATION.md``.
+    """
+    mu = calibration.loo_predictors(U, eta_draws, y_index)
+    return calibration.fit_stacking(mu, y_index, n_classes)
 
 
 class DOProbit(ClassifierMixin, BaseEstimator):
@@ -191,6 +193,17 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         2000 rows and twice as many columns as rows, Cholesky up to 8000
         columns, CG beyond (see :func:`dolda.sampler.probit.choose_eta_sampler`
         and ``benchmarks/results/eta_scaling.md``).  All are exact.
+    proba : {"calibrated", "ovr", "do"}, default="calibrated"
+        How :meth:`predict_proba` turns the L one-vs-rest linear predictors
+        ``mu_l = u . eta_l`` into class probabilities (``docs/CALIBRATION.md``).
+        ``"calibrated"``: a multinomial-logit map of the posterior-mean
+        ``mu`` fitted in ``fit`` on the training rows' leave-one-out ``mu``
+        (``stacking_``); ``"ovr"``: ``F(mu_l) / sum_j F(mu_j)`` averaged over
+        the draws; ``"do"``: the paper's DO formula averaged over the draws
+        (overconfident: the sampler fits one-vs-rest probits, and the DO
+        formula sharpens them a second time).  The class predicted by
+        ``"ovr"`` and ``"do"`` is the same; all three are available after
+        one fit (``set_params(proba=...)``).
 
     Attributes
     ----------
@@ -216,6 +229,9 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         Only when X was a DataFrame with string column names.
     eta_sampler_ : str
         The eta sampler used (``"auto"`` resolved).
+    stacking_ : ndarray (L, L + 1)
+        The ``proba="calibrated"`` map ``[b, W]``:
+        ``P(y = l) = softmax(b + W mu)_l``.
 
     X may be a dense array, a numeric DataFrame or a scipy.sparse CSR matrix
     (e.g. from :class:`dolda.covariates.CovariateEncoder`); a sparse X stays
@@ -229,7 +245,8 @@ class DOProbit(ClassifierMixin, BaseEstimator):
 
     def __init__(self, prior="horseshoe", n_iter=2000, burn_in=None, thin=1,
                  prior_variance=100.0, fit_intercept=True, random_state=None,
-                 n_jobs=None, progress=False, eta_sampler="auto", n_chains=1):
+                 n_jobs=None, progress=False, eta_sampler="auto", n_chains=1,
+                 proba="calibrated"):
         self.prior = prior
         self.n_iter = n_iter
         self.burn_in = burn_in
@@ -241,11 +258,13 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         self.progress = progress
         self.n_chains = n_chains
         self.eta_sampler = eta_sampler
+        self.proba = proba
 
     # ------------------------------------------------------------------ fit
     def _check_params(self):
         check_choice(self.prior, "prior", PRIORS)
         check_choice(self.eta_sampler, "eta_sampler", ETA_SAMPLERS)
+        check_choice(self.proba, "proba", PROBA_RULES)
         n_iter = check_positive_int(self.n_iter, "n_iter")
         burn_in = check_burn_in(self.burn_in, n_iter)
         thin = check_positive_int(self.thin, "thin")
@@ -336,6 +355,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         self.coef_ = mean[:, start:]
         self.intercept_ = mean[:, 0] if self.fit_intercept else np.zeros(n_classes)
         self.n_iter_ = n_iter
+        self.stacking_ = fit_proba_stacking(U, eta_draws, y_index, n_classes)
         logger.info("DOProbit: %d iterations, %d draws kept", n_iter, n_keep)
         return self
 
@@ -369,16 +389,21 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         return np.log(self.predict_proba(X))
 
     def predict_proba(self, X):
-        """DO class probabilities averaged over the kept draws of eta, shape (D, L).
+        """Class probabilities by the rule ``proba`` (default calibrated), shape (D, L).
 
-        For every kept draw ``eta^(s)``,
+        ``"do"``: for every kept draw ``eta^(s)``,
         ``P(y = l) = F(mu_l) prod_{j != l} F(-mu_j) / sum_s F(mu_s) prod_{j != s} F(-mu_j)``
-        with ``mu_l = u . eta_l^(s)``; the result is the average over draws.
+        with ``mu_l = u . eta_l^(s)``, averaged over draws; ``"ovr"``:
+        ``F(mu_l) / sum_j F(mu_j)`` averaged over draws; ``"calibrated"``:
+        ``softmax(b + W mu)`` at the posterior-mean ``mu`` (``stacking_``).
         """
-        return average_do_probabilities(self._design(self._check_X(X)), self.eta_draws_)
+        U = self._design(self._check_X(X))
+        check_choice(self.proba, "proba", PROBA_RULES)
+        return calibration.class_probabilities(U, self.eta_draws_, self.proba,
+                                               getattr(self, "stacking_", None))
 
     def predict(self, X):
-        """The class with the largest averaged DO probability, shape (D,)."""
+        """The class with the largest probability under ``proba``, shape (D,)."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
@@ -474,7 +499,8 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         }
         arrays = {"eta_draws": self.eta_draws_, "tau_draws": self.tau_draws_,
                   "lambda_draws": self.lambda_draws_, "loglik": self.loglik_,
-                  "coef": self.coef_, "intercept": self.intercept_}
+                  "coef": self.coef_, "intercept": self.intercept_,
+                  "stacking": getattr(self, "stacking_", None)}
         return meta, arrays
 
     @classmethod
@@ -497,6 +523,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         model.loglik_ = arrays["loglik"]
         model.coef_ = arrays["coef"]
         model.intercept_ = arrays["intercept"]
+        model.stacking_ = arrays.get("stacking")  # None in files saved before 0.2
         return model
 
     def save(self, path, overwrite=False):
@@ -538,6 +565,11 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         self.intercept_ = mean[:, 0] if self.fit_intercept else np.zeros(len(self.classes_))
         self.seed_ = base
         self.n_chains_ = n_chains
+        X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=True,
+                          accept_sparse="csr")
+        _, y_index = encode_labels(y, X.shape[0])
+        self.stacking_ = fit_proba_stacking(self._design(X), self.eta_draws_, y_index,
+                                            len(self.classes_))
         return self
 
     def to_inference_data(self, feature_names=None, X=None, y=None):

@@ -10,8 +10,8 @@ def training_accuracy(model, y, X=None, texts=None):
     """Accuracy on the training documents from their final topic assignments.
 
     ``u_d = [1, x_d, zbar_d]`` with ``zbar_d = n_{d,.} / N_d`` of the last
-    iteration (``doc_topic_counts_``) and the DO probabilities averaged over
-    the kept eta draws: one matrix product, instead of re-sampling the topics
+    iteration (``doc_topic_counts_``) and the class probabilities of
+    ``predict_proba``'s rule: one matrix product, instead of re-sampling the topics
     of every training document as ``predict`` does (which took up to minutes
     after the progress bar).  These topic assignments were sampled knowing the
     labels, so this is an in-sample fit measure, not an estimate of accuracy on
@@ -20,8 +20,6 @@ def training_accuracy(model, y, X=None, texts=None):
     Returns None when the model kept no counts (a two-step fit), or has word covariates
     and no ``texts`` are given.
     """
-    from ..probit import average_do_probabilities
-
     counts = getattr(model, "doc_topic_counts_", None)
     if counts is None:
         return None
@@ -36,7 +34,7 @@ def training_accuracy(model, y, X=None, texts=None):
         U = sp.hstack([design, sp.csr_matrix(zbar)], format="csr")
     else:
         U = np.hstack([design, zbar])
-    proba = average_do_probabilities(U, model.eta_draws_)
+    proba = model._class_probabilities(U)  # predict_proba's rule
     predicted = np.asarray(model.classes_)[proba.argmax(axis=1)]
     return float(np.mean(predicted == np.asarray(y)))
 

@@ -1,0 +1,286 @@
+"""Calibration of ``predict_proba``: which prediction rule to trust (issue 14).
+
+Three rules turn DOProbit's / DOLDA's one-vs-rest linear predictors into class
+probabilities (``docs/CALIBRATION.md``): ``calibrated`` (the default: a
+multinomial-logit map fitted on leave-one-out training predictors), ``ovr``
+(normalised one-vs-rest probabilities) and ``do`` (the paper's DO formula).
+Each is scored beside the truth (simulated data) and multinomial logistic
+regression on the same features: accuracy, log loss, top-label ECE (15 bins)
+and the logit calibration slope.  ::
+
+    python -m experiments.calibration simulated     # DOProbit, 8 Gaussian covariates
+    python -m experiments.calibration corpus        # DOLDA on a simulated corpus
+    python -m experiments.calibration newsgroups    # DOLDA on 20 Newsgroups (K=20)
+    python -m experiments.calibration figures       # docs/calibration_reliability.png
+    python -m experiments.calibration table         # the table of docs/CALIBRATION.md
+
+Results: ``experiments/results/calibration_<part>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = Path(__file__).parent / "results"
+DOCS = ROOT / "docs"
+RULES = ("calibrated", "ovr", "do")
+
+sys.path.insert(0, str(ROOT / "tests"))
+import _simulate  # noqa: E402  (the tests' simulator: never calls dolda)
+
+# (label model, coefficient scale, training rows, prior): the issue's regime is
+# ("logit", 1.0, 3000, "normal"); the others vary the label model and the signal.
+REGIMES = (
+    ("logit", 1.0, 3000, "normal"),
+    ("logit", 0.5, 3000, "normal"),
+    ("logit", 1.0, 1000, "horseshoe"),
+    ("do", 0.7, 3000, "normal"),
+    ("do", 1.5, 3000, "normal"),
+    ("ovr", 0.5, 3000, "normal"),
+)
+
+
+def _scores(proba, y):
+    from dolda import calibration
+
+    out = calibration.calibration_summary(proba, y)
+    curve = calibration.reliability_curve(proba, y)
+    out["curve"] = {"confidence": curve.confidence.tolist(), "accuracy": curve.accuracy.tolist(),
+                    "count": curve.count.tolist()}
+    return out
+
+
+def _logistic(A, y):
+    from sklearn.linear_model import LogisticRegressionCV
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return LogisticRegressionCV(Cs=[0.01, 0.1, 1.0, 10.0, 100.0], cv=3,
+                                    max_iter=3000).fit(A, y)
+
+
+def _rules(model, predict):
+    out = {}
+    for rule in RULES:
+        model.set_params(proba=rule)
+        tic = time.perf_counter()
+        out[rule] = predict()
+        out[rule + "_seconds"] = time.perf_counter() - tic
+    model.set_params(proba="calibrated")
+    return out
+
+
+def simulated(seeds=(1, 2)):
+    """DOProbit on 8 Gaussian covariates, 5 classes, scored on 5000 fresh rows."""
+    from dolda import DOProbit
+
+    rows = []
+    for seed, (model_name, scale, n_train, prior) in [(s, r) for s in seeds for r in REGIMES]:
+        tr = _simulate.simulate_labelled(n_train, model=model_name, scale=scale, seed=seed)
+        te = _simulate.simulate_labelled(5000, model=model_name, seed=100 + seed,
+                                         coef=tr.coef)
+        tic = time.perf_counter()
+        fit = DOProbit(prior=prior, n_iter=600, burn_in=200, random_state=seed,
+                       n_jobs=1).fit(tr.X, tr.y)
+        fit_s = time.perf_counter() - tic
+        probas = _rules(fit, lambda: fit.predict_proba(te.X))
+        lr = _logistic(tr.X, tr.y)
+        row = {"label_model": model_name, "scale": scale, "n_train": n_train,
+               "prior": prior, "seed": seed, "fit_seconds": fit_s,
+               "truth": _scores(te.proba, te.y),
+               "logistic_regression": _scores(lr.predict_proba(te.X), te.y)}
+        for rule in RULES:
+            row[rule] = _scores(probas[rule], te.y)
+        rows.append(row)
+        print(_line(row), flush=True)
+        _write("simulated", {"experiment": "calibration_simulated", "partial": True,
+                             "rows": rows})
+    return {"experiment": "calibration_simulated", "n_test": 5000, "n_features": 8,
+            "n_classes": 5, "n_iter": 600, "burn_in": 200, "rows": rows}
+
+
+def corpus(seeds=(1, 2)):
+    """DOLDA on corpora from its generative model: 3000 documents, 1000 to train."""
+    from dolda import DOLDA
+
+    rows = []
+    for seed in seeds:
+        sim = _simulate.simulate_corpus(3000, n_topics=4, n_classes=3, vocab_size=200,
+                                        doc_length=60, scale=4.0, model="do", seed=seed)
+        tr, te = slice(0, 1000), slice(1000, 3000)
+        tic = time.perf_counter()
+        fit = DOLDA(n_topics=4, alpha=0.3, beta=0.05, prior="normal", n_iter=300,
+                    rare_share=0.0, random_state=seed, progress=False)
+        fit.fit(sim.texts[tr], sim.y[tr])
+        fit_s = time.perf_counter() - tic
+        probas = _rules(fit, lambda: fit.predict_proba(sim.texts[te]))
+        A, B = fit.transform(sim.texts[tr]), fit.transform(sim.texts[te])
+        lr = _logistic(A, sim.y[tr])
+        row = {"label_model": "do", "seed": seed, "fit_seconds": fit_s,
+               "truth": _scores(sim.proba[te], sim.y[te]),
+               "logistic_regression": _scores(lr.predict_proba(B), sim.y[te])}
+        for rule in RULES:
+            row[rule] = _scores(probas[rule], sim.y[te])
+        rows.append(row)
+        print(_line(row), flush=True)
+    return {"experiment": "calibration_corpus", "n_docs": 3000, "n_train": 1000,
+            "n_topics": 4, "n_classes": 3, "n_iter": 300, "rows": rows}
+
+
+def newsgroups(data_dir, topics=20, iterations=200, seed=1):
+    """DOLDA (Horseshoe) on 20 Newsgroups, stripped setting; LR on the same topic proportions."""
+    from dolda import DOLDA
+    from experiments.newsgroups import load_setting
+
+    tr_texts, ytr, te_texts, yte, _, _ = load_setting(data_dir, "stripped", False)
+    tic = time.perf_counter()
+    fit = DOLDA(n_topics=topics, n_iter=iterations, random_state=seed, progress=False)
+    fit.fit(tr_texts, ytr)
+    fit_s = time.perf_counter() - tic
+    classes = list(fit.classes_)
+    y_te = np.array([classes.index(v) for v in yte])
+    y_tr = np.array([classes.index(v) for v in ytr])
+    probas = _rules(fit, lambda: fit.predict_proba(te_texts))
+    A, B = fit.transform(tr_texts), fit.transform(te_texts)
+    lr = _logistic(A, y_tr)
+    row = {"topics": topics, "iterations": iterations, "seed": seed, "fit_seconds": fit_s,
+           "logistic_regression": _scores(lr.predict_proba(B), y_te),
+           "logistic_regression_C": float(np.atleast_1d(lr.C_)[0])}
+    for rule in RULES:
+        row[rule] = _scores(probas[rule], y_te)
+        row[rule + "_seconds"] = probas[rule + "_seconds"]
+    print(_line(row), flush=True)
+    return {"experiment": "calibration_newsgroups", "setting": "stripped",
+            "n_train": len(tr_texts), "n_test": len(te_texts), "rows": [row]}
+
+
+def _write(part, result):
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"calibration_{part}.json"
+    path.write_text(json.dumps(result, indent=1) + "\n")
+    return path
+
+
+def _line(row):
+    head = ", ".join(f"{k}={row[k]}" for k in ("label_model", "scale", "n_train", "prior",
+                                                "topics", "seed") if k in row)
+    parts = [head]
+    for name in ("truth", "logistic_regression") + RULES:
+        if name in row:
+            s = row[name]
+            parts.append(f"  {name:20s} acc={s['accuracy']:.3f} logloss={s['log_loss']:.4f} "
+                         f"ece={s['ece']:.4f} slope={s['slope']:.3f}")
+    return "\n".join(parts)
+
+
+def figures():
+    """Reliability curves of the first seed of every run, one panel each."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from dolda.calibration import Reliability, plot_reliability
+
+    panels = []
+    for part in ("simulated", "corpus", "newsgroups"):
+        path = RESULTS / f"calibration_{part}.json"
+        if not path.is_file():
+            continue
+        seen = set()
+        for row in json.loads(path.read_text())["rows"]:
+            key = (part, row.get("label_model"), row.get("scale"), row.get("n_train"),
+                   row.get("prior"))
+            if key in seen:
+                continue
+            seen.add(key)
+            title = {"simulated": f"{row.get('label_model')} labels, scale {row.get('scale')}, "
+                                  f"{row.get('n_train')} rows, {row.get('prior')}",
+                     "corpus": "DOLDA, simulated corpus (DO labels)",
+                     "newsgroups": f"DOLDA K={row.get('topics')}, 20 Newsgroups test"}[part]
+            panels.append((title, row))
+    n = len(panels)
+    cols = min(4, n)
+    rows_n = int(np.ceil(n / cols))
+    fig, axes = plt.subplots(rows_n, cols, figsize=(3.6 * cols, 3.6 * rows_n), squeeze=False)
+    for ax, (title, row) in zip(axes.ravel(), panels):
+        curves = {}
+        for name in ("truth", "logistic_regression") + RULES:
+            if name in row:
+                c = row[name]["curve"]
+                label = {"logistic_regression": "multinomial LR"}.get(name, name)
+                curves[f"{label} (ECE {row[name]['ece']:.3f})"] = Reliability(
+                    np.array(c["confidence"]), np.array(c["accuracy"]), np.array(c["count"]),
+                    np.linspace(0, 1, 16))
+        plot_reliability(curves, ax=ax)
+        ax.set_title(title, fontsize=8)
+        ax.legend(fontsize=6, loc="upper left")
+    for ax in axes.ravel()[n:]:
+        ax.axis("off")
+    fig.tight_layout()
+    DOCS.mkdir(exist_ok=True)
+    out = DOCS / "calibration_reliability.png"
+    fig.savefig(out, dpi=110)
+    return out
+
+
+def table():
+    """Markdown table of every run: log loss relative to the truth (or LR), slope, ECE."""
+    lines = ["| data | rule | accuracy | log loss | vs truth | ECE | slope |",
+             "|---|---|---|---|---|---|---|"]
+    for part in ("simulated", "corpus", "newsgroups"):
+        path = RESULTS / f"calibration_{part}.json"
+        if not path.is_file():
+            continue
+        for row in json.loads(path.read_text())["rows"]:
+            name = {"simulated": f"{row.get('label_model')} x{row.get('scale')}, "
+                                 f"{row.get('n_train')} rows, {row.get('prior')}, "
+                                 f"seed {row.get('seed')}",
+                    "corpus": f"DOLDA corpus, seed {row.get('seed')}",
+                    "newsgroups": f"20NG test, K={row.get('topics')}"}[part]
+            ref = row.get("truth")
+            for rule in ("truth", "logistic_regression") + RULES:
+                if rule not in row:
+                    continue
+                s = row[rule]
+                rel = (f"{100 * (s['log_loss'] / ref['log_loss'] - 1):+.1f}%"
+                       if ref is not None else "")
+                label = {"logistic_regression": "multinomial LR"}.get(rule, rule)
+                lines.append(f"| {name} | {label} | {s['accuracy']:.3f} | {s['log_loss']:.4f} "
+                             f"| {rel} | {s['ece']:.4f} | {s['slope']:.3f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("part", choices=("simulated", "corpus", "newsgroups", "figures", "table"))
+    parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--topics", type=int, default=20)
+    parser.add_argument("--iterations", type=int, default=200)
+    args = parser.parse_args(argv)
+    if args.part == "figures":
+        print(figures())
+        return
+    if args.part == "table":
+        print(table())
+        return
+    if args.part == "simulated":
+        result = simulated(tuple(args.seeds))
+    elif args.part == "corpus":
+        result = corpus(tuple(args.seeds))
+    else:
+        result = newsgroups(args.data_dir, args.topics, args.iterations)
+    print(_write(args.part, result))
+
+
+if __name__ == "__main__":
+    main()

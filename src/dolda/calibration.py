@@ -1,0 +1,299 @@
+"""Calibration of class probabilities: reliability curves, ECE, log loss, slope.
+
+Utilities to check that ``predict_proba`` means what it says ("0.8 sure" is
+right 80% of the time), and the prediction rules between which
+``DOProbit(proba=...)`` and ``DOLDA(proba=...)`` choose (``docs/CALIBRATION.md``).
+
+Every scoring function takes ``proba`` (D, L), rows summing to one, and
+integer labels ``y`` (D,) in ``0..L-1`` (the column of the true class).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from scipy import optimize, special
+
+PROBA_RULES = ("calibrated", "ovr", "do")
+
+_EPS = 1e-15
+
+
+# ------------------------------------------------------------------ prediction rules
+def ovr_log_scores(mu):
+    """One-vs-rest log scores ``log F(mu_l)``, shape of ``mu`` (..., L)."""
+    return special.log_ndtr(mu)
+
+
+def do_log_scores(mu):
+    """DO log scores ``log F(mu_l) - log F(-mu_l)`` (..., L).
+
+    ``F(mu_l) prod_{j != l} F(-mu_j) = [F(mu_l) / F(-mu_l)] prod_j F(-mu_j)``: the
+    last factor is common to every class and cancels when normalising, so the DO
+    probabilities are the normalised odds (the double sharpening of
+    ``docs/CALIBRATION.md``).
+    """
+    return special.log_ndtr(mu) - special.log_ndtr(-mu)
+
+
+def _linear_predictors(U, block):
+    """``mu[s, d, l] = u_d . eta_l^(s)`` for draws ``block`` (s, L, P); U dense or sparse."""
+    import scipy.sparse as sp
+
+    n_rows, (n_draws, n_classes, n_columns) = U.shape[0], block.shape
+    if sp.issparse(U):
+        mu = np.asarray(U @ block.reshape(-1, n_columns).T)
+        return mu.reshape(n_rows, n_draws, n_classes).transpose(1, 0, 2)
+    return np.einsum("dp,slp->sdl", U, block)
+
+
+def _draw_chunks(U, eta_draws, max_elements=2e7):
+    chunk = max(1, int(max_elements // max(1, U.shape[0] * eta_draws.shape[1])))
+    for start in range(0, len(eta_draws), chunk):
+        yield _linear_predictors(U, eta_draws[start:start + chunk])
+
+
+def average_rule_probabilities(U, eta_draws, rule):
+    """``mean_s rule(U eta^(s)^T)`` (D, L) for ``rule`` "do" or "ovr".
+
+    ``"do"``: the paper's DO formula ``F(mu_l) prod_{j != l} F(-mu_j) / Z(mu)``;
+    ``"ovr"``: normalised one-vs-rest probabilities ``F(mu_l) / sum_j F(mu_j)``.
+    ``U`` (D, P) may be dense or scipy.sparse; ``eta_draws`` is (S, L, P).
+    """
+    scores = {"do": do_log_scores, "ovr": ovr_log_scores}
+    if rule not in scores:
+        raise ValueError(f"rule must be 'do' or 'ovr', got {rule!r}")
+    proba = np.zeros((U.shape[0], eta_draws.shape[1]))
+    for mu in _draw_chunks(U, eta_draws):
+        proba += special.softmax(scores[rule](mu), axis=-1).sum(axis=0)
+    return proba / len(eta_draws)
+
+
+def posterior_mean_predictors(U, eta_draws):
+    """``u_d . E[eta_l]`` (D, L): the linear predictors at the posterior mean."""
+    return np.asarray(U @ eta_draws.mean(axis=0).T)
+
+
+def loo_predictors(U, eta_draws, y, max_elements=2e7):
+    """Leave-one-out posterior means of the linear predictors of the training rows (D, L).
+
+    The posterior the sampler targets is a product of one-vs-rest binary
+    probits, so row ``d``'s likelihood at draw ``s`` is
+    ``prod_l F(mu_dl^(s))^{[y_d = l]} F(-mu_dl^(s))^{[y_d != l]}``; weighting the
+    draws by its inverse (importance sampling, Gelfand 1996) turns the
+    posterior into the posterior without row ``d``.  The weights are truncated
+    at ``sqrt(S)`` times their mean (Ionides 2008) so that one draw cannot
+    dominate.  ``U`` (D, P) are the rows the chain was fitted on, ``y`` (D,)
+    their class columns, ``eta_draws`` (S, L, P).
+    """
+    y = np.asarray(y, dtype=np.int64)
+    n_rows, n_draws = U.shape[0], len(eta_draws)
+    sign = np.where(np.arange(eta_draws.shape[1])[None, :] == y[:, None], 1.0, -1.0)
+    log_w = np.empty((n_draws, n_rows))
+    mus = []
+    start = 0
+    for mu in _draw_chunks(U, eta_draws, max_elements / 2):
+        log_w[start:start + len(mu)] = -special.log_ndtr(sign * mu).sum(axis=2)
+        start += len(mu)
+        mus.append(mu)
+    log_w -= log_w.max(axis=0, keepdims=True)
+    w = np.exp(log_w)
+    w = np.minimum(w, np.sqrt(n_draws) * w.mean(axis=0, keepdims=True))
+    w /= w.sum(axis=0, keepdims=True)
+    out = np.zeros((n_rows, eta_draws.shape[1]))
+    start = 0
+    for mu in mus:
+        out += np.einsum("sd,sdl->dl", w[start:start + len(mu)], mu)
+        start += len(mu)
+    return out
+
+
+def fit_stacking(mu, y, n_classes, C=1.0):
+    """Multinomial-logit map from one-vs-rest linear predictors to class probabilities.
+
+    Fits ``P(y = l | mu) = softmax(mu @ W.T + b)_l`` by (L2-penalised,
+    ``C``) maximum likelihood of the class labels, scikit-learn's
+    ``LogisticRegression``.
+
+    Parameters
+    ----------
+    mu : (D, L) training linear predictors (ideally out-of-sample, e.g.
+        :func:`loo_predictors`).
+    y : (D,) class columns in ``0..n_classes-1``.
+
+    Returns
+    -------
+    ndarray (L, L + 1)
+        ``[b, W]``: column 0 the intercepts, then the weights.
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    y = np.asarray(y, dtype=np.int64)
+    present = np.unique(y)
+    fit = LogisticRegression(C=C, max_iter=5000).fit(mu, y)
+    out = np.zeros((n_classes, mu.shape[1] + 1))
+    if len(present) == 2:  # scikit-learn keeps one row for two classes
+        coef = np.vstack([-fit.coef_ / 2, fit.coef_ / 2])
+        icpt = np.array([-fit.intercept_[0] / 2, fit.intercept_[0] / 2])
+    else:
+        coef, icpt = fit.coef_, fit.intercept_
+    out[present, 0] = icpt
+    out[present, 1:] = coef
+    out[np.setdiff1d(np.arange(n_classes), present), 0] = -np.inf
+    return out
+
+
+def stacked_probabilities(mu, stacking):
+    """``softmax(mu @ W.T + b)`` (D, L) with ``stacking = [b, W]`` from :func:`fit_stacking`."""
+    return special.softmax(stacking[:, 0] + mu @ stacking[:, 1:].T, axis=1)
+
+
+def class_probabilities(U, eta_draws, rule, stacking=None):
+    """Class probabilities (D, L) of rows ``U`` (D, P) by ``rule`` (see ``PROBA_RULES``).
+
+    ``"calibrated"`` needs ``stacking`` (:func:`fit_stacking`) and applies it
+    to the posterior-mean linear predictors; ``"do"`` and ``"ovr"`` average
+    their formula over the draws (:func:`average_rule_probabilities`).
+    """
+    if rule == "calibrated":
+        if stacking is None:
+            import warnings
+
+            warnings.warn("this model has no calibration map (saved by an older dolda); "
+                          "using the DO formula (proba='do')", stacklevel=3)
+            return average_rule_probabilities(U, eta_draws, "do")
+        return stacked_probabilities(posterior_mean_predictors(U, eta_draws), stacking)
+    if rule in ("do", "ovr"):
+        return average_rule_probabilities(U, eta_draws, rule)
+    raise ValueError(f"proba must be one of {PROBA_RULES}, got {rule!r}")
+
+
+def fit_temperature(log_scores, y, bounds=(0.05, 20.0)):
+    """Exponent ``T`` maximising ``sum_d log softmax(T * log_scores_d)[y_d]``.
+
+    Parameters
+    ----------
+    log_scores : (D, L) log class scores.
+    y : (D,) int class columns.
+
+    Returns
+    -------
+    float
+        ``T``; 1 leaves the scores as they are, ``T > 1`` sharpens them.
+    """
+    log_scores = np.asarray(log_scores, dtype=np.float64)
+    y = np.asarray(y, dtype=np.int64)
+    rows = np.arange(len(y))
+
+    def nll(t):
+        s = t * log_scores
+        return -np.sum(s[rows, y] - special.logsumexp(s, axis=1))
+
+    res = optimize.minimize_scalar(nll, bounds=bounds, method="bounded",
+                                   options={"xatol": 1e-5})
+    return float(res.x)
+
+
+# ------------------------------------------------------------------ scores
+def _check(proba, y):
+    proba = np.asarray(proba, dtype=np.float64)
+    y = np.asarray(y, dtype=np.int64)
+    if proba.ndim != 2 or len(proba) != len(y):
+        raise ValueError(f"proba must be (D, L) with D = len(y) = {len(y)}, "
+                         f"got shape {proba.shape}")
+    if y.size and (y.min() < 0 or y.max() >= proba.shape[1]):
+        raise ValueError(f"y must hold class columns 0..{proba.shape[1] - 1}")
+    return proba, y
+
+
+def log_loss(proba, y):
+    """Mean negative log probability of the true class (nats)."""
+    proba, y = _check(proba, y)
+    return float(-np.mean(np.log(np.clip(proba[np.arange(len(y)), y], _EPS, 1.0))))
+
+
+def calibration_slope(proba, y):
+    """Logit calibration slope: the ``b`` maximising ``sum_d log softmax(b log p_d)[y_d]``.
+
+    For two classes it is the classical slope of the logistic regression of
+    the label on the predicted logit.  1 is calibrated; below 1 the
+    probabilities are overconfident (too close to 0 and 1), above 1
+    underconfident.
+    """
+    proba, y = _check(proba, y)
+    return fit_temperature(np.log(np.clip(proba, _EPS, 1.0)), y, bounds=(0.01, 100.0))
+
+
+class Reliability(NamedTuple):
+    """A reliability curve of the top-label confidence, one entry per non-empty bin."""
+    confidence: np.ndarray  # mean predicted probability of the predicted class
+    accuracy: np.ndarray    # share of rows in the bin whose predicted class is right
+    count: np.ndarray       # rows in the bin
+    edges: np.ndarray       # (n_bins + 1,) bin edges
+
+
+def reliability_curve(proba, y, n_bins=15):
+    """Top-label reliability curve: confidence vs accuracy in equal-width bins.
+
+    Returns
+    -------
+    Reliability
+        For a calibrated classifier ``accuracy ≈ confidence`` in every bin.
+    """
+    proba, y = _check(proba, y)
+    confidence = proba.max(axis=1)
+    correct = (np.argmax(proba, axis=1) == y).astype(np.float64)
+    edges = np.linspace(0.0, 1.0, int(n_bins) + 1)
+    which = np.clip(np.digitize(confidence, edges[1:-1], right=True), 0, n_bins - 1)
+    count = np.bincount(which, minlength=n_bins)
+    conf_sum = np.bincount(which, weights=confidence, minlength=n_bins)
+    acc_sum = np.bincount(which, weights=correct, minlength=n_bins)
+    keep = count > 0
+    return Reliability(conf_sum[keep] / count[keep], acc_sum[keep] / count[keep],
+                       count[keep], edges)
+
+
+def expected_calibration_error(proba, y, n_bins=15):
+    """Top-label ECE: ``sum_b (n_b / D) |accuracy_b - confidence_b|`` over equal-width bins."""
+    curve = reliability_curve(proba, y, n_bins)
+    weights = curve.count / curve.count.sum()
+    return float(np.sum(weights * np.abs(curve.accuracy - curve.confidence)))
+
+
+def calibration_summary(proba, y, n_bins=15):
+    """Accuracy, log loss, ECE and calibration slope as a dict of floats."""
+    proba, y = _check(proba, y)
+    return {
+        "accuracy": float(np.mean(np.argmax(proba, axis=1) == y)),
+        "log_loss": log_loss(proba, y),
+        "ece": expected_calibration_error(proba, y, n_bins),
+        "slope": calibration_slope(proba, y),
+    }
+
+
+def plot_reliability(curves, ax=None, n_bins=None):
+    """Draw reliability curves on a matplotlib axis.
+
+    Parameters
+    ----------
+    curves : dict name -> Reliability (from :func:`reliability_curve`)
+    ax : matplotlib Axes or None (a new figure)
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(4.5, 4.5))
+    ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="calibrated")
+    for name, curve in curves.items():
+        ax.plot(curve.confidence, curve.accuracy, marker="o", ms=3, lw=1.2, label=name)
+    ax.set_xlabel("predicted probability of the predicted class")
+    ax.set_ylabel("share correct")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8, loc="upper left")
+    return ax

@@ -1,0 +1,112 @@
+"""Calibration utilities and the prediction rules of DOProbit / DOLDA (issue 14)."""
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+import _simulate
+from dolda import DOProbit, calibration
+
+
+def test_reliability_curve_and_ece_by_hand():
+    proba = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.45, 0.55]])
+    y = np.array([0, 1, 1, 1])
+    curve = calibration.reliability_curve(proba, y, n_bins=2)
+    # bin (0.5, 1]: every row (confidences .9 .8 .7 .55), 3 of 4 right
+    np.testing.assert_allclose(curve.confidence, [(0.9 + 0.8 + 0.7 + 0.55) / 4])
+    np.testing.assert_allclose(curve.accuracy, [0.75])
+    assert calibration.expected_calibration_error(proba, y, n_bins=2) == pytest.approx(
+        abs(0.75 - 0.7375))
+    assert calibration.log_loss(proba, y) == pytest.approx(
+        -np.mean(np.log([0.9, 0.2, 0.7, 0.55])))
+
+
+@pytest.mark.parametrize("temperature", [0.5, 1.0, 2.0])
+def test_calibration_slope_recovers_a_known_temperature(temperature):
+    """Labels from softmax(s); predictions softmax(s / t) have slope t (+-5%)."""
+    rng = np.random.default_rng(int(temperature * 10))
+    s = 1.5 * rng.normal(size=(40_000, 4))
+    truth = special.softmax(s, axis=1)
+    y = (rng.random(len(s))[:, None] > np.cumsum(truth, axis=1)).sum(axis=1)
+    slope = calibration.calibration_slope(special.softmax(s / temperature, axis=1), y)
+    assert slope == pytest.approx(temperature, rel=0.05)
+
+
+def test_rules_from_their_formulas():
+    mu = np.array([[0.3, -1.2, 2.0], [-0.5, -0.4, -3.0]])
+    eta = np.stack([mu.T, mu.T])[:, :, :]  # (S=2, L=3, P=2) with U = I
+    U = np.eye(2)
+    F = stats.norm.cdf
+    do = F(mu) / F(-mu) * np.prod(F(-mu), axis=1, keepdims=True)
+    np.testing.assert_allclose(calibration.average_rule_probabilities(U, eta, "do"),
+                               do / do.sum(axis=1, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(calibration.average_rule_probabilities(U, eta, "ovr"),
+                               F(mu) / F(mu).sum(axis=1, keepdims=True), rtol=1e-12)
+    with pytest.raises(ValueError, match="rule must be"):
+        calibration.average_rule_probabilities(U, eta, "softmax")
+
+
+def test_loo_predictors_reweight_towards_the_draws_that_fit_a_row_badly():
+    """Two draws; row 0's label is likelier under draw 0, so leaving it out moves its
+    predictors towards draw 1 (weights 1/likelihood, then normalised)."""
+    U = np.array([[1.0, 0.0], [0.0, 1.0]])
+    eta = np.array([[[2.0, 0.0], [-2.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]]])  # (S=2, L=2, P=2)
+    y = np.array([0, 1])
+    loo = calibration.loo_predictors(U, eta, y)
+    lik0 = stats.norm.cdf(2.0) * stats.norm.cdf(2.0)
+    lik1 = 0.25
+    w = np.array([1 / lik0, 1 / lik1])
+    w = np.minimum(w / w.max(), np.sqrt(2) * (w / w.max()).mean())
+    w /= w.sum()
+    np.testing.assert_allclose(loo[0], w[0] * np.array([2.0, -2.0]), rtol=1e-12)
+    np.testing.assert_allclose(loo[1], [0.0, 0.0], atol=1e-12)  # row 1: both draws give 0
+
+
+@pytest.fixture(scope="module")
+def logit_fit():
+    """The issue's regime, smaller: labels from a multinomial logit, weak normal prior."""
+    train = _simulate.simulate_labelled(2000, n_features=6, n_classes=4, model="logit",
+                                        scale=1.0, seed=4)
+    test = _simulate.simulate_labelled(4000, model="logit", seed=5, coef=train.coef)
+    fit = DOProbit(prior="normal", n_iter=300, burn_in=100, random_state=0,
+                   n_jobs=1).fit(train.X, train.y)
+    return fit, test
+
+
+def test_calibrated_rule_is_calibrated_on_multinomial_logit_labels(logit_fit):
+    """Slope in [0.85, 1.15] and log loss within 3% of the truth's, where the DO rule is
+    overconfident and normalised one-vs-rest underconfident (measured: DO slope ~0.8,
+    OvR ~1.25, calibrated ~0.97 / +0.6% log loss)."""
+    fit, test = logit_fit
+    truth = calibration.log_loss(test.proba, test.y)
+    got = calibration.calibration_summary(fit.predict_proba(test.X), test.y)
+    assert 0.85 <= got["slope"] <= 1.15, got
+    assert got["log_loss"] <= 1.03 * truth, (got, truth)
+    fit.set_params(proba="do")
+    do = calibration.calibration_summary(fit.predict_proba(test.X), test.y)
+    fit.set_params(proba="ovr")
+    ovr = calibration.calibration_summary(fit.predict_proba(test.X), test.y)
+    fit.set_params(proba="calibrated")
+    assert do["slope"] < got["slope"] < ovr["slope"]
+    assert got["log_loss"] < min(do["log_loss"], ovr["log_loss"])
+    assert got["accuracy"] >= do["accuracy"] - 0.01
+
+
+def test_proba_rules_share_one_fit_and_round_trip(logit_fit, tmp_path):
+    import dolda
+    from dolda.probit import average_do_probabilities
+
+    fit, test = logit_fit
+    X = test.X[:50]
+    U = np.hstack([np.ones((50, 1)), X])
+    fit.set_params(proba="do")
+    np.testing.assert_allclose(fit.predict_proba(X), average_do_probabilities(U, fit.eta_draws_))
+    fit.set_params(proba="calibrated")
+    assert fit.stacking_.shape == (4, 5)
+    fit.save(tmp_path / "m")
+    loaded = dolda.load(tmp_path / "m")
+    np.testing.assert_allclose(loaded.predict_proba(X), fit.predict_proba(X))
+    fit.set_params(proba="sharp")
+    with pytest.raises(ValueError, match="proba must be one of"):
+        fit.predict_proba(X)
+    fit.set_params(proba="calibrated")
