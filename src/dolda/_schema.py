@@ -374,8 +374,9 @@ def _dolda_manifest(cls, meta, manifest):
     shapes.need("phi", [K, n_words])
     shapes.need("doc_topic_counts", [None, K], kinds="iu", optional=True)
     shapes.need("loglik", [n_chains, n_iter, 2])
+    shapes.need("stacking", [n_classes, n_classes + 1], optional=True)  # proba="calibrated"
     shapes.only(["eta_draws", "tau_draws", "lambda_draws", "phi", "doc_topic_counts",
-                 "loglik"])
+                 "loglik", "stacking"])
     del n_tokens
     return {"n_topics": K}
 
@@ -401,7 +402,9 @@ def _probit_manifest(cls, meta, manifest):
     shapes.need("loglik", [n_iter * n_chains])
     shapes.need("coef", [n_classes, n_features])
     shapes.need("intercept", [n_classes])
-    shapes.only(["eta_draws", "tau_draws", "lambda_draws", "loglik", "coef", "intercept"])
+    shapes.need("stacking", [n_classes, n_classes + 1], optional=True)  # proba="calibrated"
+    shapes.only(["eta_draws", "tau_draws", "lambda_draws", "loglik", "coef", "intercept",
+                 "stacking"])
     return {}
 
 
