@@ -36,6 +36,7 @@ from .sampler.threads import using_threads
 logger = logging.getLogger(__name__)
 
 Z_SAMPLERS = ("auto", "exact", "mh")
+PHI_SAMPLERS = ("exact", "polya")
 #: From this many topics on, "auto" uses the Metropolis-Hastings z-step.
 MH_MIN_TOPICS = 200
 INTERCEPT = "(intercept)"
@@ -111,6 +112,14 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         Iterations discarded (None: half of ``n_iter``).
     thin : int, default=1
         Keep every ``thin``-th draw of eta after the burn-in.
+    phi_sampler : {"exact", "polya"}, default="exact"
+        The Phi step: ``"exact"`` draws ``phi_k ~ Dir(beta + n_k)`` (O(K V));
+        ``"polya"`` the sparse Pólya-urn approximation of Terenin et al.
+        (2019), O(non-zero counts + K V beta), stored sparse and read by the
+        MH z-step through per-word alias tables over the non-zeros.
+    loglik_every : int, default=1
+        Compute the two log-likelihood parts (``loglik_``) only at iterations
+        ``t`` with ``(t + 1) % loglik_every == 0`` (NaN elsewhere).
     z_sampler : {"auto", "exact", "mh"}, default="auto"
         ``"exact"``: Gibbs draw from the full supervised conditional, O(K) per
         token with the cached update.  ``"mh"``: Metropolis-Hastings with the
@@ -197,7 +206,10 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                  checkpoint=None, checkpoint_every=100, rare_share=0.01, min_df=1,
                  max_df=1.0, covariate_min_count=1, n_chains=1, random_state=None,
                  n_jobs=None, progress=True,
-                 backend="local", client=None, n_shards=None, snapshot_every=10):
+                 backend="local", client=None, n_shards=None, snapshot_every=10,
+                 phi_sampler="exact", loglik_every=1):
+        self.phi_sampler = phi_sampler
+        self.loglik_every = loglik_every
         self.n_topics = n_topics
         self.prior = prior
         self.alpha = alpha
@@ -231,11 +243,13 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         n_topics = check_positive_int(self.n_topics, "n_topics", minimum=2)
         check_choice(self.prior, "prior", PRIORS)
         check_choice(self.z_sampler, "z_sampler", Z_SAMPLERS)
+        check_choice(self.phi_sampler, "phi_sampler", PHI_SAMPLERS)
         n_iter = check_positive_int(self.n_iter, "n_iter")
         from .backends import BACKENDS
 
         check_choice(self.backend, "backend", BACKENDS)
         return dict(
+            loglik_every=check_positive_int(self.loglik_every, "loglik_every"),
             n_shards=(None if self.n_shards is None
                       else check_positive_int(self.n_shards, "n_shards")),
             snapshot_every=check_positive_int(self.snapshot_every, "snapshot_every"),
@@ -398,7 +412,8 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         if self.two_step:
             return self._fit_two_step(corpus, data, p, prior)
         config = dolda_chain.DOLDAConfig(K, p["alpha"], p["beta"], prior,
-                                         self._resolved_z_sampler(K), p["n_jobs"])
+                                         self._resolved_z_sampler(K), p["n_jobs"],
+                                         self.phi_sampler, p["loglik_every"])
         base_seed = seed_from(self.random_state)
         chains = []
         for c in range(p["n_chains"]):

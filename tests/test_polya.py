@@ -1,0 +1,138 @@
+"""The sparse Pólya-urn Phi step (dolda.sampler.polya): counts, Poisson variates, the draw's
+distribution, its sparse/dense views, and a DOLDA chain that uses it (thread and shard invariance).
+"""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dolda.sampler import polya
+from dolda.sampler.counts import word_index
+from dolda.sampler.threads import using_threads
+
+
+def _corpus(seed=0, V=30, K=6, N=2000):
+    rng = np.random.default_rng(seed)
+    tokens = rng.integers(0, V, N).astype(np.int32)
+    z = rng.integers(0, K, N).astype(np.int32)
+    dense = np.zeros((K, V), np.int64)
+    np.add.at(dense, (z, tokens), 1)
+    return tokens, z, dense
+
+
+def _to_dense(wc, K):
+    out = np.zeros((K, len(wc.ptr) - 1), np.int64)
+    for w in range(len(wc.ptr) - 1):
+        sl = slice(wc.ptr[w], wc.ptr[w + 1])
+        assert np.all(np.diff(wc.topics[sl]) > 0)  # increasing topics within a word
+        out[wc.topics[sl], w] = wc.counts[sl]
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_word_counts_and_their_merge_equal_the_dense_counts(seed):
+    tokens, z, dense = _corpus(seed)
+    K, V = dense.shape
+    wc = polya.word_counts(*word_index(tokens, V), z, K)
+    np.testing.assert_array_equal(_to_dense(wc, K), dense)
+    cuts = [0, 500, 1300, len(tokens)]
+    parts = [polya.word_counts(*word_index(tokens[a:b], V), z[a:b], K)
+             for a, b in zip(cuts[:-1], cuts[1:])]
+    for merged in (polya.merge_word_counts(parts, K), polya.merge_word_counts(parts[::-1], K)):
+        for x, y in zip(merged, wc):
+            np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("lam", [0.01, 0.7, 4.0, 9.99, 10.0, 30.0, 400.0])
+def test_poisson_variates_follow_the_poisson_law(lam):
+    """Chi-square goodness of fit over 100,000 draws (inversion below 10, PTRS from 10)."""
+    x = polya._poisson_many(lam, 7, 100_000)
+    lo, hi = int(stats.poisson.ppf(1e-4, lam)), int(stats.poisson.ppf(1 - 1e-4, lam))
+    edges = np.arange(lo, hi + 2)
+    observed = np.array([(x < lo).sum()] + [(x == k).sum() for k in edges[:-1]]
+                        + [(x > hi).sum()])
+    p = np.concatenate([[stats.poisson.cdf(lo - 1, lam)], stats.poisson.pmf(edges[:-1], lam),
+                        [stats.poisson.sf(hi, lam)]])
+    keep = p * len(x) > 5
+    expected = p[keep] / p[keep].sum() * observed[keep].sum()
+    chi2 = ((observed[keep] - expected) ** 2 / expected).sum()
+    assert stats.chi2.sf(chi2, keep.sum() - 1) > 1e-3, chi2
+
+
+def test_polya_draw_has_the_poisson_counts_it_claims():
+    """Over 4,000 draws the integer c_{k,w} have mean and variance beta + n_{k,w} (Poisson),
+    zero counts included (the prior hits); Phi is c_{k,w} / c_k, every topic sums to one."""
+    tokens, z, dense = _corpus(3, V=12, K=4, N=300)
+    K, V = dense.shape
+    beta = 0.4
+    wc = polya.word_counts(*word_index(tokens, V), z, K)
+    T = 4000
+    draws = np.zeros((T, K, V))
+    for t in range(T):
+        ptr, topics, c, totals = polya.polya_counts(wc, K, beta, 5, t)
+        for w in range(V):
+            sl = slice(ptr[w], ptr[w + 1])
+            draws[t, topics[sl], w] = c[sl]
+        np.testing.assert_array_equal(draws[t].sum(axis=1), totals)
+    phi = polya.dense(polya.polya_phi(wc, K, beta, 5, T - 1), K).T
+    np.testing.assert_allclose(phi, draws[-1] / totals[:, None], rtol=1e-6)
+    mean, var = draws.mean(0), draws.var(0)
+    lam = dense + beta
+    assert np.all(np.abs(mean - lam) < 5 * np.sqrt(lam / T))
+    assert np.all(np.abs(var - lam) < 6 * lam * np.sqrt(2.0 / T) + 0.02)
+
+
+def test_alias_tables_dense_view_and_round_trip():
+    tokens, z, dense = _corpus(4, V=40, K=9, N=1500)
+    K, V = dense.shape
+    wc = polya.word_counts(*word_index(tokens, V), z, K)
+    phi = polya.polya_phi(wc, K, 0.05, 2, 3)
+    for w in range(V):
+        lo, hi = phi.ptr[w], phi.ptr[w + 1]
+        m = hi - lo
+        if m == 0:
+            continue
+        eff = np.zeros(m)
+        for j in range(m):
+            eff[j] += phi.prob[lo + j] / m
+            eff[phi.alias[lo + j]] += (1 - phi.prob[lo + j]) / m
+        np.testing.assert_allclose(eff, phi.values[lo:hi] / phi.mass[w], atol=1e-12)
+    out = polya.dense(phi, K)
+    again = polya.polya_phi(wc, K, 0.05, 2, 4)
+    polya.write_dense(again, out, previous=phi)  # clears only phi's non-zeros
+    np.testing.assert_array_equal(out, polya.dense(again, K))
+    back = polya.from_dense(out)
+    for x, y in zip(back, again):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_topic_log_likelihood_matches_the_dense_formula():
+    from dolda.sampler.topic_likelihood import lda_topic_log_likelihood
+
+    tokens, z, dense = _corpus(5)
+    K, V = dense.shape
+    wc = polya.word_counts(*word_index(tokens, V), z, K)
+    assert polya.topic_log_likelihood_words(wc, K, 0.01) == pytest.approx(
+        lda_topic_log_likelihood(dense, 0.01), rel=1e-12)
+
+
+def test_polya_draw_is_the_same_for_any_thread_count():
+    tokens, z, dense = _corpus(6, V=500, K=20, N=20_000)
+    K, V = dense.shape
+    wc = polya.word_counts(*word_index(tokens, V), z, K)
+    with using_threads(1):
+        one = polya.polya_phi(wc, K, 0.01, 9, 2)
+    with using_threads(2):
+        two = polya.polya_phi(wc, K, 0.01, 9, 2)
+    for x, y in zip(one, two):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_empty_topics_still_normalise():
+    """V beta tiny: a topic with no tokens gets its prior hits conditioned on >= 1."""
+    tokens = np.array([0, 1, 1], np.int32)
+    z = np.array([0, 0, 0], np.int32)
+    wc = polya.word_counts(*word_index(tokens, 2), z, 5)
+    for t in range(20):
+        d = polya.dense(polya.polya_phi(wc, 5, 0.001, 1, t), 5)
+        np.testing.assert_allclose(d.sum(axis=0), 1.0, rtol=1e-6)
