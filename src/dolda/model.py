@@ -492,7 +492,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
             tau_draws = np.zeros((n_keep, data.n_classes)) if horseshoe else None
             lam_draws = np.zeros((n_keep, data.n_classes, n_cols)) if horseshoe else None
             loglik = np.full((n_iter, 2), np.nan)
-            phi_sum = np.zeros((data.n_words, K))  # word-major, as the chain's Phi
+            phi_sum = np.zeros((data.n_words, K), np.float32)  # word-major; float32 halves it
 
         from .backends import make_chain
 
