@@ -252,7 +252,8 @@ def project(measured, a=ASSUMPTIONS):
     cores = a["machines"] * a["cores_per_machine"]
     bandwidth = a["bandwidth_bit_s"] / 8
     # driver: eta (depends on L, P only), Phi draw ~ K V on the driver's threads,
-    # count reduction ~ received counts ~ N (conservative: bigger shards have fewer pairs per token)
+    # count reduction ~ received counts ~ N (conservative: bigger shards have fewer pairs
+    # per token)
     t_eta = measured["driver_eta_s"] * (p / measured["P"]) ** 3
     t_reduce = measured["driver_reduce_s_per_token"] * n
     received = measured["received_bytes_per_token"] * n
@@ -419,7 +420,7 @@ def main(argv=None):
     eta_bytes = n_classes * (1 + K) * 8
     per_copy = (dask["bytes_sent_per_iter"] - N_SHARDS * eta_bytes) / 2 - eta_bytes - K * K * 8
     measured["phi_bytes_per_entry"] = float(np.round(per_copy / (K * v)))
-    if phi_nnz is not None:  # (topic int32, value float32) per non-zero + an int64 pointer per word
+    if phi_nnz is not None:  # (topic, value) per non-zero + an int64 pointer per word
         measured["phi_bytes_per_entry"] = float(per_copy / (K * v))
         measured["phi_bytes_per_nonzero"] = float((per_copy - 8 * (v + 1)) / phi_nnz)
     projection = project(measured)

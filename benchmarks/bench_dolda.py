@@ -8,13 +8,12 @@ Contestants, each a live chain that every round continues by ``--round-iters``
 iterations (so the rounds of all contestants alternate in time and share the
 machine's load alike):
 
-* ``DOLDA`` -- a full iteration of the joint sampler with the estimator's
-  defaults (a-step, eta, Horseshoe scales, supervised z-sweep, Phi draw and,
-  every ``loglik_every``-th iteration, both log-likelihood parts), run through
-  the chain the estimator runs (:func:`dolda.backends.make_chain`), timed
-  around every ``step``;
-* ``DOLDA exact Phi`` -- the same with ``phi_sampler="exact"`` (the Dirichlet
-  draw) and the other exact-target z-kernel when that is not the default;
+* ``DOLDA phi=... z=...`` -- a full iteration of the joint sampler (a-step,
+  eta, Horseshoe scales, supervised z-sweep, Phi draw and both log-likelihood
+  parts) with the Pólya-urn or the exact Dirichlet Phi step and the MH or the
+  exact Gibbs z-kernel (the latter at K <= 200 only), run through the chain
+  the estimator runs (:func:`dolda.backends.make_chain`), timed around every
+  ``step``;
 * tomotopy ``LDAModel`` with ``optim_interval=0`` (no alpha re-estimation, so
   it does the same work as an unsupervised iteration: z-sweep and counts);
 * tomotopy ``SLDAModel`` (one binary response per class) for reference.
@@ -41,7 +40,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import time
@@ -169,6 +167,8 @@ def main(argv=None):
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     args = parser.parse_args(argv)
 
+    from dolda import DOLDA
+
     train, vocab, corpus = load_corpus(args.data)
     y = train.label.to_numpy()
     labels = np.unique(y, return_inverse=True)[1]
@@ -179,14 +179,14 @@ def main(argv=None):
     load_before = os.getloadavg()
     rows = []
     for K in args.topics:
-        contestants = {"DOLDA": DOLDAContestant(corpus, y, K, args.threads)}
-        default = contestants["DOLDA"].params
-        if default["phi_sampler"] != "exact":
-            contestants["DOLDA exact Phi"] = DOLDAContestant(corpus, y, K, args.threads,
-                                                             phi_sampler="exact")
-        other_z = "exact" if default["z_sampler"] == "mh" else "mh"
-        contestants[f"DOLDA z={other_z}"] = DOLDAContestant(corpus, y, K, args.threads,
-                                                          z_sampler=other_z)
+        contestants = {}
+        for phi_sampler, z_sampler in (("polya", "mh"), ("exact", "mh"), ("exact", "exact")):
+            if z_sampler == "exact" and K > 200:
+                continue  # O(K) per token: not a contender at large K
+            contestants[f"DOLDA phi={phi_sampler} z={z_sampler}"] = DOLDAContestant(
+                corpus, y, K, args.threads, phi_sampler=phi_sampler, z_sampler=z_sampler)
+        default = {"z_sampler": DOLDA()._resolved_z_sampler(K),
+                   "phi_sampler": DOLDA().phi_sampler}
         contestants["tomotopy LDAModel"] = TomotopyContestant(docs, labels, K, args.threads,
                                                               False)
         if not args.no_slda:
@@ -200,7 +200,7 @@ def main(argv=None):
                 times[name].append(c.run(args.round_iters))
         row = {"K": K, "threads": args.threads, "rounds": args.rounds,
                "iterations_per_round": args.round_iters,
-               "dolda_params": default,
+               "dolda_defaults": default,
                "contestants": {name: summarise(t, n_tokens) for name, t in times.items()}}
         for name, c in contestants.items():
             if isinstance(c, DOLDAContestant):

@@ -104,8 +104,10 @@ def main(argv=None):
         sel = [r for r in rows if r["phi_sampler"] == name]
         acc = np.array([r["test_accuracy"] for r in sel])
         ll = np.array([r["heldout_loglik_per_token"] for r in sel])
-        lines.append(f"| mean | {name} | | {acc.mean():.4f} ± {acc.std(ddof=1) if len(acc) > 1 else 0:.4f}"
-                     f" | {ll.mean():.4f} ± {ll.std(ddof=1) if len(ll) > 1 else 0:.4f} | | |")
+        sd_acc = acc.std(ddof=1) if len(acc) > 1 else 0.0
+        sd_ll = ll.std(ddof=1) if len(ll) > 1 else 0.0
+        lines.append(f"| mean | {name} | | {acc.mean():.4f} ± {sd_acc:.4f} | "
+                     f"{ll.mean():.4f} ± {sd_ll:.4f} | | |")
     lines += ["", f"Reproduce: `python benchmarks/polya_accuracy.py --topics {args.topics} "
               f"--iters {args.iters} --seeds {' '.join(map(str, args.seeds))}`"]
     (args.out / "polya_accuracy.md").write_text("\n".join(lines) + "\n")

@@ -189,25 +189,25 @@ def _chain_law(phi_sampler, n_iter, words, doc_ptr, K, V, alpha, beta, seed=1):
     return seen
 
 
-@pytest.mark.parametrize("beta,polya_bound", [(1.0, 0.05), (0.1, 0.25)])
-def test_polya_chain_against_the_enumerated_collapsed_posterior(beta, polya_bound):
-    """A 5-token corpus (2 documents, V = 3, K = 2), 30,000 iterations.  With the exact
-    Dirichlet Phi the chain's law matches the enumerated p(z | w) (TV < 0.02, Monte Carlo
-    error ~0.01); the Pólya urn is an approximation whose error grows as V beta shrinks.
-    Measured TV, 3 seeds: exact 0.004-0.008; Pólya 0.02 at beta = 1, 0.14 at beta = 0.1
-    (the bounds here are about twice that)."""
+@pytest.mark.slow
+def test_polya_chain_against_the_enumerated_collapsed_posterior():
+    """A 5-token corpus (2 documents, V = 3, K = 2, alpha = 0.5, beta = 1), 15,000
+    iterations of z-sweep + Phi.  With the exact Dirichlet Phi the chain's law matches the
+    enumerated p(z | w) (TV < 0.04; Monte Carlo error ~0.015); the Pólya urn approximates
+    it (TV < 0.08).  The error grows as V beta shrinks: see
+    benchmarks/results/polya_accuracy.md for the figures at beta = 1 and 0.1."""
     words = np.array([0, 0, 1, 2, 2])
     doc_ptr = np.array([0, 3, 5], np.int64)
     doc_of = np.repeat(np.arange(2), np.diff(doc_ptr))
-    K, V, alpha = 2, 3, 0.5
+    K, V, alpha, beta, n = 2, 3, 0.5, 1.0, 15_000
     states, exact = _collapsed_posterior(words, doc_of, K, V, alpha, beta)
     tvs = {}
     for phi_sampler in ("exact", "polya"):
-        seen = _chain_law(phi_sampler, 30_000, words, doc_ptr, K, V, alpha, beta)
-        freq = np.array([seen.get(s, 0) for s in states]) / 30_000
+        seen = _chain_law(phi_sampler, n, words, doc_ptr, K, V, alpha, beta)
+        freq = np.array([seen.get(s, 0) for s in states]) / n
         tvs[phi_sampler] = 0.5 * np.abs(freq - exact).sum()
-    assert tvs["exact"] < 0.02, tvs
-    assert tvs["polya"] < polya_bound, tvs
+    assert tvs["exact"] < 0.04, tvs
+    assert tvs["polya"] < 0.08, tvs
 
 
 @pytest.mark.parametrize("z_sampler", ["mh", "exact"])

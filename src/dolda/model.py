@@ -37,8 +37,10 @@ logger = logging.getLogger(__name__)
 
 Z_SAMPLERS = ("auto", "exact", "mh")
 PHI_SAMPLERS = ("exact", "polya")
-#: From this many topics on, "auto" uses the Metropolis-Hastings z-step.
-MH_MIN_TOPICS = 200
+#: From this many topics on, "auto" uses the Metropolis-Hastings z-step (both have the exact
+#: target).  Measured on 20 Newsgroups, one sweep from the same state, 2 threads: exact / MH
+#: time 0.84 at K = 20, 1.8 at K = 100 (the MH step wins from K ~ 30 by interpolation).
+MH_MIN_TOPICS = 50
 INTERCEPT = "(intercept)"
 
 
@@ -124,7 +126,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         ``"exact"``: Gibbs draw from the full supervised conditional, O(K) per
         token with the cached update.  ``"mh"``: Metropolis-Hastings with the
         sparse LDA proposal, O(K_d + L) per token.  ``"auto"``: "mh" from
-        ``K >= 200`` on.
+        ``K >= 50`` on (both sample the exact conditional; the faster one).
     two_step : bool, default=False
         Fit LDA first and the DO probit on its topic proportions afterwards
         (the paper's comparison model) instead of the joint sampler.

@@ -23,7 +23,11 @@ input.  One iteration is
    log-likelihood completed (:func:`dolda.sampler.chain.phi_step`).
 
 Per iteration the driver sends ``eta`` (L x P floats) with every task and
-``Phi`` (K x V floats) plus ``S`` once to every worker; every shard returns
+``Phi`` (K x V floats) plus ``S`` once to every worker -- or, with the
+Pólya-urn Phi (``phi_sampler="polya"``), only its non-zeros
+(:class:`dolda.sampler.polya.PhiNonZeros`: a topic id and a float32 per
+non-zero and a pointer per word), from which every worker rebuilds the dense
+view and the alias tables exactly; every shard returns
 ``(P x P + L x P)`` floats and its non-zero ``n_{k,w}`` (at most its token
 count of (int64, int32) pairs).  Tokens, ``z`` and ``n_{d,k}`` never travel,
 except ``z`` every ``snapshot_every`` iterations (the recovery point).

@@ -210,12 +210,13 @@ def reduce_counts(parts, n_topics: int, n_words: int) -> topic_kernels.SparseCou
     return topic_kernels.merge_sparse_counts(parts)
 
 
-def phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int):
+def phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int, out=None):
     """The global topic block: reduce the shards' ``n_{k,w}``, draw Phi, finish the log-likelihood.
 
     Integer counts add exactly in any order; the float log-likelihood parts
     are summed in shard order.  Phi is drawn straight into a new word-major
-    float32 array from the sparse counts (no K x V float64 intermediate).
+    float32 array from the sparse counts (no K x V float64 intermediate):
+    ``out`` (V, K) float32 when given (overwritten in place), a new one otherwise.
 
     Returns
     -------
@@ -223,8 +224,9 @@ def phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int
     info : StepInfo
     """
     nkw = reduce_counts([part.nkw for part in stats], config.n_topics, n_words)
-    phi = topic_kernels.draw_phi_word_major(nkw, config.beta, seed, iteration,
-                                            np.empty((n_words, config.n_topics), np.float32))
+    if out is None:
+        out = np.empty((n_words, config.n_topics), np.float32)
+    phi = topic_kernels.draw_phi_word_major(nkw, config.beta, seed, iteration, out)
     doc_part = float(sum_in_order([part.loglik_doc for part in stats]))
     info = StepInfo(
         loglik_do=float(sum_in_order([part.loglik_do for part in stats])),
@@ -271,7 +273,8 @@ def dolda_step(seed: int, iteration: int, state: DOLDAState, data: TopicData,
 
     The probit blocks see ``U = [X, zbar]`` from the current z; the z-sweep
     sees the new ``a`` and ``eta``; Phi is drawn from the new topic-word counts.
-    The arrays ``z`` and ``ndk`` of ``state`` are updated in place.
+    The arrays ``z``, ``ndk`` and ``phi`` of ``state`` are updated in place (Phi
+    after the sweeps that read it: no V x K allocation per iteration).
 
     The iteration is written as shard-local blocks
     (:func:`dolda.sampler.shard.utility_step`, :func:`dolda.sampler.shard.topic_step`)
@@ -309,7 +312,7 @@ def dolda_step(seed: int, iteration: int, state: DOLDAState, data: TopicData,
         phi, sparse, info = polya_phi_step(seed, iteration, stats, config, data.n_words,
                                            state.phi, sparse)
         return DOLDAState(z, ndk, phi, probit, sparse), info
-    phi, info = phi_step(seed, iteration, stats, config, data.n_words)
+    phi, info = phi_step(seed, iteration, stats, config, data.n_words, state.phi)
     if not with_loglik:
         info = StepInfo(np.nan, np.nan)
     return DOLDAState(z, ndk, phi, probit), info

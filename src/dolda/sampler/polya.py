@@ -245,7 +245,8 @@ def _word_counts(word_ptr, order, z, n_topics, bounds, topics, counts, length):
 
 
 def word_counts(word_ptr, order, z, n_topics) -> WordCounts:
-    """``n_{k,w}`` as :class:`WordCounts` from the word index (:func:`dolda.sampler.counts.word_index`).
+    """``n_{k,w}`` as :class:`WordCounts` from the word index
+    (:func:`dolda.sampler.counts.word_index`).
 
     Parallel over words, O(N + nnz log) work; integer counts, independent of
     the thread count.
@@ -321,7 +322,8 @@ def _topic_loglik_words(ptr, topics, counts, beta, bounds, n_topics, part, total
 
 
 def topic_log_likelihood_words(counts: WordCounts, n_topics, beta) -> float:
-    """``sum_k log p(w | z, beta)`` (the topic part of the LDA log-likelihood) from :class:`WordCounts`.
+    """``sum_k log p(w | z, beta)``, the topic part of the LDA log-likelihood, from
+    :class:`WordCounts`.
 
     Per-word parts summed in word order, so the value is the same for any
     thread count and any sharding.
@@ -368,7 +370,7 @@ def _prior_hit_numbers(count_total, n_words, beta, seed, step, offset, hits):
 
 @njit(cache=True, parallel=True)
 def _prior_hit_words(count_total, n_words, beta, seed, step, offset, hit_ptr, hit_words):
-    """The ``H_k`` uniformly drawn words of topic ``k`` (same stream as :func:`_prior_hit_numbers`)."""
+    """The ``H_k`` uniform words of topic ``k`` (the stream of :func:`_prior_hit_numbers`)."""
     lam = n_words * beta
     for k in prange(len(hit_ptr) - 1):
         state = stream(seed, step, offset + _TOPIC_BLOCK + k)
@@ -400,7 +402,7 @@ def _hits_by_word(hit_ptr, hit_words, n_words):
 
 @njit(cache=True, inline="always")
 def _build_word_alias(values, lo, m, mass, prob, alias, small, large):
-    """Walker alias table of entries ``lo:lo+m`` (weights ``values``), offsets relative to ``lo``."""
+    """Walker alias table of entries ``lo:lo+m`` (weights ``values``), offsets from ``lo``."""
     if m == 0:
         return
     scale = m / mass
@@ -435,7 +437,7 @@ def _build_word_alias(values, lo, m, mass, prob, alias, small, large):
 @njit(cache=True, parallel=True)
 def _assemble(ptr, topics, draws, wptr, wtopics, cap_ptr, bounds, out_topics, out_draws,
               length):
-    """Per word: count parts (sorted by topic) merged with the prior hits (sorted), zeros dropped."""
+    """Per word: count parts (by topic) merged with the prior hits (by topic), zeros dropped."""
     for c in prange(len(bounds) - 1):
         for w in range(bounds[c], bounds[c + 1]):
             i, i_end = ptr[w], ptr[w + 1]
