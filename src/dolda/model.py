@@ -557,9 +557,10 @@ class DOLDA(ClassifierMixin, BaseEstimator):
                 if bar is not None:
                     bar.close()
 
-        phi = np.ascontiguousarray(phi_sum.T) / max(1, n_iter - phi_from)
+        phi = np.ascontiguousarray(phi_sum.T)  # normalised in place: no further K x V copies
+        phi /= phi.sum(axis=1, keepdims=True)
         return {"seed": seed, "eta_draws": eta_draws, "tau_draws": tau_draws,
-                "lambda_draws": lam_draws, "phi": phi / phi.sum(axis=1, keepdims=True),
+                "lambda_draws": lam_draws, "phi": phi,
                 "ndk": ndk, "loglik": loglik, "seconds": seconds}
 
     def _check_resume(self, meta, data, n_iter):
