@@ -60,13 +60,13 @@ def test_poisson_variates_follow_the_poisson_law(lam):
 
 
 def test_polya_draw_has_the_poisson_counts_it_claims():
-    """Over 4,000 draws the integer c_{k,w} have mean and variance beta + n_{k,w} (Poisson),
+    """Over 2,000 draws the integer c_{k,w} have mean and variance beta + n_{k,w} (Poisson),
     zero counts included (the prior hits); Phi is c_{k,w} / c_k, every topic sums to one."""
     tokens, z, dense = _corpus(3, V=12, K=4, N=300)
     K, V = dense.shape
     beta = 0.4
     wc = polya.word_counts(*word_index(tokens, V), z, K)
-    T = 4000
+    T = 2000
     draws = np.zeros((T, K, V))
     for t in range(T):
         ptr, topics, c, totals = polya.polya_counts(wc, K, beta, 5, t)
