@@ -94,7 +94,8 @@ class Recorder:
 
     # wrap the driver blocks of dolda.sampler.chain (looked up at call time by both backends)
     def patch_blocks(self, module):
-        names = [n for n in ("eta_step", "topic_globals", "phi_step", "reduce_counts")
+        names = [n for n in ("eta_step", "topic_globals", "phi_step", "polya_phi_step",
+                             "reduce_counts")
                  if hasattr(module, n)]
         originals = {n: getattr(module, n) for n in names}
 
@@ -251,13 +252,23 @@ def project(measured, a=ASSUMPTIONS):
     cores = a["machines"] * a["cores_per_machine"]
     bandwidth = a["bandwidth_bit_s"] / 8
     # driver: eta (depends on L, P only), Phi draw ~ K V on the driver's threads,
-    # count reduction ~ received counts ~ N (conservative: bigger shards have fewer pairs per token)
+    # count reduction ~ received counts ~ N (conservative: bigger shards have fewer pairs
+    # per token)
     t_eta = measured["driver_eta_s"] * (p / measured["P"]) ** 3
-    t_phi = (measured["driver_phi_s_per_kv"] * k * v * measured["driver_threads"]
-             / a["driver_threads"])
     t_reduce = measured["driver_reduce_s_per_token"] * n
     received = measured["received_bytes_per_token"] * n
-    glob_bytes = k * v * measured["phi_bytes_per_entry"] + k * k * 8 + l * p * 8
+    if measured.get("phi_sampler") == "polya":
+        # sparse Phi: the count pairs (at most N, at most K V; 20 Newsgroups' share per token
+        # is an upper bound for a larger corpus) plus the prior hits, K V beta
+        nnz = min(measured["phi_nonzeros_per_token"] * n, k * v) + k * v * BETA
+        t_phi = (measured["driver_phi_s_per_nonzero"] * nnz * measured["driver_threads"]
+                 / a["driver_threads"])
+        glob_bytes = nnz * measured["phi_bytes_per_nonzero"] + 8 * (v + 1) + k * k * 8 \
+            + l * p * 8
+    else:
+        t_phi = (measured["driver_phi_s_per_kv"] * k * v * measured["driver_threads"]
+                 / a["driver_threads"])
+        glob_bytes = k * v * measured["phi_bytes_per_entry"] + k * k * 8 + l * p * 8
     copy_s = glob_bytes / bandwidth
     layouts = {}
     for name, workers, threads in (("A: 16 workers x 16 threads", a["machines"],
@@ -311,6 +322,8 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=3,
                         help="alternating (local, dask) pairs of fits")
     parser.add_argument("--snapshot-every", type=int, default=10)
+    parser.add_argument("--phi-sampler", choices=["exact", "polya"], default=None,
+                        help="Phi step (default: the estimator's default)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     args = parser.parse_args(argv)
 
@@ -332,6 +345,10 @@ def main(argv=None):
 
     # local and dask fits alternate, so that a change of the machine's load
     # during the run hits both backends alike; every round gives a ratio
+    from dolda import DOLDA
+
+    phi_sampler = args.phi_sampler or DOLDA().phi_sampler
+    phi_kw = {"phi_sampler": phi_sampler}
     local_recs, dask_recs, rounds, same = [], [], [], []
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None, silence_logs=40) as cluster, \
@@ -339,10 +356,10 @@ def main(argv=None):
         with distributed.get_task_stream(client=client) as stream:
             for r in range(args.rounds):
                 local_rec = Recorder(args.warmup, n_iter - 1)
-                one = _fit(corpus, y, n_iter, local_rec, n_jobs=2)
+                one = _fit(corpus, y, n_iter, local_rec, n_jobs=2, **phi_kw)
                 dask_rec = Recorder(args.warmup, n_iter - 1)
                 two = _fit(corpus, y, n_iter, dask_rec, n_jobs=2, backend="dask", client=client,
-                           snapshot_every=args.snapshot_every)
+                           snapshot_every=args.snapshot_every, **phi_kw)
                 same.append(all(np.array_equal(getattr(one, name), getattr(two, name))
                                 for name in ("eta_draws_", "tau_draws_", "doc_topic_counts_",
                                              "phi_")))
@@ -377,7 +394,9 @@ def main(argv=None):
     n_tok, v = corpus.n_tokens, corpus.n_words
     d_driver = dask["driver_seconds_per_iter"]
     reduce_s = d_driver.get("reduce_counts", 0.0)
-    phi_step_s = d_driver.get("phi_step", 0.0)
+    phi_step_s = d_driver.get("phi_step", 0.0) + d_driver.get("polya_phi_step", 0.0)
+    sparse = getattr(dask_recs[-1].chain, "_sparse", None)
+    phi_nnz = None if sparse is None else int(len(sparse.topics))
     measured = {
         "P": 1 + K,
         "worker_seconds_per_token": (tasks["a_sum"] + tasks["z_sum"]) / n_tok,
@@ -389,6 +408,10 @@ def main(argv=None):
         "driver_threads": 2,
         "received_bytes_per_token": dask["bytes_received_per_iter"] / n_tok,
         "phi_bytes_per_entry": None,
+        "phi_sampler": phi_sampler,
+        "phi_nonzeros": phi_nnz,
+        "phi_nonzeros_per_token": None if phi_nnz is None else phi_nnz / n_tok,
+        "driver_phi_s_per_nonzero": None if phi_nnz is None else (phi_step_s - reduce_s) / phi_nnz,
         "overhead_s_per_iter": dask["seconds_per_iter_mean"]
         - sum(d_driver.get(n, 0.0) for n in ("eta_step", "topic_globals", "phi_step"))
         - tasks["a_slowest_shard"] - tasks["z_slowest_shard"],
@@ -397,6 +420,9 @@ def main(argv=None):
     eta_bytes = n_classes * (1 + K) * 8
     per_copy = (dask["bytes_sent_per_iter"] - N_SHARDS * eta_bytes) / 2 - eta_bytes - K * K * 8
     measured["phi_bytes_per_entry"] = float(np.round(per_copy / (K * v)))
+    if phi_nnz is not None:  # (topic, value) per non-zero + an int64 pointer per word
+        measured["phi_bytes_per_entry"] = float(per_copy / (K * v))
+        measured["phi_bytes_per_nonzero"] = float((per_copy - 8 * (v + 1)) / phi_nnz)
     projection = project(measured)
     main_layout = "A: 16 workers x 16 threads"
     projection["sensitivity_layout_A_total_s"] = {
@@ -444,7 +470,8 @@ def _markdown(r, args):
         "# DOLDA on a Dask LocalCluster beside the local backend (20 Newsgroups train, K = 100)",
         "",
         f"D = {c['n_docs']}, N = {c['n_tokens']} tokens, V = {c['n_words']}, L = "
-        f"{c['n_classes']}; alpha = {ALPHA}, beta = {BETA}, Horseshoe; n_shards = {N_SHARDS} "
+        f"{c['n_classes']}; alpha = {ALPHA}, beta = {BETA}, Horseshoe, phi_sampler = "
+        f"{m.get('phi_sampler', 'exact')}; n_shards = {N_SHARDS} "
         f"for both backends. Same chain on both (eta, tau, n_dk and Phi draws compared "
         f"array for array): {r['same_chain']}; largest relative gap of the reported "
         f"log-likelihood trace {r['loglik_trace_max_relative_gap']:.1e} (the DO "
@@ -476,8 +503,12 @@ def _markdown(r, args):
         f"summed over shards {w['a_sum']:.3f} and {w['z_sum']:.3f}); driver "
         + ", ".join(f"{k} {v:.3f}" for k, v in da["driver_seconds_per_iter"].items())
         + f"; the rest, {m['overhead_s_per_iter']:.3f} s, is scheduling, serialisation and "
-        "transfer. Bytes are counted by `DaskChain.traffic` (array sizes; Phi travels "
-        f"as {m['phi_bytes_per_entry']:.0f}-byte floats, once per worker)"
+        "transfer. Bytes are counted by `DaskChain.traffic` (array sizes; "
+        + (f"Phi travels as {m['phi_bytes_per_entry']:.0f}-byte floats, once per worker)"
+           if m.get("phi_sampler") != "polya" else
+           f"the Pólya-urn Phi travels sparse, {m['phi_nonzeros']:,} non-zeros at "
+           f"{m['phi_bytes_per_nonzero']:.1f} bytes plus a pointer per word, "
+           f"{m['phi_bytes_per_entry']:.2f} bytes per topic-word entry, once per worker)")
         + ("." if lo_bytes is None else
            f"; the loopback interface carried {lo_bytes / mb:.1f} MB per iteration during the "
            f"dask run (all messages, pickling and scheduler traffic included; "
@@ -530,7 +561,8 @@ def _markdown(r, args):
         f"{pr['one_machine_local_backend_s']:.1f} s per iteration.",
         "",
         "Reproduce: `nice -n 5 python benchmarks/bench_dask.py --warmup "
-        f"{args.warmup} --iters {args.iters} --rounds {args.rounds}`"]
+        f"{args.warmup} --iters {args.iters} --rounds {args.rounds} --phi-sampler "
+        f"{m.get('phi_sampler', 'exact')}`"]
     return "\n".join(lines)
 
 

@@ -1,26 +1,35 @@
-"""Cost of a full DOLDA iteration beside the unsupervised LDA iteration and tomotopy.
+"""Tokens per second of a full DOLDA iteration beside tomotopy, interleaved in one run.
 
 Corpus: the 20 Newsgroups "bydate" training split, preprocessed once by
-:class:`dolda.corpus.Vocabulary` (stop list, rarest 1% of tokens removed); all
-three samplers get exactly the same tokens, alpha = 0.1, beta = 0.01.
+:class:`dolda.corpus.Vocabulary` (stop list, rarest 1% of tokens removed); every
+sampler gets exactly the same tokens, alpha = 0.1, beta = 0.01.
 
-* ``DOLDA``: a full iteration (a-step, eta, Horseshoe scales, supervised
-  z-sweep, Phi draw, both log-likelihood parts), ``z_sampler="auto"``;
-* ``dolda.LDA``: a full unsupervised iteration (z-sweep, Phi draw, LDA
-  log-likelihood), ``sampler="auto"``;
-* tomotopy ``LDAModel.train(1)`` (when installed: ``pip install -e .[bench]``).
+Contestants, each a live chain that every round continues by ``--round-iters``
+iterations (so the rounds of all contestants alternate in time and share the
+machine's load alike):
 
-DOLDA's per-iteration time is its own clock around every iteration
-(``timings_["iteration_seconds"]``, the first ``w`` iterations dropped); LDA's
-is the difference of its z-sweep + Phi-draw clocks between a ``w + n`` and a
-``w`` iteration fit.  Numba compilation is excluded by a first small fit.  All three are timed in the same run, one after the
-other, for each K; compare the ratios more than the absolute figures (the
-machine is shared).
+* ``DOLDA phi=... z=...`` -- a full iteration of the joint sampler (a-step,
+  eta, Horseshoe scales, supervised z-sweep, Phi draw and both log-likelihood
+  parts) with the Pólya-urn or the exact Dirichlet Phi step and the MH or the
+  exact Gibbs z-kernel (the latter at K <= 200 only), run through the chain
+  the estimator runs (:func:`dolda.backends.make_chain`), timed around every
+  ``step``;
+* tomotopy ``LDAModel`` with ``optim_interval=0`` (no alpha re-estimation, so
+  it does the same work as an unsupervised iteration: z-sweep and counts);
+* tomotopy ``SLDAModel`` (one binary response per class) for reference.
+
+Per contestant the table gives the median and the best (minimum time) round,
+and the ratios DOLDA / tomotopy LDAModel of both, from the same run.  The
+machine is shared: the load average is recorded before and after.
+
+``--memory`` runs, in a fresh process each, ``DOLDA(n_topics=K).fit`` on the
+train split and ``predict`` on the test split and records the peak resident
+set size (``resource.getrusage``).
 
 Usage::
 
     python benchmarks/bench_dolda.py [--data ../shared/data] [--topics 100 1000]
-        [--threads 2] [--iters 10] [--iters-large 4]
+        [--threads 2] [--rounds 5] [--round-iters 2] [--memory]
 
 Writes ``benchmarks/results/dolda_throughput.json`` and ``.md``.
 """
@@ -31,6 +40,8 @@ import argparse
 import json
 import os
 import platform
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -40,58 +51,106 @@ ROOT = Path(__file__).resolve().parents[1]
 ALPHA, BETA = 0.1, 0.01
 
 
-def time_dolda(corpus, y, K, threads, warmup, n_iter, z_sampler="auto"):
-    """Mean wall seconds of a full DOLDA iteration (the estimator's own per-iteration clock)."""
-    from dolda import DOLDA
+def load_corpus(data):
+    from dolda.corpus import Vocabulary
+    from dolda.datasets import load_20newsgroups
 
-    def fit(iters):
-        return DOLDA(n_topics=K, alpha=ALPHA, beta=BETA, n_iter=iters, burn_in=0,
-                     z_sampler=z_sampler, random_state=1, n_jobs=threads,
-                     progress=False).fit(corpus, y)
-
-    fit(2)  # compile (or load the numba cache), touch the memory
-    model = fit(warmup + n_iter)
-    per_iter = model.timings_["iteration_seconds"][0, warmup:]
-    seconds = float(per_iter.mean())
-    return {"seconds_per_iter": seconds, "median_seconds_per_iter": float(np.median(per_iter)),
-            "tokens_per_s": corpus.n_tokens / seconds,
-            "z_sampler": model._resolved_z_sampler(K)}
+    train = load_20newsgroups(data, "train")
+    vocab = Vocabulary()
+    corpus = vocab.fit_transform(train.text.tolist())
+    return train, vocab, corpus
 
 
-def time_lda(corpus, K, threads, warmup, n_iter):
-    """Mean seconds of a dolda.LDA iteration: its own clocks around the z-sweep and the
-    Phi draw (its log-likelihood, cheap, is not timed; DOLDA's timing includes both of its
-    log-likelihood parts, so the ratio slightly favours LDA)."""
-    from dolda import LDA
+class DOLDAContestant:
+    """A live DOLDA chain built as :meth:`dolda.DOLDA.fit` builds it."""
 
-    def fit(iters):
-        return LDA(n_topics=K, alpha=ALPHA, beta=BETA, n_iter=iters, burn_in=0,
-                   random_state=1, n_jobs=threads, progress=False).fit(corpus)
+    def __init__(self, corpus, y, K, threads, **params):
+        from dolda import DOLDA
+        from dolda.backends import make_chain
+        from dolda.probit import encode_labels
+        from dolda.sampler import chain as dolda_chain
+        from dolda.sampler import probit as probit_blocks
+        from dolda.sampler.threads import using_threads
 
-    fit(2)
-    short, long = fit(warmup), fit(warmup + n_iter)
-    seconds = sum(long.timings_.values()) - sum(short.timings_.values())
-    seconds /= n_iter
-    return {"seconds_per_iter": seconds, "tokens_per_s": corpus.n_tokens / seconds,
-            "sampler": long.sampler_}
+        model = DOLDA(n_topics=K, alpha=ALPHA, beta=BETA, random_state=1, n_jobs=threads,
+                      progress=False, **params)
+        self.params = {"z_sampler": model._resolved_z_sampler(K),
+                       "phi_sampler": model.phi_sampler, "loglik_every": model.loglik_every}
+        p = model._check_params()
+        classes, y_index = encode_labels(y, corpus.n_docs)
+        X = np.ones((corpus.n_docs, 1))
+        shrunk = np.ones(1 + K, dtype=bool)
+        shrunk[0] = False
+        prior = probit_blocks.ProbitPrior(True, shrunk, p["variance"])
+        data = dolda_chain.TopicData(corpus.tokens, corpus.doc_ptr, corpus.n_words, X, y_index,
+                                     len(classes))
+        config = dolda_chain.DOLDAConfig(K, ALPHA, BETA, prior, self.params["z_sampler"],
+                                         threads, phi_sampler=self.params["phi_sampler"],
+                                         loglik_every=self.params["loglik_every"])
+        self.threads = threads
+        self._using = using_threads
+        with using_threads(threads):
+            state = dolda_chain.init_state(1, data, config)
+        self.chain = make_chain("local", 1, state, data, config)
+        self.it = 0
+
+    def run(self, n):
+        with self._using(self.threads):
+            tic = time.perf_counter()
+            for _ in range(n):
+                self.chain.step(self.it)
+                self.it += 1
+            return (time.perf_counter() - tic) / n
 
 
-def time_tomotopy(docs, K, threads, n_iter):
-    try:
+class TomotopyContestant:
+    def __init__(self, docs, labels, K, threads, supervised):
         import tomotopy as tp
-    except ImportError:
-        return None
-    model = tp.LDAModel(k=K, alpha=ALPHA, eta=BETA, seed=1)
-    for doc in docs:
-        if doc:
-            model.add_doc(doc)
-    model.train(2, workers=threads)
-    tic = time.perf_counter()
-    model.train(n_iter, workers=threads)
-    seconds = (time.perf_counter() - tic) / n_iter
-    n_tokens = sum(len(d) for d in docs)
-    return {"seconds_per_iter": seconds, "tokens_per_s": n_tokens / seconds,
-            "version": tp.__version__}
+
+        if supervised:
+            n_classes = int(labels.max()) + 1
+            self.model = tp.SLDAModel(k=K, vars="b" * n_classes, alpha=ALPHA, eta=BETA, seed=1)
+            for doc, lab in zip(docs, labels):
+                if doc:
+                    self.model.add_doc(doc, y=[float(lab == c) for c in range(n_classes)])
+        else:
+            self.model = tp.LDAModel(k=K, alpha=ALPHA, eta=BETA, seed=1)
+            for doc in docs:
+                if doc:
+                    self.model.add_doc(doc)
+        self.model.optim_interval = 0
+        self.threads = threads
+        self.model.train(0, workers=threads)  # initialise
+
+    def run(self, n):
+        tic = time.perf_counter()
+        self.model.train(n, workers=self.threads)
+        return (time.perf_counter() - tic) / n
+
+
+def measure_memory(data, K, threads, n_iter):
+    """Peak RSS (bytes) of fit on train + predict on test, in a fresh process."""
+    code = f"""
+import resource, sys
+sys.path.insert(0, {str(ROOT / 'src')!r})
+from dolda import DOLDA
+from dolda.datasets import load_20newsgroups
+tr = load_20newsgroups({str(data)!r}, "train"); te = load_20newsgroups({str(data)!r}, "test")
+m = DOLDA(n_topics={K}, alpha={ALPHA}, beta={BETA}, n_iter={n_iter}, random_state=1,
+          n_jobs={threads}, progress=False, predict_sweeps=10).fit(tr.text.tolist(), tr.label)
+acc = float((m.predict(te.text.tolist()) == te.label.to_numpy()).mean())
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, acc)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    rss, acc = out.stdout.split()[-2:]
+    return {"peak_rss_bytes": int(rss), "n_iter": n_iter, "test_accuracy": float(acc)}
+
+
+def summarise(times, n_tokens):
+    t = np.asarray(times)
+    return {"seconds_per_iter_rounds": t.tolist(), "median_tokens_per_s": n_tokens / np.median(t),
+            "best_tokens_per_s": n_tokens / t.min()}
 
 
 def main(argv=None):
@@ -99,82 +158,109 @@ def main(argv=None):
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--topics", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--iters", type=int, default=10)
-    parser.add_argument("--iters-large", type=int, default=4,
-                        help="timed iterations for K >= 1000")
+    parser.add_argument("--warmup", type=int, default=3, help="iterations before the rounds")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--round-iters", type=int, default=2)
+    parser.add_argument("--no-slda", action="store_true", help="skip tomotopy's SLDAModel")
+    parser.add_argument("--memory", action="store_true", help="also measure peak RSS")
+    parser.add_argument("--memory-iters", type=int, default=20)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     args = parser.parse_args(argv)
 
-    from dolda.corpus import Vocabulary
-    from dolda.datasets import load_20newsgroups
+    from dolda import DOLDA
 
-    train = load_20newsgroups(args.data, "train")
-    corpus = Vocabulary().fit_transform(train.text.tolist())
+    train, vocab, corpus = load_corpus(args.data)
     y = train.label.to_numpy()
+    labels = np.unique(y, return_inverse=True)[1]
     words = np.asarray(corpus.words, dtype=object)
     docs = [list(words[corpus.tokens[a:b]])
             for a, b in zip(corpus.doc_ptr[:-1], corpus.doc_ptr[1:])]
+    n_tokens = corpus.n_tokens
     load_before = os.getloadavg()
     rows = []
     for K in args.topics:
-        n = args.iters_large if K >= 1000 else args.iters
-        sup = time_dolda(corpus, y, K, args.threads, args.warmup, n)
-        uns = time_lda(corpus, K, args.threads, args.warmup, n)
-        tomo = time_tomotopy(docs, K, args.threads, n)
-        other = time_dolda(corpus, y, K, args.threads, args.warmup, n,
-                           "exact" if sup["z_sampler"] == "mh" else "mh")
-        row = {"K": K, "threads": args.threads, "timed_iterations": n, "dolda": sup,
-               "dolda_other_z_sampler": other, "lda": uns, "tomotopy": tomo,
-               "supervised_over_unsupervised_cost": sup["seconds_per_iter"]
-               / uns["seconds_per_iter"],
-               "other_z_sampler_over_unsupervised_cost": other["seconds_per_iter"]
-               / uns["seconds_per_iter"]}
-        if tomo is not None:
-            row["dolda_over_tomotopy_cost"] = sup["seconds_per_iter"] / tomo["seconds_per_iter"]
+        contestants = {}
+        for phi_sampler, z_sampler in (("polya", "mh"), ("exact", "mh"), ("exact", "exact")):
+            if z_sampler == "exact" and K > 200:
+                continue  # O(K) per token: not a contender at large K
+            contestants[f"DOLDA phi={phi_sampler} z={z_sampler}"] = DOLDAContestant(
+                corpus, y, K, args.threads, phi_sampler=phi_sampler, z_sampler=z_sampler)
+        default = {"z_sampler": DOLDA()._resolved_z_sampler(K),
+                   "phi_sampler": DOLDA().phi_sampler}
+        contestants["tomotopy LDAModel"] = TomotopyContestant(docs, labels, K, args.threads,
+                                                              False)
+        if not args.no_slda:
+            contestants["tomotopy SLDAModel"] = TomotopyContestant(docs, labels, K,
+                                                                   args.threads, True)
+        for c in contestants.values():
+            c.run(args.warmup)
+        times = {name: [] for name in contestants}
+        for _ in range(args.rounds):
+            for name, c in contestants.items():
+                times[name].append(c.run(args.round_iters))
+        row = {"K": K, "threads": args.threads, "rounds": args.rounds,
+               "iterations_per_round": args.round_iters,
+               "dolda_defaults": default,
+               "contestants": {name: summarise(t, n_tokens) for name, t in times.items()}}
+        for name, c in contestants.items():
+            if isinstance(c, DOLDAContestant):
+                row["contestants"][name]["params"] = c.params
+        ref = row["contestants"]["tomotopy LDAModel"]
+        for name, r in row["contestants"].items():
+            r["median_over_tomotopy_lda"] = r["median_tokens_per_s"] / ref["median_tokens_per_s"]
+            r["best_over_tomotopy_lda"] = r["best_tokens_per_s"] / ref["best_tokens_per_s"]
         rows.append(row)
-        print(f"K={K}: DOLDA {sup['tokens_per_s']:.3g} tok/s, LDA {uns['tokens_per_s']:.3g} "
-              f"tok/s ({uns['sampler']}), tomotopy "
-              f"{tomo['tokens_per_s'] if tomo else float('nan'):.3g} tok/s; supervised / "
-              f"unsupervised cost {row['supervised_over_unsupervised_cost']:.2f}", flush=True)
+        for name, r in row["contestants"].items():
+            print(f"K={K} {name:20s} median {r['median_tokens_per_s']:.3g} tok/s "
+                  f"({r['median_over_tomotopy_lda']:.2f}x), best {r['best_tokens_per_s']:.3g} "
+                  f"({r['best_over_tomotopy_lda']:.2f}x)", flush=True)
+        del contestants
+    load_after = os.getloadavg()
+    memory = {}
+    if args.memory:
+        for K in args.topics:
+            memory[K] = measure_memory(args.data, K, args.threads, args.memory_iters)
+            print(f"K={K} peak RSS fit+predict {memory[K]['peak_rss_bytes'] / 1e9:.2f} GB",
+                  flush=True)
     result = {
         "corpus": {"name": "20 Newsgroups bydate train", "n_docs": corpus.n_docs,
-                   "n_tokens": corpus.n_tokens, "n_words": corpus.n_words,
+                   "n_tokens": n_tokens, "n_words": corpus.n_words,
                    "n_classes": int(len(set(y)))},
         "alpha": ALPHA, "beta": BETA, "warmup_iterations": args.warmup,
         "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
                     "python": platform.python_version(), "load_average_before": load_before,
-                    "load_average_after": os.getloadavg()},
-        "results": rows,
+                    "load_average_after": load_after},
+        "results": rows, "memory": {str(k): v for k, v in memory.items()},
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "dolda_throughput.json").write_text(json.dumps(result, indent=2) + "\n")
-    lines = ["# DOLDA iteration cost beside unsupervised LDA and tomotopy (20 Newsgroups train)",
-             "", f"D = {corpus.n_docs}, N = {corpus.n_tokens} tokens, V = {corpus.n_words}, "
+    lines = ["# A full DOLDA iteration beside tomotopy (20 Newsgroups train)", "",
+             f"D = {corpus.n_docs}, N = {n_tokens} tokens, V = {corpus.n_words}, "
              f"L = {result['corpus']['n_classes']} classes; alpha = {ALPHA}, beta = {BETA}; "
-             f"{args.threads} threads; {args.warmup} warm-up iterations dropped; "
-             f"load average {load_before[0]:.1f} before the run, "
-             f"{result['machine']['load_average_after'][0]:.1f} after.", "",
-             "| K | DOLDA tok/s (z-sampler) | dolda.LDA tok/s (sampler) | tomotopy tok/s "
-             "| DOLDA / LDA cost | DOLDA / tomotopy cost | other z-sampler: tok/s, / LDA cost |",
-             "|---|---|---|---|---|---|---|"]
+             f"{args.threads} threads; {args.warmup} warm-up iterations, then {args.rounds} "
+             f"interleaved rounds of {args.round_iters} iterations per contestant; load "
+             f"average {load_before[0]:.1f} before, {load_after[0]:.1f} after (2 cores, shared).",
+             "", "| K | contestant | settings | median tok/s | / tomotopy LDA | best tok/s "
+             "| / tomotopy LDA |", "|---|---|---|---|---|---|---|"]
     for r in rows:
-        tomo = r["tomotopy"]
-        lines.append(
-            f"| {r['K']} | {r['dolda']['tokens_per_s']:.3g} ({r['dolda']['z_sampler']}) | "
-            f"{r['lda']['tokens_per_s']:.3g} ({r['lda']['sampler']}) | "
-            + (f"{tomo['tokens_per_s']:.3g} | " if tomo else "n/a | ")
-            + f"{r['supervised_over_unsupervised_cost']:.2f} | "
-            + (f"{r['dolda_over_tomotopy_cost']:.2f} |" if tomo else "n/a |")
-            + f" {r['dolda_other_z_sampler']['z_sampler']}: "
-            f"{r['dolda_other_z_sampler']['tokens_per_s']:.3g}, "
-            f"{r['other_z_sampler_over_unsupervised_cost']:.2f} |")
-    lines += ["", "Target (issue 4): DOLDA / LDA cost <= 1.3 at K = 100. `auto` picks the "
-              "exact supervised Gibbs z-step below K = 200 (O(K) per token) and the "
-              "Metropolis-Hastings step with the sparse LDA proposal from K = 200 "
-              "(O(K_d + L)); the last column times the other one.", "",
-              f"Reproduce: `python benchmarks/bench_dolda.py --topics {' '.join(map(str, args.topics))}"
-              f" --threads {args.threads} --iters {args.iters} --iters-large {args.iters_large}`"]
+        for name, c in r["contestants"].items():
+            settings = ", ".join(f"{k}={v}" for k, v in c.get("params", {}).items())
+            if name.startswith("tomotopy"):
+                settings = "optim_interval=0"
+            lines.append(f"| {r['K']} | {name} | {settings} | {c['median_tokens_per_s']:.3g} | "
+                         f"{c['median_over_tomotopy_lda']:.2f} | {c['best_tokens_per_s']:.3g} | "
+                         f"{c['best_over_tomotopy_lda']:.2f} |")
+    if memory:
+        lines += ["", "Peak RSS of `DOLDA(n_topics=K).fit` (train, "
+                  f"{args.memory_iters} iterations) + `predict` (test) in a fresh process:", ""]
+        for k, v in memory.items():
+            lines.append(f"- K = {k}: {v['peak_rss_bytes'] / 1e9:.2f} GB "
+                         f"(test accuracy {v['test_accuracy']:.3f})")
+    lines += ["", "Targets (issue 13): DOLDA >= 1.0x tomotopy LDAModel at K = 100, >= 1.5x at "
+              "K = 1000; peak RSS <= 1 GB at K = 1000.", "",
+              f"Reproduce: `python benchmarks/bench_dolda.py --topics "
+              f"{' '.join(map(str, args.topics))} --threads {args.threads} --rounds {args.rounds}"
+              f" --round-iters {args.round_iters}{' --memory' if args.memory else ''}`"]
     (args.out / "dolda_throughput.md").write_text("\n".join(lines) + "\n")
 
 

@@ -154,3 +154,39 @@ def test_large_coefficients_fall_back_to_log_space_and_stay_exact():
             state = np.concatenate([z[:i], before[i:]])
             np.testing.assert_allclose(record[i], brute_force_conditional(p, d, i, state),
                                        rtol=1e-9, atol=1e-12)
+
+
+def test_doubly_sparse_mh_kernel_samples_the_exact_joint_posterior_of_z():
+    """The MH kernel on a sparse (Pólya-urn style) Phi leaves p(z | Phi, eta, a) invariant,
+    zeros included: topic 2 cannot emit word 1, the chain starts in a zero-probability
+    state (token of word 1 in topic 2) and must leave it.  40,000 sweeps, TV < 0.02."""
+    from dolda.sampler.polya import from_dense
+    from dolda.sampler.supervised import sweep_supervised_mh_sparse
+
+    p = tiny_problem(seed=4, n_docs=2, n_topics=3, n_classes=2, n_words=5)
+    p["doc_ptr"] = np.array([0, 3, 5], np.int64)
+    p["tokens"] = np.array([0, 1, 1, 2, 4], np.int32)
+    p["eta_t"] = np.array([[2.0, -1.0, 0.5], [-1.5, 1.0, 1.0]])
+    phi = p["phi"].copy()
+    phi[2, 1] = 0.0
+    phi[0, 0] = 0.0
+    phi /= phi.sum(axis=1, keepdims=True)
+    phi_wk = np.ascontiguousarray(phi.T, dtype=np.float32)
+    p["phi"] = phi_wk.T.astype(np.float64)  # the enumeration sees the float32 values
+    z = np.array([2, 2, 0, 1, 1], np.int32)
+    ndk = np.array([[1, 0, 2], [0, 2, 0]], np.int32)
+    base = p["a"] - p["X"] @ p["eta_x"].T
+    sp = from_dense(phi_wk)
+    with np.errstate(divide="ignore"):
+        states, exact = _exact_joint(p, 0)
+    index = {s: i for i, s in enumerate(states)}
+    counts = np.zeros(len(states))
+    n_sweeps = 40_000
+    for it in range(n_sweeps):
+        sweep_supervised_mh_sparse(p["tokens"], p["doc_ptr"], z, ndk, phi_wk, sp.ptr, sp.topics,
+                                   sp.prob, sp.alias, sp.mass, p["alpha"], p["eta_t"], base, 3,
+                                   it)
+        counts[index[tuple(z[:3])]] += 1
+    assert counts[exact == 0].sum() <= 1  # only the starting state, left at once
+    tv = 0.5 * np.abs(counts / n_sweeps - exact).sum()
+    assert tv < 0.02, f"total variation {tv:.4f}"

@@ -23,7 +23,11 @@ input.  One iteration is
    log-likelihood completed (:func:`dolda.sampler.chain.phi_step`).
 
 Per iteration the driver sends ``eta`` (L x P floats) with every task and
-``Phi`` (K x V floats) plus ``S`` once to every worker; every shard returns
+``Phi`` (K x V floats) plus ``S`` once to every worker -- or, with the
+Pólya-urn Phi (``phi_sampler="polya"``), only its non-zeros
+(:class:`dolda.sampler.polya.PhiNonZeros`: a topic id and a float32 per
+non-zero and a pointer per word), from which every worker rebuilds the dense
+view and the alias tables exactly; every shard returns
 ``(P x P + L x P)`` floats and its non-zero ``n_{k,w}`` (at most its token
 count of (int64, int32) pairs).  Tokens, ``z`` and ``n_{d,k}`` never travel,
 except ``z`` every ``snapshot_every`` iterations (the recovery point).
@@ -128,14 +132,20 @@ def _utility(seed, iteration, shard, state, eta):
     return ShardState(state.z, state.ndk, a), (gram, rhs)
 
 
-def _topic(seed, iteration, shard, state, glob, alpha, z_sampler):
+def _topic(seed, iteration, shard, state, glob, alpha, z_sampler, with_loglik=True):
+    from ..sampler import polya
     from ..sampler.threads import using_threads
 
     # copies: a task never changes its input, so any re-run of it is exact
     z, ndk = state.z.copy(), state.ndk.copy()
+    word_major = isinstance(glob.tables, polya.PhiNonZeros)
     with using_threads(_threads()):
+        if word_major:  # the sparse Pólya-urn Phi: rebuild the dense view and the alias tables
+            phi_wk, sparse = glob.tables.expand()
+            glob = glob._replace(phi_wk=phi_wk, tables=sparse if z_sampler == "mh" else None)
         stats = shard_blocks.topic_step(seed, iteration, shard, z, ndk, state.a, glob, alpha,
-                                        z_sampler)
+                                        z_sampler, word_major=word_major,
+                                        with_loglik=with_loglik)
     return ShardState(z, ndk), stats
 
 
@@ -392,22 +402,37 @@ class DaskChain(ShardedDaskChain):
         self.data = data
         self.config = config
         shards = dolda_chain.whole_corpus_shards(data, n_shards)
-        self._table_rows = (dolda_chain.alias_table_rows(data) if config.z_sampler == "mh"
-                            else None)
+        self._polya = config.phi_sampler == "polya"
+        self._table_rows = (dolda_chain.alias_table_rows(data)
+                            if config.z_sampler == "mh" and not self._polya else None)
         self._phi, self._probit = state.phi, state.probit
+        self._sparse = None
+        if self._polya:
+            from ..sampler import polya
+
+            self._sparse = (state.phi_sparse if state.phi_sparse is not None
+                            else polya.from_dense(state.phi))
         z_parts = [np.array(state.z[sh.token_range]) for sh in shards]
         super().__init__(client, seed, shards, z_parts, config.n_topics, snapshot_every)
 
     def _global_state(self):
+        if self._polya:  # the dense Phi is updated in place: keep the (immutable) sparse one
+            return self._sparse, self._probit
         return self._phi, self._probit
 
     def _restore_global_state(self, state):
-        self._phi, self._probit = state
+        if self._polya:
+            from ..sampler import polya
+
+            self._sparse, self._probit = state
+            polya.write_dense(self._sparse, self._phi)
+        else:
+            self._phi, self._probit = state
 
     def _result(self, info):
         """``(DOLDAState, info)``: Phi and the probit state; ``z`` and ``ndk`` are None
         (they live on the workers, see :meth:`topics`)."""
-        return dolda_chain.DOLDAState(None, None, self._phi, self._probit), info
+        return dolda_chain.DOLDAState(None, None, self._phi, self._probit, self._sparse), info
 
     def _iterate(self, iteration):
         """Run one iteration on the current shard futures; returns ``(state, info)``."""
@@ -423,20 +448,33 @@ class DaskChain(ShardedDaskChain):
         probit = dolda_chain.global_eta_step(seed, iteration, self._probit,
                                              [(None,) + tuple(p) for p in parts], self.data,
                                              config)
-        glob = dolda_chain.topic_globals(probit.eta, self._phi, self.data.X.shape[1],
-                                         config.z_sampler, self._table_rows)
+        if self._polya:  # only the non-zeros of Phi travel; workers rebuild the rest
+            from ..sampler import polya
+
+            glob = dolda_chain.topic_globals(probit.eta, None, self.data.X.shape[1], "exact")
+            glob = glob._replace(tables=polya.PhiNonZeros.of(self._sparse, config.n_topics))
+        else:
+            glob = dolda_chain.topic_globals(probit.eta, self._phi, self.data.X.shape[1],
+                                             config.z_sampler, self._table_rows)
+        with_loglik = dolda_chain.wants_loglik(iteration, config)
         [glob_f] = client.scatter([glob], broadcast=True, hash=False)
         self._pending.append(glob_f)  # cancelled with the iteration if a worker is lost
         self.traffic["sent"] += _nbytes(glob) * len(set(self._workers))
         states, stats = self._submit(
             _topic, "z", lambda s: (seed, iteration, self._shard_futures[s], self._states[s],
-                                    glob_f, config.alpha, config.z_sampler))
+                                    glob_f, config.alpha, config.z_sampler, with_loglik))
         self._states = states
         parts = client.gather(stats)
         del glob_f
         self._pending = []
         self.traffic["received"] += _nbytes(parts)
-        phi, info = dolda_chain.phi_step(seed, iteration, parts, config, self.data.n_words)
+        if self._polya:
+            phi, self._sparse, info = dolda_chain.polya_phi_step(
+                seed, iteration, parts, config, self.data.n_words, self._phi, self._sparse)
+        else:
+            phi, info = dolda_chain.phi_step(seed, iteration, parts, config, self.data.n_words)
+            if not with_loglik:
+                info = dolda_chain.StepInfo(np.nan, np.nan)
         self._phi, self._probit = phi, probit
         self.traffic["iterations"] += 1
         return info

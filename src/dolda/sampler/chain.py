@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import lda as topic_kernels
+from . import polya
 from . import probit as probit_blocks
 from . import shard as shard_blocks
 from . import sparse_eta
@@ -67,6 +68,8 @@ class DOLDAConfig(NamedTuple):
     #: or "cholesky" (of ``U^T U`` from the sparse ``U``).  A dense ``X`` always
     #: takes the reduced-statistics Cholesky path (:func:`eta_step`).
     eta_sampler: str = "cholesky"
+    phi_sampler: str = "exact"  # "exact" (Dirichlet) or "polya" (sparse Pólya urn)
+    loglik_every: int = 1  # log-likelihoods at iterations t with (t + 1) % loglik_every == 0
 
 
 class DOLDAState(NamedTuple):
@@ -80,12 +83,18 @@ class DOLDAState(NamedTuple):
                               the layout the z-sweeps read, drawn in place by
                               :func:`dolda.sampler.lda.draw_phi_word_major`.
     probit : ProbitState      ``a``, ``eta`` (L, P_x + K) and the shrinkage scales.
+    phi_sparse : SparsePhi or None
+                              with ``phi_sampler="polya"``: the same Phi by word,
+                              non-zeros only, with its alias tables
+                              (:mod:`dolda.sampler.polya`); None: derived from
+                              ``phi`` when needed (a resumed chain).
     """
 
     z: np.ndarray
     ndk: np.ndarray
     phi: np.ndarray
     probit: probit_blocks.ProbitState
+    phi_sparse: object = None
 
 
 class StepInfo(NamedTuple):
@@ -110,11 +119,15 @@ def init_state(seed: int, data: TopicData, config: DOLDAConfig) -> DOLDAState:
     """Random topic indicators (one stream per document), Phi drawn from their counts."""
     z, ndk = topic_kernels.init_topics(data.tokens, data.doc_ptr, config.n_topics, seed)
     word_ptr, order = topic_kernels.word_index(data.tokens, data.n_words)
+    n_columns = data.X.shape[1] + config.n_topics
+    probit = probit_blocks.initial_state(len(data.y), data.n_classes, n_columns)
+    if config.phi_sampler == "polya":
+        counts = polya.word_counts(word_ptr, order, z, config.n_topics)
+        sparse = polya.polya_phi(counts, config.n_topics, config.beta, seed, -1)
+        return DOLDAState(z, ndk, polya.dense(sparse, config.n_topics), probit, sparse)
     counts = topic_kernels.sparse_topic_word_counts(word_ptr, order, z, config.n_topics)
     phi = topic_kernels.draw_phi_word_major(
         counts, config.beta, seed, -1, np.empty((data.n_words, config.n_topics), np.float32))
-    n_columns = data.X.shape[1] + config.n_topics
-    probit = probit_blocks.initial_state(len(data.y), data.n_classes, n_columns)
     return DOLDAState(z, ndk, phi, probit)
 
 
@@ -170,17 +183,28 @@ def global_eta_step(seed: int, iteration: int, probit, parts, data: TopicData,
                     sum_in_order([p[2] for p in parts]), config.prior, config.n_jobs)
 
 
-def topic_globals(eta, phi, n_x: int, z_sampler: str, table_row=None) -> shard_blocks.TopicGlobals:
+def topic_globals(eta, phi, n_x: int, z_sampler: str, table_row=None,
+                  phi_sparse=None) -> shard_blocks.TopicGlobals:
     """What every shard needs for its z-sweep, computed once on the driver.
 
     ``S = eta_topics^T eta_topics`` and the alias tables are computed here and
     not on each shard, so every shard sees exactly the same numbers.  With
     ``z_sampler="mh"``, ``table_row`` (:func:`alias_table_rows`) says which
-    words get an alias table (the frequent ones; None: every word).
+    words get an alias table (the frequent ones; None: every word).  With a
+    Pólya-urn Phi (``phi_sparse``, a :class:`dolda.sampler.polya.SparsePhi`)
+    the tables are its per-word alias tables over the non-zeros, already built.
     """
     eta_topics = np.ascontiguousarray(eta[:, n_x:])
-    tables = topic_kernels.build_alias_tables(phi, table_row) if z_sampler == "mh" else None
+    if phi_sparse is not None:
+        tables = phi_sparse if z_sampler == "mh" else None
+    else:
+        tables = topic_kernels.build_alias_tables(phi, table_row) if z_sampler == "mh" else None
     return shard_blocks.TopicGlobals(eta, phi, eta_topics.T @ eta_topics, tables)
+
+
+def wants_loglik(iteration: int, config: DOLDAConfig) -> bool:
+    """Whether iteration ``t`` computes the log-likelihoods: ``(t + 1) % loglik_every == 0``."""
+    return (int(iteration) + 1) % max(1, int(config.loglik_every)) == 0
 
 
 def alias_table_rows(data: TopicData):
@@ -206,12 +230,13 @@ def reduce_counts(parts, n_topics: int, n_words: int) -> topic_kernels.SparseCou
     return topic_kernels.merge_sparse_counts(parts)
 
 
-def phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int):
+def phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int, out=None):
     """The global topic block: reduce the shards' ``n_{k,w}``, draw Phi, finish the log-likelihood.
 
     Integer counts add exactly in any order; the float log-likelihood parts
     are summed in shard order.  Phi is drawn straight into a new word-major
-    float32 array from the sparse counts (no K x V float64 intermediate).
+    float32 array from the sparse counts (no K x V float64 intermediate):
+    ``out`` (V, K) float32 when given (overwritten in place), a new one otherwise.
 
     Returns
     -------
@@ -219,14 +244,47 @@ def phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int
     info : StepInfo
     """
     nkw = reduce_counts([part.nkw for part in stats], config.n_topics, n_words)
-    phi = topic_kernels.draw_phi_word_major(nkw, config.beta, seed, iteration,
-                                            np.empty((n_words, config.n_topics), np.float32))
+    if out is None:
+        out = np.empty((n_words, config.n_topics), np.float32)
+    phi = topic_kernels.draw_phi_word_major(nkw, config.beta, seed, iteration, out)
+    doc_part = float(sum_in_order([part.loglik_doc for part in stats]))
     info = StepInfo(
         loglik_do=float(sum_in_order([part.loglik_do for part in stats])),
-        loglik_lda=float(sum_in_order([part.loglik_doc for part in stats])
-                         + topic_log_likelihood(nkw, n_words, config.beta)),
+        loglik_lda=(doc_part + topic_log_likelihood(nkw, n_words, config.beta)
+                    if not np.isnan(doc_part) else np.nan),
     )
     return phi, info
+
+
+def polya_phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int,
+                   out, previous=None):
+    """The global topic block with the Pólya-urn Phi (``config.phi_sampler == "polya"``).
+
+    The shards' word-major ``n_{k,w}`` (:class:`dolda.sampler.polya.WordCounts`)
+    are merged (integers: exact), Phi drawn sparsely
+    (:func:`dolda.sampler.polya.polya_phi`) and written into the dense
+    word-major ``out`` in place, clearing only the non-zeros of ``previous``
+    (the draw ``out`` holds; None: ``out`` is zeroed).  The log-likelihood
+    parts are NaN on the iterations that skip them (:func:`wants_loglik`).
+
+    Returns
+    -------
+    phi : float32 (V, K)   ``out``.
+    phi_sparse : SparsePhi
+    info : StepInfo
+    """
+    counts = polya.merge_word_counts([part.nkw for part in stats], config.n_topics)
+    sparse = polya.polya_phi(counts, config.n_topics, config.beta, seed, iteration)
+    polya.write_dense(sparse, out, previous)
+    if wants_loglik(iteration, config):
+        info = StepInfo(
+            loglik_do=float(sum_in_order([part.loglik_do for part in stats])),
+            loglik_lda=float(sum_in_order([part.loglik_doc for part in stats])
+                             + polya.topic_log_likelihood_words(counts, config.n_topics,
+                                                                config.beta)))
+    else:
+        info = StepInfo(np.nan, np.nan)
+    return out, sparse, info
 
 
 def dolda_step(seed: int, iteration: int, state: DOLDAState, data: TopicData,
@@ -235,7 +293,8 @@ def dolda_step(seed: int, iteration: int, state: DOLDAState, data: TopicData,
 
     The probit blocks see ``U = [X, zbar]`` from the current z; the z-sweep
     sees the new ``a`` and ``eta``; Phi is drawn from the new topic-word counts.
-    The arrays ``z`` and ``ndk`` of ``state`` are updated in place.
+    The arrays ``z``, ``ndk`` and ``phi`` of ``state`` are updated in place (Phi
+    after the sweeps that read it: no V x K allocation per iteration).
 
     The iteration is written as shard-local blocks
     (:func:`dolda.sampler.shard.utility_step`, :func:`dolda.sampler.shard.topic_step`)
@@ -255,11 +314,24 @@ def dolda_step(seed: int, iteration: int, state: DOLDAState, data: TopicData,
     parts = [shard_blocks.utility_step(seed, iteration, sh, ndk[sh.docs], state.probit.eta)
              for sh in shards]
     probit = global_eta_step(seed, iteration, state.probit, parts, data, config)
-    rows = alias_table_rows(data) if config.z_sampler == "mh" else None
-    glob = topic_globals(probit.eta, state.phi, data.X.shape[1], config.z_sampler, rows)
+    polya_phi = config.phi_sampler == "polya"
+    sparse = state.phi_sparse
+    if polya_phi and sparse is None:
+        sparse = polya.from_dense(state.phi)
+    rows = alias_table_rows(data) if config.z_sampler == "mh" and not polya_phi else None
+    glob = topic_globals(probit.eta, state.phi, data.X.shape[1], config.z_sampler, rows,
+                         sparse if polya_phi else None)
+    with_loglik = wants_loglik(iteration, config)
     stats = [shard_blocks.topic_step(seed, iteration, sh, z[sh.token_range], ndk[sh.docs], part[0],
-                                     glob, config.alpha, config.z_sampler)
+                                     glob, config.alpha, config.z_sampler,
+                                     word_major=polya_phi, with_loglik=with_loglik)
              for sh, part in zip(shards, parts)]
-    phi, info = phi_step(seed, iteration, stats, config, data.n_words)
     probit = probit._replace(a=np.concatenate([part[0] for part in parts]))
+    if polya_phi:
+        phi, sparse, info = polya_phi_step(seed, iteration, stats, config, data.n_words,
+                                           state.phi, sparse)
+        return DOLDAState(z, ndk, phi, probit, sparse), info
+    phi, info = phi_step(seed, iteration, stats, config, data.n_words, state.phi)
+    if not with_loglik:
+        info = StepInfo(np.nan, np.nan)
     return DOLDAState(z, ndk, phi, probit), info

@@ -34,7 +34,8 @@ import scipy.sparse as sp
 from . import lda as topic_kernels
 from . import sparse_eta
 from .likelihood import do_log_likelihood
-from .supervised import sweep_supervised, sweep_supervised_mh
+from . import polya
+from .supervised import sweep_supervised, sweep_supervised_mh, sweep_supervised_mh_sparse
 from .truncnorm import draw_utilities
 
 #: Tokens per shard when the number of shards is not given.  A shard is the
@@ -371,11 +372,17 @@ def utility_step(seed: int, iteration: int, shard: Shard, ndk, eta):
 
 
 def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGlobals,
-               alpha: float, z_sampler: str) -> TopicStatistics:
+               alpha: float, z_sampler: str, word_major: bool = False,
+               with_loglik: bool = True) -> TopicStatistics:
     """The supervised z-sweep of one shard, then its counts and log-likelihood parts.
 
     ``z`` and ``ndk`` are updated in place.  ``glob.eta`` is the eta drawn this
     iteration; the DO log-likelihood is evaluated at the new ``zbar``.
+    ``word_major``: return ``n_{k,w}`` as :class:`dolda.sampler.polya.WordCounts`
+    (for the Pólya-urn Phi step) instead of by topic.  ``with_loglik=False``
+    skips the log-likelihood parts (NaN).  With ``glob.tables`` a
+    :class:`dolda.sampler.polya.SparsePhi`, the MH sweep reads the sparse
+    Phi (:func:`dolda.sampler.supervised.sweep_supervised_mh_sparse`).
     """
     n_x = shard.X.shape[1]
     eta = glob.eta
@@ -384,7 +391,12 @@ def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGl
     base = a - (sparse_eta.covariate_products(shard.X, eta[:, :n_x]) if sparse_x
                 else row_products(shard.X, eta[:, :n_x]))
     n_topics = ndk.shape[1]
-    if z_sampler == "mh":
+    if z_sampler == "mh" and isinstance(glob.tables, polya.SparsePhi):
+        t = glob.tables
+        sweep_supervised_mh_sparse(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, t.ptr,
+                                   t.topics, t.prob, t.alias, t.mass, alpha, eta_topics, base,
+                                   seed, iteration, shard.doc_offset)
+    elif z_sampler == "mh":
         t = glob.tables
         sweep_supervised_mh(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, t.prob, t.alias,
                             t.mass, t.row, alpha, eta_topics, base, seed, iteration,
@@ -393,7 +405,12 @@ def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGl
         sweep_supervised(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, alpha, eta_topics,
                          base, glob.gram_topics, seed, iteration, np.empty((0, n_topics)),
                          shard.doc_offset)
-    nkw = topic_kernels.sparse_topic_word_counts(shard.word_ptr, shard.order, z, n_topics)
+    if word_major:
+        nkw = polya.word_counts(shard.word_ptr, shard.order, z, n_topics)
+    else:
+        nkw = topic_kernels.sparse_topic_word_counts(shard.word_ptr, shard.order, z, n_topics)
+    if not with_loglik:
+        return TopicStatistics(nkw, np.nan, np.nan)
     mu = (sparse_eta.regressor_products(shard.X, shard.doc_ptr, ndk, eta) if sparse_x
           else sparse_row_products(topic_regressors(shard, ndk), eta))
     return TopicStatistics(nkw, float(do_log_likelihood(mu, shard.y)),

@@ -86,6 +86,8 @@ def _document_exact(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics, 
         k1 = 0
         while k1 < n_topics - 1 and cum[k1] <= target:
             k1 += 1
+        if total <= 0.0:  # phi_{.,w} = 0 (a Pólya-urn draw can do this): keep the topic
+            k1 = k0
         if recording:
             prev = 0.0
             for k in range(n_topics):
@@ -163,6 +165,8 @@ def _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics,
                 break
         if k1 < 0:  # rounding: the running sum fell short of u * total
             k1 = last
+        if total <= 0.0:  # phi_{.,w} = 0 (a Pólya-urn draw can do this): keep the topic
+            k1 = k0
         if recording:
             for k in range(n_topics):
                 record[i, k] = p[k] / total
@@ -356,6 +360,111 @@ def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tabl
                 if k1 != k0:  # accepted: the token moves from k0 to k1
                     for l in range(n_classes):
                         r[l] += (eta_kl[k0, l] - eta_kl[k1, l]) * inv_n
+            z[i] = k1
+            if ndk[d, k1] == 0:
+                nz[n_nz] = k1
+                pos[k1] = n_nz
+                n_nz += 1
+            ndk[d, k1] += 1
+
+
+@njit(cache=True, parallel=True)
+def sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_topics, prob, alias,
+                               mass, alpha, eta_topics, base, seed, iteration, doc_offset=0):
+    """The Metropolis-Hastings supervised sweep of :func:`sweep_supervised_mh` with a sparse Phi.
+
+    Phi is a Pólya-urn draw (:class:`dolda.sampler.polya.SparsePhi`): word
+    ``w``'s non-zero ``phi_{k,w}`` are the entries ``phi_ptr[w]:phi_ptr[w+1]``
+    (topics ``phi_topics``) with a Walker alias table over them (``prob``,
+    ``alias``: offsets within the word), ``mass[w] = sum_k phi_{k,w}``, and
+    ``phi_wk`` (V, K) the same values dense (read for the document's topics).
+    The proposal is the LDA conditional ``q(k) ∝ phi_{k,w} (n_{dk}^{-i} + alpha)``:
+    the word part from the alias table (O(1), any K), the document part from
+    the document's non-zero topics (O(K_d)); the supervised factor is the MH
+    correction ``min(1, exp(g_{k'} - g_{k0}))`` in O(L).  Doubly sparse: no
+    step is O(K).
+
+    Two cases the Dirichlet draw never produces: a current topic with
+    ``phi_{k0,w} = 0`` has target mass 0, so any proposal is accepted; a word
+    with no non-zero ``phi_{.,w}`` at all (every Poisson draw 0) keeps its
+    topic (its conditional is identically 0).  Other arguments as
+    :func:`sweep_supervised_mh`.
+    """
+    n_docs = len(doc_ptr) - 1
+    n_classes, n_topics = eta_topics.shape
+    step = iteration * 16 + STEP_Z
+    eta_kl = np.ascontiguousarray(eta_topics.T)
+    sq = np.zeros(n_topics)
+    for k in range(n_topics):
+        for l in range(n_classes):
+            sq[k] += eta_kl[k, l] * eta_kl[k, l]
+    for d in prange(n_docs):
+        start, stop = doc_ptr[d], doc_ptr[d + 1]
+        n_d = stop - start
+        if n_d == 0:
+            continue
+        inv_n = 1.0 / n_d
+        r = np.empty(n_classes)
+        document_residual(d, ndk, eta_topics, base, inv_n, r)
+        nz = np.empty(n_topics, np.int32)
+        pos = np.full(n_topics, -1, np.int32)
+        n_nz = 0
+        for k in range(n_topics):
+            if ndk[d, k] > 0:
+                nz[n_nz] = k
+                pos[k] = n_nz
+                n_nz += 1
+        cum = np.empty(n_topics)
+        state = stream(seed, step, doc_offset + d)
+        for i in range(start, stop):
+            w = tokens[i]
+            lo = phi_ptr[w]
+            m = phi_ptr[w + 1] - lo
+            if m == 0:
+                continue
+            k0 = z[i]
+            ndk[d, k0] -= 1
+            if ndk[d, k0] == 0:
+                j = pos[k0]
+                last = nz[n_nz - 1]
+                nz[j] = last
+                pos[last] = j
+                pos[k0] = -1
+                n_nz -= 1
+            doc_mass = 0.0
+            for j in range(n_nz):
+                k = nz[j]
+                doc_mass += ndk[d, k] * phi_wk[w, k]
+                cum[j] = doc_mass
+            word_mass = alpha * mass[w]
+            u, state = uniform(state)
+            target = u * (word_mass + doc_mass)
+            if target < word_mass or doc_mass <= 0.0:
+                u2, state = uniform(state)
+                x = u2 * m
+                e = min(int(x), m - 1)
+                if x - e >= prob[lo + e]:
+                    e = alias[lo + e]
+                k1 = phi_topics[lo + e]
+            else:
+                target -= word_mass
+                j = 0
+                while j < n_nz - 1 and cum[j] <= target:
+                    j += 1
+                k1 = nz[j]
+            if k1 != k0 and phi_wk[w, k0] > 0.0:
+                dg = 0.0
+                for l in range(n_classes):
+                    e0 = eta_kl[k0, l]
+                    dg += (eta_kl[k1, l] - e0) * (r[l] + e0 * inv_n)
+                log_ratio = dg * inv_n - 0.5 * (sq[k1] - sq[k0]) * inv_n * inv_n
+                if log_ratio < 0.0:
+                    u3, state = uniform(state)
+                    if math.log(u3) > log_ratio:
+                        k1 = k0
+            if k1 != k0:
+                for l in range(n_classes):
+                    r[l] += (eta_kl[k0, l] - eta_kl[k1, l]) * inv_n
             z[i] = k1
             if ndk[d, k1] == 0:
                 nz[n_nz] = k1
