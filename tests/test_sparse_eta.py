@@ -94,8 +94,11 @@ def test_dolda_cg_chain_is_the_same_for_dense_and_sparse_input():
     assert dense.eta_sampler_ == sparse.eta_sampler_ == "cg"
     np.testing.assert_array_equal(dense.eta_draws_, sparse.eta_draws_)
     np.testing.assert_array_equal(dense.doc_topic_counts_, sparse.doc_topic_counts_)
-    np.testing.assert_array_equal(dense.predict_proba(sim.texts[:10], X=X[:10]),
-                                  sparse.predict_proba(sim.texts[:10], X=sp.csr_matrix(X[:10])))
+    # the same chain; the calibrated probabilities differ only by the rounding of a dense
+    # and a sparse matrix product
+    np.testing.assert_allclose(dense.predict_proba(sim.texts[:10], X=X[:10]),
+                               sparse.predict_proba(sim.texts[:10], X=sp.csr_matrix(X[:10])),
+                               rtol=1e-12, atol=1e-15)
 
 
 def test_auto_keeps_sparse_covariates_sparse_beyond_the_cholesky_limit():

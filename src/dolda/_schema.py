@@ -371,7 +371,7 @@ def _dolda_manifest(cls, meta, manifest):
     shapes.need("lambda_draws", [S, n_classes, P], optional=not horseshoe)
     if not horseshoe and ("tau_draws" in manifest or "lambda_draws" in manifest):
         _fail("tau_draws/lambda_draws are stored but the prior is 'normal'")
-    shapes.need("phi", [K, n_words])
+    shapes.need("phi", [K, n_words], kinds="f*")
     shapes.need("doc_topic_counts", [None, K], kinds="iu", optional=True)
     shapes.need("loglik", [n_chains, n_iter, 2])
     shapes.need("stacking", [n_classes, n_classes + 1], optional=True)  # proba="calibrated"
@@ -417,7 +417,7 @@ def _lda_manifest(cls, meta, manifest):
     _str(_key(meta, "sampler", "meta"), "meta.sampler", ("dense", "sparse"))
     K = params.get("n_topics", 20)
     shapes = _Shapes(manifest)
-    shapes.need("phi", [K, n_words])
+    shapes.need("phi", [K, n_words], kinds="f*")
     shapes.need("loglik", [n_iter])
     shapes.need("doc_topic_counts", [None, K], kinds="iu", optional=True)
     shapes.need("z", [n_tokens], kinds="iu", optional=True)
@@ -450,7 +450,7 @@ def check_checkpoint_manifest(meta: dict, manifest: dict) -> dict:
     shapes.need("tau_draws", [S, L], optional=True)
     shapes.need("lambda_draws", [S, L, P], optional=True)
     shapes.need("loglik", [n_iter, 2])
-    shapes.need("phi_sum", [V, K])
+    shapes.need("phi_sum", [V, K], kinds="f*")
     return {"n_topics": K, "n_tokens": n_tokens}
 
 
