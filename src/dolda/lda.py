@@ -28,7 +28,7 @@ from ._validation import (
 from .corpus import TOKEN_PATTERN, Corpus, Vocabulary
 from .sampler import lda as kernels
 from .sampler.rng import seed_from
-from .sampler.threads import using_threads
+from .sampler.threads import obeys_n_jobs, using_threads
 
 logger = logging.getLogger(__name__)
 
@@ -171,6 +171,7 @@ class LDA(TransformerMixin, BaseEstimator):
         return self.vocabulary_.fit_transform(texts)
 
     # ---------------------------------------------------------------- fit
+    @obeys_n_jobs
     def fit(self, texts, y=None):
         """Run the Gibbs sampler on ``texts``.
 
@@ -243,6 +244,7 @@ class LDA(TransformerMixin, BaseEstimator):
         return self.phi_
 
     # ----------------------------------------------------------- transform
+    @obeys_n_jobs
     def transform(self, texts, n_sweeps=None, burn_in=None):
         """Topic proportions of documents with Phi fixed at ``phi_`` (paper section 3.3).
 
@@ -272,6 +274,7 @@ class LDA(TransformerMixin, BaseEstimator):
                                                      float(self.alpha), n_sweeps, burn_in,
                                                      self.seed_)
 
+    @obeys_n_jobs
     def fit_transform(self, texts, y=None, **kwargs):
         """:meth:`fit`, then :meth:`transform` of the same texts."""
         corpus = self._fit_corpus(texts) if not isinstance(texts, Corpus) else texts

@@ -31,7 +31,7 @@ from .sampler import chain as dolda_chain
 from .sampler import lda as topic_kernels
 from .sampler import probit as probit_blocks
 from .sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-exported)
-from .sampler.threads import using_threads
+from .sampler.threads import obeys_n_jobs, using_threads
 
 logger = logging.getLogger(__name__)
 
@@ -361,6 +361,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         return np.hstack([np.ones((n_docs, 1)), M]), names
 
     # --------------------------------------------------------------- fit
+    @obeys_n_jobs
     def fit(self, texts, y, X=None, resume=None):
         """Fit DOLDA to documents ``texts`` with labels ``y`` and optional covariates ``X``.
 
@@ -600,6 +601,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         return self
 
     # ------------------------------------------------------ prediction
+    @obeys_n_jobs
     def transform(self, texts):
         """Topic proportions of new documents (paper section 3.3), shape (D, K).
 
@@ -633,16 +635,19 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         Xd, _ = self._covariates(X, zbar.shape[0], fit=False)
         return np.hstack([Xd, zbar])
 
+    @obeys_n_jobs
     def predict_proba(self, texts, X=None):
         """DO class probabilities averaged over the kept eta draws, shape (D, L)."""
         check_is_fitted(self, "eta_draws_")
         return average_do_probabilities(self._regressors(texts, X), self.eta_draws_)
 
+    @obeys_n_jobs
     def predict(self, texts, X=None):
         """The most probable class of every document, shape (D,)."""
         proba = self.predict_proba(texts, X)
         return self.classes_[np.argmax(proba, axis=1)]
 
+    @obeys_n_jobs
     def score(self, texts, y, X=None):
         """Accuracy of :meth:`predict` on ``texts`` with true labels ``y``."""
         return float(np.mean(self.predict(texts, X) == np.asarray(y)))
@@ -685,6 +690,7 @@ class DOLDA(ClassifierMixin, BaseEstimator):
         out["top_words"] = [" ".join(words.loc[t]) for t in out.index]
         return out.reindex(out["coef"].abs().sort_values(ascending=False).index)
 
+    @obeys_n_jobs
     def explain(self, text, X_row=None):
         """Why one document gets its class: each feature's contribution to each class score.
 

@@ -26,7 +26,7 @@ from ._validation import (
 from .sampler import gaussian
 from .sampler import probit as gibbs
 from .sampler.rng import chain_seed, seed_from
-from .sampler.threads import using_threads
+from .sampler.threads import obeys_n_jobs, using_threads
 
 logger = logging.getLogger(__name__)
 
@@ -216,6 +216,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
             return np.hstack([np.ones((X.shape[0], 1)), X])
         return np.ascontiguousarray(X)
 
+    @obeys_n_jobs
     def fit(self, X, y):
         """Run the Gibbs sampler on ``X`` (D x n_features) and labels ``y`` (D,).
 
@@ -294,11 +295,13 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         return validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=True,
                              accept_sparse="csr")
 
+    @obeys_n_jobs
     def decision_function(self, X):
         """Posterior-mean linear predictors ``mu_{dl} = u_d . E[eta_l]``, shape (D, L)."""
         U = self._design(self._check_X(X))
         return np.asarray(U @ self.eta_draws_.mean(axis=0).T)
 
+    @obeys_n_jobs
     def predict_proba(self, X):
         """DO class probabilities averaged over the kept draws of eta, shape (D, L).
 
@@ -308,6 +311,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         """
         return average_do_probabilities(self._design(self._check_X(X)), self.eta_draws_)
 
+    @obeys_n_jobs
     def predict(self, X):
         """The class with the largest averaged DO probability, shape (D,)."""
         proba = self.predict_proba(X)
