@@ -151,9 +151,10 @@ def markdown(result):
     p = result.get("compile_profile")
     if p:
         total = sum(t for _, t in p["compiles"])
-        lines += ["", f"Compile profile (one in-process demo, empty cache: {p['wall_seconds']:.1f} s "
-                  f"wall, {p['cpu_seconds']:.1f} s CPU; {total:.1f} s wall in top-level "
-                  "compiles):", "", "| kernel | compile s (wall) |", "|---|---|"]
+        lines += ["", "Compile profile (one in-process demo, empty cache: "
+                  f"{p['wall_seconds']:.1f} s wall, {p['cpu_seconds']:.1f} s CPU; "
+                  f"{total:.1f} s wall in top-level compiles):", "",
+                  "| kernel | compile s (wall) |", "|---|---|"]
         for name, t in sorted(p["compiles"], key=lambda x: -x[1]):
             lines.append(f"| {name} | {t:.2f} |")
         multi = {k: n for k, n in p["specialisations"].items() if n > 1}

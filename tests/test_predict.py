@@ -1,4 +1,4 @@
-"""Prediction with Phi fixed: both kernels against enumeration, thread invariance, the batch set-up."""
+"""Prediction with Phi fixed: both kernels against enumeration, thread invariance, batch set-up."""
 
 import itertools
 
@@ -97,6 +97,21 @@ def test_draws_match_enumeration_after_init_and_one_sweep(method, seed):
     observed = np.bincount([index[tuple(row)] for row in ndk], minlength=len(keys))
     # fixed seeds; fails only when the kernel's law differs (p < 1e-3)
     assert _chi_square_p(observed, [law[k] for k in keys], copies) > 1e-3
+
+
+@pytest.mark.parametrize("method", ["dense", "sparse"])
+def test_word_bucket_over_several_blocks_matches_phi(method):
+    # one-token documents: every draw is p(k) ∝ phi_{k,w} alpha (no other token), i.e.
+    # the sparse kernel's word bucket alone; K = 70 spans three blocks of its two-level scan
+    rng = np.random.default_rng(8)
+    K, V, alpha = 70, 5, 0.1
+    phi = rng.dirichlet(np.full(V, 0.3), size=K)
+    copies = 40_000
+    tokens, doc_ptr = _copies([2], copies)
+    theta = predict_topic_proportions(tokens, doc_ptr, phi, alpha, 1, 0, 6, method=method)
+    topic = np.argmax(theta, axis=1)
+    expected = phi[:, 2] / phi[:, 2].sum()
+    assert _chi_square_p(np.bincount(topic, minlength=K), expected, copies) > 1e-3
 
 
 @pytest.mark.parametrize("method", ["dense", "sparse"])

@@ -1,14 +1,16 @@
 """Topic proportions of new documents with Phi fixed (paper section 3.3): unsupervised z-sweeps,
 averaged after a burn-in.
 
-Two kernels draw from the same conditional ``p(z_{d,i} = k) ∝ phibar_{k,w} (n_{d,k}^{-i} + alpha)``:
+Two kernels draw from the same conditional
+``p(z_{d,i} = k) ∝ phibar_{k,w} (n_{d,k}^{-i} + alpha)``:
 
 * ``_predict`` (dense): O(K) per token, a cumulative sum over every topic;
 * ``_predict_sparse``: O(K_d) per token (``K_d`` the topics present in the document).  The
   conditional splits into a document bucket ``n_{d,k} phibar_{k,w}`` over the document's
   non-zero topics and a word bucket ``alpha phibar_{k,w}`` (total ``alpha m_w``,
   ``m_w = sum_k phibar_{k,w}``); the word bucket, rarely visited once the document has
-  topics, is drawn by a scan of ``phibar_{.,w}`` that stops at the drawn topic.
+  topics, is drawn by a scan of the word's sums over blocks of :data:`BLOCK` topics, then of
+  the block's entries: O(K / BLOCK + BLOCK) instead of O(K).
 
 Phi is fixed, so the per-call set-up is only the columns of ``phibar`` of the words in the
 batch (word-major, renumbered), never the whole V x K matrix: predicting one document at a time
@@ -28,6 +30,9 @@ from .rng import STEP_PREDICT, stream, uniform
 SPARSE_PREDICT_MIN_TOPICS = 32
 
 METHODS = ("auto", "dense", "sparse")
+
+#: Topics per block of the word bucket's two-level scan (sparse kernel).
+BLOCK = 32
 
 
 # ------------------------------------------------------------------ dense
@@ -92,11 +97,12 @@ def _predict(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out):
 
 # ----------------------------------------------------------------- sparse
 @njit(cache=True, inline="always")
-def _draw_sparse(phi_row, word_mass, ndk_row, nz, n_nz, cum, alpha, state):
+def _draw_sparse(phi_row, block_row, word_mass, ndk_row, nz, n_nz, cum, alpha, state):
     """One draw from ``p(k) ∝ phi_{k,w} (n_{d,k} + alpha)``; returns ``(k, state)``.
 
     ``nz[:n_nz]`` lists the topics with ``n_{d,k} > 0`` (the current token removed);
-    ``word_mass`` is ``m_w = sum_k phi_{k,w}``; ``cum`` is scratch space.
+    ``block_row[b]`` is ``sum_{k in block b} phi_{k,w}``, ``word_mass`` their sum
+    ``m_w``; ``cum`` is scratch space.
     """
     doc_mass = 0.0
     for j in range(n_nz):
@@ -107,12 +113,20 @@ def _draw_sparse(phi_row, word_mass, ndk_row, nz, n_nz, cum, alpha, state):
     target = u * (alpha * word_mass + doc_mass)
     if target < doc_mass:
         return nz[_search(cum, n_nz, target)], state
-    # word bucket: (target - doc_mass) / alpha is uniform on [0, m_w)
+    # word bucket: (target - doc_mass) / alpha is uniform on [0, m_w); find its block,
+    # then its topic in the block
     target = (target - doc_mass) / alpha
-    n_topics = len(phi_row)
-    k = 0
-    acc = phi_row[0]
-    while acc <= target and k < n_topics - 1:
+    n_blocks = len(block_row)
+    b = 0
+    acc = block_row[0]
+    while acc <= target and b < n_blocks - 1:
+        b += 1
+        acc += block_row[b]
+    target -= acc - block_row[b]
+    k = b * BLOCK
+    last = min(k + BLOCK, len(phi_row)) - 1
+    acc = phi_row[k]
+    while acc <= target and k < last:
         k += 1
         acc += phi_row[k]
     return k, state
@@ -144,7 +158,7 @@ def _remove(k, ndk_row, nz, pos, n_nz):
 
 
 @njit(cache=True, parallel=True)
-def _predict_sparse(tokens, doc_ptr, phi_wk, mass, alpha, n_sweeps, burn_in, seed, out):
+def _predict_sparse(tokens, doc_ptr, phi_wk, blocks, mass, alpha, n_sweeps, burn_in, seed, out):
     n_docs, n_topics = out.shape
     for d in prange(n_docs):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
@@ -164,7 +178,8 @@ def _predict_sparse(tokens, doc_ptr, phi_wk, mass, alpha, n_sweeps, burn_in, see
         # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha)
         for i in range(n_d):
             w = tokens[start + i]
-            k, state = _draw_sparse(phi_wk[w], mass[w], ndk_row, nz, n_nz, cum, alpha, state)
+            k, state = _draw_sparse(phi_wk[w], blocks[w], mass[w], ndk_row, nz, n_nz, cum,
+                                    alpha, state)
             z[i] = k
             n_nz = _add(k, ndk_row, nz, pos, n_nz)
         acc = np.zeros(n_topics)
@@ -172,8 +187,8 @@ def _predict_sparse(tokens, doc_ptr, phi_wk, mass, alpha, n_sweeps, burn_in, see
             for i in range(n_d):
                 w = tokens[start + i]
                 n_nz = _remove(z[i], ndk_row, nz, pos, n_nz)
-                k, state = _draw_sparse(phi_wk[w], mass[w], ndk_row, nz, n_nz, cum, alpha,
-                                        state)
+                k, state = _draw_sparse(phi_wk[w], blocks[w], mass[w], ndk_row, nz, n_nz, cum,
+                                        alpha, state)
                 z[i] = k
                 n_nz = _add(k, ndk_row, nz, pos, n_nz)
             if s >= burn_in:
@@ -253,8 +268,10 @@ def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, se
     if method == "dense":
         _predict(local, doc_ptr, phi_wk, float(alpha), n_sweeps, burn_in, np.int64(seed), out)
     else:
-        mass = phi_wk.sum(axis=1)
-        _predict_sparse(local, doc_ptr, phi_wk, mass, float(alpha), n_sweeps, burn_in,
-                        np.int64(seed), out)
+        blocks = np.add.reduceat(phi_wk, np.arange(0, n_topics, BLOCK), axis=1) \
+            if len(phi_wk) else np.zeros((0, -(-n_topics // BLOCK)))
+        mass = blocks.sum(axis=1)
+        _predict_sparse(local, doc_ptr, phi_wk, np.ascontiguousarray(blocks), mass,
+                        float(alpha), n_sweeps, burn_in, np.int64(seed), out)
     return out
 
