@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dolda.sampler import predict as predict_module
 from dolda.sampler.predict import (
     SPARSE_PREDICT_MIN_TOPICS,
     predict_topic_proportions,
@@ -168,7 +169,7 @@ def test_same_result_for_one_and_two_threads(method):
 
 
 @pytest.mark.parametrize("method", ["dense", "sparse"])
-def test_batch_setup_uses_only_the_batch_words(method):
+def test_batch_setup_uses_only_the_batch_words(method, monkeypatch):
     # The kernels read the columns of the batch's words, renumbered: adding unused words
     # to Phi (and shifting the token ids) leaves every draw unchanged, and one document
     # predicted alone equals its row of a batch (its stream depends on its index only).
@@ -184,6 +185,10 @@ def test_batch_setup_uses_only_the_batch_words(method):
     alone = predict_topic_proportions(tokens[:20], doc_ptr[:2], phi, 0.2, 5, 2, 3,
                                       method=method)
     np.testing.assert_array_equal(alone[0], base[0])
+    # small batches run on the serial kernel; the parallel one gives the same numbers
+    monkeypatch.setattr(predict_module, "SERIAL_MAX_TOKENS", 0)
+    parallel = predict_topic_proportions(tokens, doc_ptr, phi, 0.2, 5, 2, 3, method=method)
+    np.testing.assert_array_equal(parallel, base)
 
 
 def test_bad_input_is_named():

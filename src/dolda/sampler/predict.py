@@ -31,6 +31,9 @@ SPARSE_PREDICT_MIN_TOPICS = 32
 
 METHODS = ("auto", "dense", "sparse")
 
+#: Batches of at most this many tokens run on one thread (same result: per-document streams).
+SERIAL_MAX_TOKENS = 1000
+
 #: Topics per block of the word bucket's two-level scan (sparse kernel).
 BLOCK = 32
 
@@ -55,44 +58,57 @@ def _search(cum, n, target):
     return j
 
 
-@njit(cache=True, parallel=True)
-def _predict(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out):
-    n_docs, n_topics = out.shape
-    for d in prange(n_docs):
-        start, stop = doc_ptr[d], doc_ptr[d + 1]
-        n_d = stop - start
-        if n_d == 0:
-            for k in range(n_topics):
-                out[d, k] = 1.0 / n_topics
-            continue
-        state = stream(seed, STEP_PREDICT, d)
-        ndk_row = np.zeros(n_topics, np.int32)
-        cum = np.empty(n_topics)
-        z = np.empty(n_d, np.int32)
-        # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha)
+@njit(cache=True)
+def _dense_document(tokens, start, stop, phi_wk, alpha, n_sweeps, burn_in, seed, d, out):
+    """Topic proportions of document ``d`` (tokens ``start:stop``) into ``out[d]``, dense."""
+    n_topics = out.shape[1]
+    n_d = stop - start
+    if n_d == 0:
+        for k in range(n_topics):
+            out[d, k] = 1.0 / n_topics
+        return
+    state = stream(seed, STEP_PREDICT, d)
+    ndk_row = np.zeros(n_topics, np.int32)
+    cum = np.empty(n_topics)
+    z = np.empty(n_d, np.int32)
+    # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha)
+    for i in range(n_d):
+        total = _fill_cumulative(phi_wk[tokens[start + i]], ndk_row, alpha, cum)
+        u, state = uniform(state)
+        k = _search(cum, n_topics, u * total)
+        z[i] = k
+        ndk_row[k] += 1
+    acc = np.zeros(n_topics)
+    for s in range(n_sweeps):
         for i in range(n_d):
+            k0 = z[i]
+            ndk_row[k0] -= 1
             total = _fill_cumulative(phi_wk[tokens[start + i]], ndk_row, alpha, cum)
             u, state = uniform(state)
-            k = _search(cum, n_topics, u * total)
-            z[i] = k
-            ndk_row[k] += 1
-        acc = np.zeros(n_topics)
-        for s in range(n_sweeps):
-            for i in range(n_d):
-                k0 = z[i]
-                ndk_row[k0] -= 1
-                total = _fill_cumulative(phi_wk[tokens[start + i]], ndk_row, alpha, cum)
-                u, state = uniform(state)
-                k1 = _search(cum, n_topics, u * total)
-                z[i] = k1
-                ndk_row[k1] += 1
-            if s >= burn_in:
-                for k in range(n_topics):
-                    acc[k] += ndk_row[k]
-        kept = n_sweeps - burn_in
-        denom = kept * (n_d + n_topics * alpha)
-        for k in range(n_topics):
-            out[d, k] = (acc[k] + kept * alpha) / denom
+            k1 = _search(cum, n_topics, u * total)
+            z[i] = k1
+            ndk_row[k1] += 1
+        if s >= burn_in:
+            for k in range(n_topics):
+                acc[k] += ndk_row[k]
+    kept = n_sweeps - burn_in
+    denom = kept * (n_d + n_topics * alpha)
+    for k in range(n_topics):
+        out[d, k] = (acc[k] + kept * alpha) / denom
+
+
+@njit(cache=True, parallel=True)
+def _predict(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out):
+    for d in prange(out.shape[0]):
+        _dense_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, alpha, n_sweeps, burn_in,
+                        seed, d, out)
+
+
+@njit(cache=True)
+def _predict_serial(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out):
+    for d in range(out.shape[0]):
+        _dense_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, alpha, n_sweeps, burn_in,
+                        seed, d, out)
 
 
 # ----------------------------------------------------------------- sparse
@@ -157,47 +173,62 @@ def _remove(k, ndk_row, nz, pos, n_nz):
     return n_nz
 
 
-@njit(cache=True, parallel=True)
-def _predict_sparse(tokens, doc_ptr, phi_wk, blocks, mass, alpha, n_sweeps, burn_in, seed, out):
-    n_docs, n_topics = out.shape
-    for d in prange(n_docs):
-        start, stop = doc_ptr[d], doc_ptr[d + 1]
-        n_d = stop - start
-        if n_d == 0:
-            for k in range(n_topics):
-                out[d, k] = 1.0 / n_topics
-            continue
-        state = stream(seed, STEP_PREDICT, d)
-        width = min(n_topics, n_d)  # a document has at most N_d non-zero topics
-        ndk_row = np.zeros(n_topics, np.int32)
-        pos = np.empty(n_topics, np.int32)
-        nz = np.empty(width, np.int32)
-        cum = np.empty(width)
-        z = np.empty(n_d, np.int32)
-        n_nz = 0
-        # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha)
+@njit(cache=True)
+def _sparse_document(tokens, start, stop, phi_wk, blocks, mass, alpha, n_sweeps, burn_in, seed,
+                     d, out):
+    """Topic proportions of document ``d`` (tokens ``start:stop``) into ``out[d]``, sparse."""
+    n_topics = out.shape[1]
+    n_d = stop - start
+    if n_d == 0:
+        for k in range(n_topics):
+            out[d, k] = 1.0 / n_topics
+        return
+    state = stream(seed, STEP_PREDICT, d)
+    width = min(n_topics, n_d)  # a document has at most N_d non-zero topics
+    ndk_row = np.zeros(n_topics, np.int32)
+    pos = np.empty(n_topics, np.int32)
+    nz = np.empty(width, np.int32)
+    cum = np.empty(width)
+    z = np.empty(n_d, np.int32)
+    n_nz = 0
+    # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha)
+    for i in range(n_d):
+        w = tokens[start + i]
+        k, state = _draw_sparse(phi_wk[w], blocks[w], mass[w], ndk_row, nz, n_nz, cum,
+                                alpha, state)
+        z[i] = k
+        n_nz = _add(k, ndk_row, nz, pos, n_nz)
+    acc = np.zeros(n_topics)
+    for s in range(n_sweeps):
         for i in range(n_d):
             w = tokens[start + i]
+            n_nz = _remove(z[i], ndk_row, nz, pos, n_nz)
             k, state = _draw_sparse(phi_wk[w], blocks[w], mass[w], ndk_row, nz, n_nz, cum,
                                     alpha, state)
             z[i] = k
             n_nz = _add(k, ndk_row, nz, pos, n_nz)
-        acc = np.zeros(n_topics)
-        for s in range(n_sweeps):
-            for i in range(n_d):
-                w = tokens[start + i]
-                n_nz = _remove(z[i], ndk_row, nz, pos, n_nz)
-                k, state = _draw_sparse(phi_wk[w], blocks[w], mass[w], ndk_row, nz, n_nz, cum,
-                                        alpha, state)
-                z[i] = k
-                n_nz = _add(k, ndk_row, nz, pos, n_nz)
-            if s >= burn_in:
-                for j in range(n_nz):
-                    acc[nz[j]] += ndk_row[nz[j]]
-        kept = n_sweeps - burn_in
-        denom = kept * (n_d + n_topics * alpha)
-        for k in range(n_topics):
-            out[d, k] = (acc[k] + kept * alpha) / denom
+        if s >= burn_in:
+            for j in range(n_nz):
+                acc[nz[j]] += ndk_row[nz[j]]
+    kept = n_sweeps - burn_in
+    denom = kept * (n_d + n_topics * alpha)
+    for k in range(n_topics):
+        out[d, k] = (acc[k] + kept * alpha) / denom
+
+
+@njit(cache=True, parallel=True)
+def _predict_sparse(tokens, doc_ptr, phi_wk, blocks, mass, alpha, n_sweeps, burn_in, seed, out):
+    for d in prange(out.shape[0]):
+        _sparse_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, blocks, mass, alpha,
+                         n_sweeps, burn_in, seed, d, out)
+
+
+@njit(cache=True)
+def _predict_sparse_serial(tokens, doc_ptr, phi_wk, blocks, mass, alpha, n_sweeps, burn_in,
+                           seed, out):
+    for d in range(out.shape[0]):
+        _sparse_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, blocks, mass, alpha,
+                         n_sweeps, burn_in, seed, d, out)
 
 
 # ---------------------------------------------------------------- driver
@@ -265,13 +296,18 @@ def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, se
     doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
     local, phi_wk = local_topics(tokens, phi)
     out = np.empty((len(doc_ptr) - 1, n_topics), np.float64)
+    # a small batch runs serially: waking the worker threads would cost more than it saves
+    # (documents are the parallel tasks; one document is one task anyway)
+    serial = len(local) <= SERIAL_MAX_TOKENS
     if method == "dense":
-        _predict(local, doc_ptr, phi_wk, float(alpha), n_sweeps, burn_in, np.int64(seed), out)
+        kernel = _predict_serial if serial else _predict
+        kernel(local, doc_ptr, phi_wk, float(alpha), n_sweeps, burn_in, np.int64(seed), out)
     else:
         blocks = np.add.reduceat(phi_wk, np.arange(0, n_topics, BLOCK), axis=1) \
             if len(phi_wk) else np.zeros((0, -(-n_topics // BLOCK)))
         mass = blocks.sum(axis=1)
-        _predict_sparse(local, doc_ptr, phi_wk, np.ascontiguousarray(blocks), mass,
-                        float(alpha), n_sweeps, burn_in, np.int64(seed), out)
+        kernel = _predict_sparse_serial if serial else _predict_sparse
+        kernel(local, doc_ptr, phi_wk, np.ascontiguousarray(blocks), mass, float(alpha),
+               n_sweeps, burn_in, np.int64(seed), out)
     return out
 
