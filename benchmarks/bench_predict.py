@@ -163,10 +163,12 @@ def main(argv=None):
                 ("single", "tomotopy"): tomotopy_single,
             })
         with using_threads(args.threads):
-            # compile (or load the numba cache) on a few documents
-            for method in ("dense", "sparse"):
-                run_dolda(tokens[:doc_ptr[3]], doc_ptr[:4], phi, 2, 1, method)
-            run_today(tokens[:doc_ptr[3]], doc_ptr[:4], phi, 2, 1)
+            # compile (or load the numba cache): a batch (parallel kernels) and one document
+            # (the serial kernels of small batches)
+            for n in (min(40, n_docs), 1):
+                for method in ("dense", "sparse"):
+                    run_dolda(tokens[:doc_ptr[n]], doc_ptr[:n + 1], phi, 2, 1, method)
+                run_today(tokens[:doc_ptr[n]], doc_ptr[:n + 1], phi, 2, 1)
             times = {key: [] for key in contenders}
             first = {}
             for r in range(args.rounds):
