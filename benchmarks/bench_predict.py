@@ -93,6 +93,8 @@ def main(argv=None):
                              "(0: all)")
     parser.add_argument("--single", type=int, default=200,
                         help="documents predicted one call each (0: skip)")
+    parser.add_argument("--no-tomotopy", action="store_true",
+                        help="time dolda only (tomotopy's infer is slow on a loaded machine)")
     parser.add_argument("--append", action="store_true",
                         help="keep the rows of other K from an existing predict.json")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/dolda_bench_predict"))
@@ -154,6 +156,8 @@ def main(argv=None):
             ("batch", "auto"): lambda: run_dolda(tokens, doc_ptr, phi, args.sweeps, 2, "auto"),
             ("batch", "tomotopy"): tomotopy_batch,
         }
+        if args.no_tomotopy:
+            del contenders[("batch", "tomotopy")]
         if len(single):
             contenders.update({
                 ("single", "today"): lambda: dolda_single(
@@ -162,6 +166,8 @@ def main(argv=None):
                     lambda t, p: run_dolda(t, p, phi, args.sweeps, 1, "auto")),
                 ("single", "tomotopy"): tomotopy_single,
             })
+            if args.no_tomotopy:
+                del contenders[("single", "tomotopy")]
         with using_threads(args.threads):
             # compile (or load the numba cache): a batch (parallel kernels) and one document
             # (the serial kernels of small batches)
