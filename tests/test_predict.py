@@ -1,4 +1,4 @@
-"""Prediction with Phi fixed: both kernels against enumeration, thread invariance, the batch set-up."""
+"""Prediction with Phi fixed: both kernels against enumeration, thread invariance, batch set-up."""
 
 import itertools
 
@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dolda.sampler import predict as predict_module
 from dolda.sampler.predict import (
     SPARSE_PREDICT_MIN_TOPICS,
     predict_topic_proportions,
@@ -100,6 +101,21 @@ def test_draws_match_enumeration_after_init_and_one_sweep(method, seed):
 
 
 @pytest.mark.parametrize("method", ["dense", "sparse"])
+def test_word_bucket_over_several_blocks_matches_phi(method):
+    # one-token documents: every draw is p(k) ∝ phi_{k,w} alpha (no other token), i.e.
+    # the sparse kernel's word bucket alone; K = 70 spans three blocks of its two-level scan
+    rng = np.random.default_rng(8)
+    K, V, alpha = 70, 5, 0.1
+    phi = rng.dirichlet(np.full(V, 0.3), size=K)
+    copies = 40_000
+    tokens, doc_ptr = _copies([2], copies)
+    theta = predict_topic_proportions(tokens, doc_ptr, phi, alpha, 1, 0, 6, method=method)
+    topic = np.argmax(theta, axis=1)
+    expected = phi[:, 2] / phi[:, 2].sum()
+    assert _chi_square_p(np.bincount(topic, minlength=K), expected, copies) > 1e-3
+
+
+@pytest.mark.parametrize("method", ["dense", "sparse"])
 def test_kept_sweeps_average_matches_enumeration(method):
     # n_sweeps=3, burn_in=1: the output averages the counts of sweeps 2 and 3; its mean
     # over copies must equal the enumerated E[(n_dk + alpha) / (N_d + K alpha)] of those
@@ -153,7 +169,7 @@ def test_same_result_for_one_and_two_threads(method):
 
 
 @pytest.mark.parametrize("method", ["dense", "sparse"])
-def test_batch_setup_uses_only_the_batch_words(method):
+def test_batch_setup_uses_only_the_batch_words(method, monkeypatch):
     # The kernels read the columns of the batch's words, renumbered: adding unused words
     # to Phi (and shifting the token ids) leaves every draw unchanged, and one document
     # predicted alone equals its row of a batch (its stream depends on its index only).
@@ -169,6 +185,10 @@ def test_batch_setup_uses_only_the_batch_words(method):
     alone = predict_topic_proportions(tokens[:20], doc_ptr[:2], phi, 0.2, 5, 2, 3,
                                       method=method)
     np.testing.assert_array_equal(alone[0], base[0])
+    # small batches run on the serial kernel; the parallel one gives the same numbers
+    monkeypatch.setattr(predict_module, "SERIAL_MAX_TOKENS", 0)
+    parallel = predict_topic_proportions(tokens, doc_ptr, phi, 0.2, 5, 2, 3, method=method)
+    np.testing.assert_array_equal(parallel, base)
 
 
 def test_bad_input_is_named():

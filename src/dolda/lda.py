@@ -34,7 +34,7 @@ from ._validation import (
 from .corpus import TOKEN_PATTERN, Corpus, Vocabulary
 from .sampler import lda as kernels
 from .sampler.rng import seed_from
-from .sampler.threads import using_threads
+from .sampler.threads import obeys_n_jobs, using_threads
 from .topics import (DEFAULT_LABEL_WORDS, DEFAULT_RELEVANCE, model_top_words,
                      model_topic_labels)
 
@@ -213,6 +213,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         return self.vocabulary_.fit_transform(texts)
 
     # ---------------------------------------------------------------- fit
+    @obeys_n_jobs
     def fit(self, X, y=None):
         """Run the Gibbs sampler on the documents ``X``.
 
@@ -323,6 +324,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                              f"its {self.n_features_in_} columns, not texts")
         return self.vocabulary_.transform(X)
 
+    @obeys_n_jobs
     def transform(self, X, n_sweeps=None, burn_in=None):
         """Topic proportions of documents with Phi fixed at ``phi_`` (paper section 3.3).
 
@@ -354,6 +356,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                                                      float(self.alpha), n_sweeps, burn_in,
                                                      self.seed_)
 
+    @obeys_n_jobs
     def fit_transform(self, X, y=None, **kwargs):
         """:meth:`fit`, then :meth:`transform` of the same documents."""
         if is_count_matrix(X):

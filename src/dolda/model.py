@@ -51,7 +51,7 @@ from .sampler import hyper
 from .sampler import lda as topic_kernels
 from .sampler import probit as probit_blocks
 from .sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-exported)
-from .sampler.threads import using_threads
+from .sampler.threads import obeys_n_jobs, using_threads
 from .topics import (DEFAULT_LABEL_WORDS, DEFAULT_RELEVANCE, model_top_words,
                      model_topic_labels)
 from .word_features import WORD_FEATURES, WordFeatures, check_n_words
@@ -524,6 +524,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         return Xd, method
 
     # --------------------------------------------------------------- fit
+    @obeys_n_jobs
     @legacy_covariates_keyword
     def fit(self, X, y, covariates=None, resume=None, sample_weight=None):
         """Fit DOLDA to documents ``X`` with labels ``y`` and optional covariates.
@@ -831,6 +832,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         return self
 
     # ------------------------------------------------------ prediction
+    @obeys_n_jobs
     def transform(self, X):
         """Topic proportions of new documents (paper section 3.3), shape (D, K).
 
@@ -893,6 +895,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         return calibration.class_probabilities(U, self.eta_draws_, self.proba,
                                                getattr(self, "stacking_", None))
 
+    @obeys_n_jobs
     @legacy_covariates_keyword
     def predict_proba(self, X, covariates=None):
         """Class probabilities by the rule ``proba`` (default calibrated), shape (D, L).
@@ -919,12 +922,14 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         """
         return log_odds_scores(self.predict_proba(X, covariates))
 
+    @obeys_n_jobs
     @legacy_covariates_keyword
     def predict(self, X, covariates=None):
         """The most probable class of every document, shape (D,)."""
         proba = self.predict_proba(X, covariates)
         return self.classes_[np.argmax(proba, axis=1)]
 
+    @obeys_n_jobs
     @legacy_covariates_keyword
     def score(self, X, y, covariates=None, sample_weight=None):
         """Accuracy of :meth:`predict` on documents ``X`` with true labels ``y``."""
@@ -1008,6 +1013,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         out["sign"] = np.where(out["coef"] > 0, "+", "-")
         return out.reindex(out["coef"].abs().sort_values(ascending=False).index)
 
+    @obeys_n_jobs
     def explain(self, text, X_row=None, level="feature", classes=None, word_features=None):
         """Why one document gets its class: each feature's or each word's contribution.
 

@@ -31,7 +31,7 @@ from . import calibration
 from .sampler import gaussian
 from .sampler import probit as gibbs
 from .sampler.rng import chain_seed, seed_from
-from .sampler.threads import using_threads
+from .sampler.threads import obeys_n_jobs, using_threads
 
 logger = logging.getLogger(__name__)
 
@@ -284,6 +284,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
             return np.hstack([np.ones((X.shape[0], 1)), X])
         return np.ascontiguousarray(X)
 
+    @obeys_n_jobs
     def fit(self, X, y):
         """Run the Gibbs sampler on ``X`` (D x n_features) and labels ``y`` (D,).
 
@@ -372,6 +373,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         U = self._design(self._check_X(X))
         return np.asarray(U @ self.eta_draws_.mean(axis=0).T)
 
+    @obeys_n_jobs
     def decision_function(self, X):
         """Scores whose argmax (sign, for two classes) is :meth:`predict`.
 
@@ -388,6 +390,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         """Logarithm of :meth:`predict_proba`, shape (D, L)."""
         return np.log(self.predict_proba(X))
 
+    @obeys_n_jobs
     def predict_proba(self, X):
         """Class probabilities by the rule ``proba`` (default calibrated), shape (D, L).
 
@@ -402,6 +405,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         return calibration.class_probabilities(U, self.eta_draws_, self.proba,
                                                getattr(self, "stacking_", None))
 
+    @obeys_n_jobs
     def predict(self, X):
         """The class with the largest probability under ``proba``, shape (D,)."""
         proba = self.predict_proba(X)

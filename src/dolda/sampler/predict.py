@@ -1,14 +1,16 @@
 """Topic proportions of new documents with Phi fixed (paper section 3.3): unsupervised z-sweeps,
 averaged after a burn-in.
 
-Two kernels draw from the same conditional ``p(z_{d,i} = k) ∝ phibar_{k,w} (n_{d,k}^{-i} + alpha)``:
+Two kernels draw from the same conditional
+``p(z_{d,i} = k) ∝ phibar_{k,w} (n_{d,k}^{-i} + alpha)``:
 
 * ``_predict`` (dense): O(K) per token, a cumulative sum over every topic;
 * ``_predict_sparse``: O(K_d) per token (``K_d`` the topics present in the document).  The
   conditional splits into a document bucket ``n_{d,k} phibar_{k,w}`` over the document's
   non-zero topics and a word bucket ``alpha phibar_{k,w}`` (total ``alpha m_w``,
   ``m_w = sum_k phibar_{k,w}``); the word bucket, rarely visited once the document has
-  topics, is drawn by a scan of ``phibar_{.,w}`` that stops at the drawn topic.
+  topics, is drawn by a scan of the word's sums over blocks of :data:`BLOCK` topics, then of
+  the block's entries: O(K / BLOCK + BLOCK) instead of O(K).
 
 Phi is fixed, so the per-call set-up is only the columns of ``phibar`` of the words in the
 batch (word-major, renumbered), never the whole V x K matrix: predicting one document at a time
@@ -23,11 +25,19 @@ from numba import njit, prange
 
 from .rng import STEP_PREDICT, stream, uniform
 
-#: ``method="auto"`` uses the sparse kernel from this many topics on (measured in
-#: ``benchmarks/bench_predict.py``, ``benchmarks/results/predict.md``).
+#: ``method="auto"`` uses the sparse kernel from this many topics on.  Measured on simulated
+#: corpora (``datasets.simulate``, alpha = 0.5, 120-token documents, one thread): sparse/dense
+#: time 1.23 at K=10, 1.14 at 20, 0.97 at 32, 0.78 at 50; with the smaller alpha of fitted
+#: models the sparse kernel wins earlier (20 Newsgroups: ``benchmarks/results/predict.md``).
 SPARSE_PREDICT_MIN_TOPICS = 32
 
 METHODS = ("auto", "dense", "sparse")
+
+#: Batches of at most this many tokens run on one thread (same result: per-document streams).
+SERIAL_MAX_TOKENS = 1000
+
+#: Topics per block of the word bucket's two-level scan (sparse kernel).
+BLOCK = 32
 
 
 # ------------------------------------------------------------------ dense
@@ -50,53 +60,67 @@ def _search(cum, n, target):
     return j
 
 
-@njit(cache=True, parallel=True)
-def _predict(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out):
-    n_docs, n_topics = out.shape
-    for d in prange(n_docs):
-        start, stop = doc_ptr[d], doc_ptr[d + 1]
-        n_d = stop - start
-        if n_d == 0:
-            for k in range(n_topics):
-                out[d, k] = 1.0 / n_topics
-            continue
-        state = stream(seed, STEP_PREDICT, d)
-        ndk_row = np.zeros(n_topics, np.int32)
-        cum = np.empty(n_topics)
-        z = np.empty(n_d, np.int32)
-        # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha)
+@njit(cache=True)
+def _dense_document(tokens, start, stop, phi_wk, alpha, n_sweeps, burn_in, seed, d, out):
+    """Topic proportions of document ``d`` (tokens ``start:stop``) into ``out[d]``, dense."""
+    n_topics = out.shape[1]
+    n_d = stop - start
+    if n_d == 0:
+        for k in range(n_topics):
+            out[d, k] = 1.0 / n_topics
+        return
+    state = stream(seed, STEP_PREDICT, d)
+    ndk_row = np.zeros(n_topics, np.int32)
+    cum = np.empty(n_topics)
+    z = np.empty(n_d, np.int32)
+    # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha)
+    for i in range(n_d):
+        total = _fill_cumulative(phi_wk[tokens[start + i]], ndk_row, alpha, cum)
+        u, state = uniform(state)
+        k = _search(cum, n_topics, u * total)
+        z[i] = k
+        ndk_row[k] += 1
+    acc = np.zeros(n_topics)
+    for s in range(n_sweeps):
         for i in range(n_d):
+            k0 = z[i]
+            ndk_row[k0] -= 1
             total = _fill_cumulative(phi_wk[tokens[start + i]], ndk_row, alpha, cum)
             u, state = uniform(state)
-            k = _search(cum, n_topics, u * total)
-            z[i] = k
-            ndk_row[k] += 1
-        acc = np.zeros(n_topics)
-        for s in range(n_sweeps):
-            for i in range(n_d):
-                k0 = z[i]
-                ndk_row[k0] -= 1
-                total = _fill_cumulative(phi_wk[tokens[start + i]], ndk_row, alpha, cum)
-                u, state = uniform(state)
-                k1 = _search(cum, n_topics, u * total)
-                z[i] = k1
-                ndk_row[k1] += 1
-            if s >= burn_in:
-                for k in range(n_topics):
-                    acc[k] += ndk_row[k]
-        kept = n_sweeps - burn_in
-        denom = kept * (n_d + n_topics * alpha)
-        for k in range(n_topics):
-            out[d, k] = (acc[k] + kept * alpha) / denom
+            k1 = _search(cum, n_topics, u * total)
+            z[i] = k1
+            ndk_row[k1] += 1
+        if s >= burn_in:
+            for k in range(n_topics):
+                acc[k] += ndk_row[k]
+    kept = n_sweeps - burn_in
+    denom = kept * (n_d + n_topics * alpha)
+    for k in range(n_topics):
+        out[d, k] = (acc[k] + kept * alpha) / denom
+
+
+@njit(cache=True, parallel=True)
+def _predict(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out):
+    for d in prange(out.shape[0]):
+        _dense_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, alpha, n_sweeps, burn_in,
+                        seed, d, out)
+
+
+@njit(cache=True)
+def _predict_serial(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out):
+    for d in range(out.shape[0]):
+        _dense_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, alpha, n_sweeps, burn_in,
+                        seed, d, out)
 
 
 # ----------------------------------------------------------------- sparse
 @njit(cache=True, inline="always")
-def _draw_sparse(phi_row, word_mass, ndk_row, nz, n_nz, cum, alpha, state):
+def _draw_sparse(phi_row, block_row, word_mass, ndk_row, nz, n_nz, cum, alpha, state):
     """One draw from ``p(k) ∝ phi_{k,w} (n_{d,k} + alpha)``; returns ``(k, state)``.
 
     ``nz[:n_nz]`` lists the topics with ``n_{d,k} > 0`` (the current token removed);
-    ``word_mass`` is ``m_w = sum_k phi_{k,w}``; ``cum`` is scratch space.
+    ``block_row[b]`` is ``sum_{k in block b} phi_{k,w}``, ``word_mass`` their sum
+    ``m_w``; ``cum`` is scratch space.
     """
     doc_mass = 0.0
     for j in range(n_nz):
@@ -107,12 +131,20 @@ def _draw_sparse(phi_row, word_mass, ndk_row, nz, n_nz, cum, alpha, state):
     target = u * (alpha * word_mass + doc_mass)
     if target < doc_mass:
         return nz[_search(cum, n_nz, target)], state
-    # word bucket: (target - doc_mass) / alpha is uniform on [0, m_w)
+    # word bucket: (target - doc_mass) / alpha is uniform on [0, m_w); find its block,
+    # then its topic in the block
     target = (target - doc_mass) / alpha
-    n_topics = len(phi_row)
-    k = 0
-    acc = phi_row[0]
-    while acc <= target and k < n_topics - 1:
+    n_blocks = len(block_row)
+    b = 0
+    acc = block_row[0]
+    while acc <= target and b < n_blocks - 1:
+        b += 1
+        acc += block_row[b]
+    target -= acc - block_row[b]
+    k = b * BLOCK
+    last = min(k + BLOCK, len(phi_row)) - 1
+    acc = phi_row[k]
+    while acc <= target and k < last:
         k += 1
         acc += phi_row[k]
     return k, state
@@ -143,46 +175,62 @@ def _remove(k, ndk_row, nz, pos, n_nz):
     return n_nz
 
 
-@njit(cache=True, parallel=True)
-def _predict_sparse(tokens, doc_ptr, phi_wk, mass, alpha, n_sweeps, burn_in, seed, out):
-    n_docs, n_topics = out.shape
-    for d in prange(n_docs):
-        start, stop = doc_ptr[d], doc_ptr[d + 1]
-        n_d = stop - start
-        if n_d == 0:
-            for k in range(n_topics):
-                out[d, k] = 1.0 / n_topics
-            continue
-        state = stream(seed, STEP_PREDICT, d)
-        width = min(n_topics, n_d)  # a document has at most N_d non-zero topics
-        ndk_row = np.zeros(n_topics, np.int32)
-        pos = np.empty(n_topics, np.int32)
-        nz = np.empty(width, np.int32)
-        cum = np.empty(width)
-        z = np.empty(n_d, np.int32)
-        n_nz = 0
-        # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha)
+@njit(cache=True)
+def _sparse_document(tokens, start, stop, phi_wk, blocks, mass, alpha, n_sweeps, burn_in, seed,
+                     d, out):
+    """Topic proportions of document ``d`` (tokens ``start:stop``) into ``out[d]``, sparse."""
+    n_topics = out.shape[1]
+    n_d = stop - start
+    if n_d == 0:
+        for k in range(n_topics):
+            out[d, k] = 1.0 / n_topics
+        return
+    state = stream(seed, STEP_PREDICT, d)
+    width = min(n_topics, n_d)  # a document has at most N_d non-zero topics
+    ndk_row = np.zeros(n_topics, np.int32)
+    pos = np.empty(n_topics, np.int32)
+    nz = np.empty(width, np.int32)
+    cum = np.empty(width)
+    z = np.empty(n_d, np.int32)
+    n_nz = 0
+    # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha)
+    for i in range(n_d):
+        w = tokens[start + i]
+        k, state = _draw_sparse(phi_wk[w], blocks[w], mass[w], ndk_row, nz, n_nz, cum,
+                                alpha, state)
+        z[i] = k
+        n_nz = _add(k, ndk_row, nz, pos, n_nz)
+    acc = np.zeros(n_topics)
+    for s in range(n_sweeps):
         for i in range(n_d):
             w = tokens[start + i]
-            k, state = _draw_sparse(phi_wk[w], mass[w], ndk_row, nz, n_nz, cum, alpha, state)
+            n_nz = _remove(z[i], ndk_row, nz, pos, n_nz)
+            k, state = _draw_sparse(phi_wk[w], blocks[w], mass[w], ndk_row, nz, n_nz, cum,
+                                    alpha, state)
             z[i] = k
             n_nz = _add(k, ndk_row, nz, pos, n_nz)
-        acc = np.zeros(n_topics)
-        for s in range(n_sweeps):
-            for i in range(n_d):
-                w = tokens[start + i]
-                n_nz = _remove(z[i], ndk_row, nz, pos, n_nz)
-                k, state = _draw_sparse(phi_wk[w], mass[w], ndk_row, nz, n_nz, cum, alpha,
-                                        state)
-                z[i] = k
-                n_nz = _add(k, ndk_row, nz, pos, n_nz)
-            if s >= burn_in:
-                for j in range(n_nz):
-                    acc[nz[j]] += ndk_row[nz[j]]
-        kept = n_sweeps - burn_in
-        denom = kept * (n_d + n_topics * alpha)
-        for k in range(n_topics):
-            out[d, k] = (acc[k] + kept * alpha) / denom
+        if s >= burn_in:
+            for j in range(n_nz):
+                acc[nz[j]] += ndk_row[nz[j]]
+    kept = n_sweeps - burn_in
+    denom = kept * (n_d + n_topics * alpha)
+    for k in range(n_topics):
+        out[d, k] = (acc[k] + kept * alpha) / denom
+
+
+@njit(cache=True, parallel=True)
+def _predict_sparse(tokens, doc_ptr, phi_wk, blocks, mass, alpha, n_sweeps, burn_in, seed, out):
+    for d in prange(out.shape[0]):
+        _sparse_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, blocks, mass, alpha,
+                         n_sweeps, burn_in, seed, d, out)
+
+
+@njit(cache=True)
+def _predict_sparse_serial(tokens, doc_ptr, phi_wk, blocks, mass, alpha, n_sweeps, burn_in,
+                           seed, out):
+    for d in range(out.shape[0]):
+        _sparse_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, blocks, mass, alpha,
+                         n_sweeps, burn_in, seed, d, out)
 
 
 # ---------------------------------------------------------------- driver
@@ -250,11 +298,18 @@ def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, se
     doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
     local, phi_wk = local_topics(tokens, phi)
     out = np.empty((len(doc_ptr) - 1, n_topics), np.float64)
+    # a small batch runs serially: waking the worker threads would cost more than it saves
+    # (documents are the parallel tasks; one document is one task anyway)
+    serial = len(local) <= SERIAL_MAX_TOKENS
     if method == "dense":
-        _predict(local, doc_ptr, phi_wk, float(alpha), n_sweeps, burn_in, np.int64(seed), out)
+        kernel = _predict_serial if serial else _predict
+        kernel(local, doc_ptr, phi_wk, float(alpha), n_sweeps, burn_in, np.int64(seed), out)
     else:
-        mass = phi_wk.sum(axis=1)
-        _predict_sparse(local, doc_ptr, phi_wk, mass, float(alpha), n_sweeps, burn_in,
-                        np.int64(seed), out)
+        blocks = np.add.reduceat(phi_wk, np.arange(0, n_topics, BLOCK), axis=1) \
+            if len(phi_wk) else np.zeros((0, -(-n_topics // BLOCK)))
+        mass = blocks.sum(axis=1)
+        kernel = _predict_sparse_serial if serial else _predict_sparse
+        kernel(local, doc_ptr, phi_wk, np.ascontiguousarray(blocks), mass, float(alpha),
+               n_sweeps, burn_in, np.int64(seed), out)
     return out
 
