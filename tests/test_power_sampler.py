@@ -316,7 +316,7 @@ def test_z_step_uses_this_iterations_utilities(z_sampler):
     a_old = np.full((len(data.y), 2), 40.0)
     runs = []
     for a in (a_old, -a_old):
-        s = state._replace(z=state.z.copy(), ndk=state.ndk.copy(),
+        s = state._replace(z=state.z.copy(), ndk=state.ndk.copy(), phi=state.phi.copy(),
                            probit=state.probit._replace(a=a))
         runs.append(chain.dolda_step(5, 3, s, data, config)[0])
     np.testing.assert_array_equal(runs[0].z, runs[1].z)

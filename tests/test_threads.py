@@ -118,7 +118,7 @@ def test_dolda_fit_predict_transform_explain_use_one_thread(record):
 
     rec = record(run)
     _assert_one_thread(rec, ["draw_coefficients", "predict_topic_proportions",
-                             "average_do_probabilities", "explain"])
+                             "class_probabilities", "explain"])
 
 
 def test_lda_and_probit_use_one_thread(record):
