@@ -24,6 +24,8 @@ import numpy as np
 from numba import njit, prange
 
 from .rng import STEP_PREDICT, stream, uniform
+from .sweeps import fill_cumulative as _fill_cumulative
+from .sweeps import search_cumulative as _search
 
 #: ``method="auto"`` uses the sparse kernel from this many topics on.  Measured on simulated
 #: corpora (``datasets.simulate``, alpha = 0.5, 120-token documents, one thread): sparse/dense
@@ -41,25 +43,6 @@ BLOCK = 32
 
 
 # ------------------------------------------------------------------ dense
-@njit(cache=True, inline="always")
-def _fill_cumulative(phi_row, ndk_row, alpha, cum):
-    """``cum[k] = sum_{j<=k} phi_{j,w} (n_{d,j} + alpha)``; returns the total."""
-    total = 0.0
-    for k in range(len(cum)):
-        total += phi_row[k] * (ndk_row[k] + alpha)
-        cum[k] = total
-    return total
-
-
-@njit(cache=True, inline="always")
-def _search(cum, n, target):
-    """Smallest ``j < n`` with ``cum[j] > target`` (the last index if none)."""
-    j = 0
-    while j < n - 1 and cum[j] <= target:
-        j += 1
-    return j
-
-
 @njit(cache=True)
 def _dense_document(tokens, start, stop, phi_wk, alpha, n_sweeps, burn_in, seed, d, out):
     """Topic proportions of document ``d`` (tokens ``start:stop``) into ``out[d]``, dense."""
