@@ -491,6 +491,39 @@ def _model_covariates(model) -> tuple[list[str], set[str]]:
             {str(c) for c in getattr(encoder, "categories_", {})})
 
 
+def read_model_documents(model, data, text_column, covariates, encoding, required=()):
+    """Read the documents of DATA that a fitted model predicts: its text column and the
+    columns holding its covariates (``covariates`` renames them: DATA's column for each of
+    the model's covariates, in the model's order), checked before any work.
+
+    ``required`` are further ``(column, option)`` pairs that must exist (e.g. ``--label``).
+    Returns ``(frame, texts, X)`` with ``X`` None for a model without covariates.
+    """
+    model_cov, categorical = _model_covariates(model)
+    if covariates and len(covariates) != len(model_cov):
+        raise click.BadParameter(
+            f"the model has {len(model_cov)} covariate(s) ({', '.join(model_cov) or 'none'}), "
+            f"got {len(covariates)} column(s)", param_hint="'--covariates'")
+    source = covariates or model_cov  # columns of DATA holding the model's covariates
+    frame = read_table(data, encoding,
+                       text_columns=[s for s, m in zip(source, model_cov) if m in categorical])
+    _require_columns(frame, [text_column], data, "--text")
+    for column, option in required:
+        _require_columns(frame, [column], data, option)
+    for col, name in zip(source, model_cov):
+        if col not in frame.columns:
+            used = "" if col == name else f" (for the model's covariate {name!r})"
+            raise click.ClickException(
+                f"covariate column {col!r}{used} used by the model is missing from {data}; "
+                f"its columns are {_columns_hint(frame)}")
+    texts = _texts(frame, text_column, data)
+    X = None
+    if model_cov:
+        X = frame[list(source)].copy()
+        X.columns = model_cov
+    return frame, texts, X
+
+
 def _table(frame, floatfmt: str = "{:.3f}") -> str:
     formatters = {c: floatfmt.format for c in frame.columns if frame[c].dtype.kind == "f"}
     return frame.to_string(formatters=formatters)

@@ -10,15 +10,11 @@ from . import main
 from ._common import (
     _DATA,
     _MODEL,
-    _columns_hint,
     _data_options,
     _echo_warnings,
     _library_errors,
     _load_model,
-    _model_covariates,
-    _require_columns,
-    _texts,
-    read_table,
+    read_model_documents,
 )
 from ._output import check_out, emit, is_stdout, write_table
 
@@ -50,28 +46,9 @@ def predict(model_dir, data, text_column, covariates, encoding, id_column, out):
     text_column = text_column or meta.get("text_column")
     if text_column is None:
         raise click.UsageError("the model does not record its text column; pass --text COL")
-    model_cov, categorical = _model_covariates(model)
-    if covariates and len(covariates) != len(model_cov):
-        raise click.BadParameter(
-            f"the model has {len(model_cov)} covariate(s) ({', '.join(model_cov) or 'none'}), "
-            f"got {len(covariates)} column(s)", param_hint="'--covariates'")
-    source = covariates or model_cov  # columns of DATA holding the model's covariates
-    frame = read_table(data, encoding,
-                       text_columns=[s for s, m in zip(source, model_cov) if m in categorical])
-    _require_columns(frame, [text_column], data, "--text")
-    for col, name in zip(source, model_cov):
-        if col not in frame.columns:
-            used = "" if col == name else f" (for the model's covariate {name!r})"
-            raise click.ClickException(
-                f"covariate column {col!r}{used} used by the model is missing from {data}; "
-                f"its columns are {_columns_hint(frame)}")
-    if id_column is not None:
-        _require_columns(frame, [id_column], data, "--id")
-    texts = _texts(frame, text_column, data)
-    X = None
-    if model_cov:
-        X = frame[list(source)].copy()
-        X.columns = model_cov
+    frame, texts, X = read_model_documents(
+        model, data, text_column, covariates, encoding,
+        required=[(id_column, "--id")] if id_column is not None else [])
     with _echo_warnings(), _library_errors():
         proba = model.predict_proba(texts, covariates=X)
     classes = list(model.classes_)

@@ -11,15 +11,11 @@ from . import main
 from ._common import (
     _DATA,
     _MODEL,
-    _columns_hint,
     _data_options,
     _echo_warnings,
     _library_errors,
     _load_model,
-    _model_covariates,
-    _require_columns,
-    _texts,
-    read_table,
+    read_model_documents,
 )
 from ._metrics import align_labels, classification_scores
 from ._output import check_out, emit, write_json
@@ -55,20 +51,8 @@ def score(model_dir, data, text_column, covariates, encoding, label_column, out)
         raise click.UsageError("the model does not record its text column; pass --text COL")
     if label_column is None:
         raise click.UsageError("the model does not record its label column; pass --label COL")
-    model_cov, categorical = _model_covariates(model)
-    if covariates and len(covariates) != len(model_cov):
-        raise click.BadParameter(
-            f"the model has {len(model_cov)} covariate(s) ({', '.join(model_cov) or 'none'}), "
-            f"got {len(covariates)} column(s)", param_hint="'--covariates'")
-    source = covariates or model_cov
-    frame = read_table(data, encoding,
-                       text_columns=[s for s, m in zip(source, model_cov) if m in categorical])
-    _require_columns(frame, [text_column], data, "--text")
-    _require_columns(frame, [label_column], data, "--label")
-    for col in source:
-        if col not in frame.columns:
-            raise click.ClickException(f"covariate column {col!r} used by the model is missing "
-                                       f"from {data}; its columns are {_columns_hint(frame)}")
+    frame, texts, X = read_model_documents(model, data, text_column, covariates, encoding,
+                                           required=[(label_column, "--label")])
     labels = frame[label_column]
     missing = labels.isna() | labels.astype(str).str.strip().eq("")
     if missing.any():
@@ -80,13 +64,8 @@ def score(model_dir, data, text_column, covariates, encoding, label_column, out)
         raise click.ClickException(
             f"label column {label_column!r} holds {unknown[0]!r}, which is not a class of the "
             f"model (its classes: {', '.join(str(c) for c in model.classes_)})")
-    texts = _texts(frame, text_column, data)
-    X = None
-    if model_cov:
-        X = frame[list(source)].copy()
-        X.columns = model_cov
     with _echo_warnings(), _library_errors():
-        proba = model.predict_proba(texts, X=X)
+        proba = model.predict_proba(texts, covariates=X)
     scores = classification_scores(y, proba, model.classes_)
     classes = scores["confusion_matrix"]["labels"]
     emit(out, f"Scored {scores['n_docs']} documents of {data} with the model in {model_dir}")
