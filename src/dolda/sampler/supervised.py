@@ -258,6 +258,97 @@ def sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, g
                             h, half_diag, state, record, recording)
 
 
+# ------------------------------------------------ pieces of the MH sweeps
+@njit(cache=True, inline="always")
+def _squared_norms(eta_kl):
+    """``S_kk = |eta_{.,k}|^2`` (K,) from the topic-major ``eta_kl`` (K, L)."""
+    n_topics, n_classes = eta_kl.shape
+    sq = np.zeros(n_topics)
+    for k in range(n_topics):
+        for l in range(n_classes):
+            sq[k] += eta_kl[k, l] * eta_kl[k, l]
+    return sq
+
+
+@njit(cache=True, inline="always")
+def _nonzero_topics(ndk_row, nz, pos):
+    """The document's non-zero topics into ``nz[:n]`` and their positions into ``pos``
+    (-1 for the others); returns ``n``."""
+    n_nz = 0
+    for k in range(len(ndk_row)):
+        if ndk_row[k] > 0:
+            nz[n_nz] = k
+            pos[k] = n_nz
+            n_nz += 1
+    return n_nz
+
+
+@njit(cache=True, inline="always")
+def _drop_topic(k, nz, pos, n_nz):
+    """Swap-remove topic ``k`` (its count fell to 0) from the non-zero list; returns its length."""
+    j = pos[k]
+    last = nz[n_nz - 1]
+    nz[j] = last
+    pos[last] = j
+    pos[k] = -1
+    return n_nz - 1
+
+
+@njit(cache=True, inline="always")
+def _add_topic(k, nz, pos, n_nz):
+    """Append topic ``k`` (its count rises from 0) to the non-zero list; returns its length."""
+    nz[n_nz] = k
+    pos[k] = n_nz
+    return n_nz + 1
+
+
+@njit(cache=True, inline="always")
+def _document_bucket(ndk_row, phi_row, nz, n_nz, cum):
+    """Cumulative ``n_{d,k} phi_{k,w}`` over the non-zero topics into ``cum``; the total."""
+    doc_mass = 0.0
+    for j in range(n_nz):
+        k = nz[j]
+        doc_mass += ndk_row[k] * phi_row[k]
+        cum[j] = doc_mass
+    return doc_mass
+
+
+@njit(cache=True, inline="always")
+def _pick_nonzero(cum, nz, n_nz, target):
+    """The non-zero topic whose cumulative bucket first exceeds ``target``."""
+    j = 0
+    while j < n_nz - 1 and cum[j] <= target:
+        j += 1
+    return nz[j]
+
+
+@njit(cache=True, inline="always")
+def _supervised_acceptance(k0, k1, eta_kl, r, sq, inv_n, state):
+    """Metropolis-Hastings correction of a move ``k0 -> k1`` proposed from the LDA part.
+
+    ``g_{k1} - g_{k0} = (eta_{.,k1} - eta_{.,k0}) . r^{-i} / N_d - (S_11 - S_00) / (2 N_d^2)``
+    with ``r`` keeping the current token in (``r^{-i} = r + eta_{.,k0} / N_d``, never formed).
+    Returns the topic after the step (``k1`` accepted, ``k0`` rejected) and the stream.
+    """
+    dg = 0.0
+    for l in range(eta_kl.shape[1]):
+        e0 = eta_kl[k0, l]
+        dg += (eta_kl[k1, l] - e0) * (r[l] + e0 * inv_n)
+    log_ratio = dg * inv_n - 0.5 * (sq[k1] - sq[k0]) * inv_n * inv_n
+    if log_ratio < 0.0:
+        u3, state = uniform(state)
+        if math.log(u3) > log_ratio:
+            return k0, state
+    return k1, state
+
+
+@njit(cache=True, inline="always")
+def _move_residual(k0, k1, eta_kl, r, inv_n):
+    """The token moved from ``k0`` to ``k1``: ``r += (eta_{.,k0} - eta_{.,k1}) / N_d``."""
+    for l in range(eta_kl.shape[1]):
+        r[l] += (eta_kl[k0, l] - eta_kl[k1, l]) * inv_n
+
+
 @njit(cache=True, parallel=True)
 def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, alpha,
                         eta_topics, base, seed, iteration, doc_offset=0):
@@ -282,10 +373,7 @@ def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tabl
     n_classes, n_topics = eta_topics.shape
     step = iteration * 16 + STEP_Z
     eta_kl = np.ascontiguousarray(eta_topics.T)  # topic-major: a topic's L values contiguous
-    sq = np.zeros(n_topics)  # S_kk = |eta_{.,k}|^2
-    for k in range(n_topics):
-        for l in range(n_classes):
-            sq[k] += eta_kl[k, l] * eta_kl[k, l]
+    sq = _squared_norms(eta_kl)  # S_kk = |eta_{.,k}|^2
     for d in prange(n_docs):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
         n_d = stop - start
@@ -297,12 +385,7 @@ def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tabl
         # compact list of the document's non-zero topics, with positions
         nz = np.empty(n_topics, np.int32)
         pos = np.full(n_topics, -1, np.int32)
-        n_nz = 0
-        for k in range(n_topics):
-            if ndk[d, k] > 0:
-                nz[n_nz] = k
-                pos[k] = n_nz
-                n_nz += 1
+        n_nz = _nonzero_topics(ndk[d], nz, pos)
         cum = np.empty(n_topics)
         state = stream(seed, step, doc_offset + d)
         for i in range(start, stop):
@@ -310,19 +393,10 @@ def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tabl
             k0 = z[i]
             ndk[d, k0] -= 1
             if ndk[d, k0] == 0:  # swap-remove k0 from the non-zero list
-                j = pos[k0]
-                last = nz[n_nz - 1]
-                nz[j] = last
-                pos[last] = j
-                pos[k0] = -1
-                n_nz -= 1
+                n_nz = _drop_topic(k0, nz, pos, n_nz)
             # r keeps the current token in; r^{-i} = r + eta_{.,k0} / N_d is never formed
             # proposal from q
-            doc_mass = 0.0
-            for j in range(n_nz):
-                k = nz[j]
-                doc_mass += ndk[d, k] * phi_wk[w, k]
-                cum[j] = doc_mass
+            doc_mass = _document_bucket(ndk[d], phi_wk[w], nz, n_nz, cum)
             word_mass = alpha * mass[w]
             u, state = uniform(state)
             target = u * (word_mass + doc_mass)
@@ -342,29 +416,14 @@ def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tabl
                         acc += phi_wk[w, k1]
             else:
                 target -= word_mass
-                j = 0
-                while j < n_nz - 1 and cum[j] <= target:
-                    j += 1
-                k1 = nz[j]
+                k1 = _pick_nonzero(cum, nz, n_nz, target)
             if k1 != k0:
-                # g_{k1} - g_{k0} = (eta_{.,k1} - eta_{.,k0}) . r^{-i} / N_d - (S_11 - S_00) / (2 N_d^2)
-                dg = 0.0
-                for l in range(n_classes):
-                    e0 = eta_kl[k0, l]
-                    dg += (eta_kl[k1, l] - e0) * (r[l] + e0 * inv_n)
-                log_ratio = dg * inv_n - 0.5 * (sq[k1] - sq[k0]) * inv_n * inv_n
-                if log_ratio < 0.0:
-                    u3, state = uniform(state)
-                    if math.log(u3) > log_ratio:
-                        k1 = k0
+                k1, state = _supervised_acceptance(k0, k1, eta_kl, r, sq, inv_n, state)
                 if k1 != k0:  # accepted: the token moves from k0 to k1
-                    for l in range(n_classes):
-                        r[l] += (eta_kl[k0, l] - eta_kl[k1, l]) * inv_n
+                    _move_residual(k0, k1, eta_kl, r, inv_n)
             z[i] = k1
             if ndk[d, k1] == 0:
-                nz[n_nz] = k1
-                pos[k1] = n_nz
-                n_nz += 1
+                n_nz = _add_topic(k1, nz, pos, n_nz)
             ndk[d, k1] += 1
 
 
@@ -394,10 +453,7 @@ def sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_top
     n_classes, n_topics = eta_topics.shape
     step = iteration * 16 + STEP_Z
     eta_kl = np.ascontiguousarray(eta_topics.T)
-    sq = np.zeros(n_topics)
-    for k in range(n_topics):
-        for l in range(n_classes):
-            sq[k] += eta_kl[k, l] * eta_kl[k, l]
+    sq = _squared_norms(eta_kl)
     for d in prange(n_docs):
         start, stop = doc_ptr[d], doc_ptr[d + 1]
         n_d = stop - start
@@ -408,12 +464,7 @@ def sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_top
         document_residual(d, ndk, eta_topics, base, inv_n, r)
         nz = np.empty(n_topics, np.int32)
         pos = np.full(n_topics, -1, np.int32)
-        n_nz = 0
-        for k in range(n_topics):
-            if ndk[d, k] > 0:
-                nz[n_nz] = k
-                pos[k] = n_nz
-                n_nz += 1
+        n_nz = _nonzero_topics(ndk[d], nz, pos)
         cum = np.empty(n_topics)
         state = stream(seed, step, doc_offset + d)
         for i in range(start, stop):
@@ -425,17 +476,8 @@ def sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_top
             k0 = z[i]
             ndk[d, k0] -= 1
             if ndk[d, k0] == 0:
-                j = pos[k0]
-                last = nz[n_nz - 1]
-                nz[j] = last
-                pos[last] = j
-                pos[k0] = -1
-                n_nz -= 1
-            doc_mass = 0.0
-            for j in range(n_nz):
-                k = nz[j]
-                doc_mass += ndk[d, k] * phi_wk[w, k]
-                cum[j] = doc_mass
+                n_nz = _drop_topic(k0, nz, pos, n_nz)
+            doc_mass = _document_bucket(ndk[d], phi_wk[w], nz, n_nz, cum)
             word_mass = alpha * mass[w]
             u, state = uniform(state)
             target = u * (word_mass + doc_mass)
@@ -448,26 +490,12 @@ def sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_top
                 k1 = phi_topics[lo + e]
             else:
                 target -= word_mass
-                j = 0
-                while j < n_nz - 1 and cum[j] <= target:
-                    j += 1
-                k1 = nz[j]
+                k1 = _pick_nonzero(cum, nz, n_nz, target)
             if k1 != k0 and phi_wk[w, k0] > 0.0:
-                dg = 0.0
-                for l in range(n_classes):
-                    e0 = eta_kl[k0, l]
-                    dg += (eta_kl[k1, l] - e0) * (r[l] + e0 * inv_n)
-                log_ratio = dg * inv_n - 0.5 * (sq[k1] - sq[k0]) * inv_n * inv_n
-                if log_ratio < 0.0:
-                    u3, state = uniform(state)
-                    if math.log(u3) > log_ratio:
-                        k1 = k0
+                k1, state = _supervised_acceptance(k0, k1, eta_kl, r, sq, inv_n, state)
             if k1 != k0:
-                for l in range(n_classes):
-                    r[l] += (eta_kl[k0, l] - eta_kl[k1, l]) * inv_n
+                _move_residual(k0, k1, eta_kl, r, inv_n)
             z[i] = k1
             if ndk[d, k1] == 0:
-                nz[n_nz] = k1
-                pos[k1] = n_nz
-                n_nz += 1
+                n_nz = _add_topic(k1, nz, pos, n_nz)
             ndk[d, k1] += 1
