@@ -22,6 +22,13 @@ _LAZY = {
     "DOLDA": "dolda.model",
     "load": "dolda.io",
     "datasets": "dolda.datasets",
+    # modules users reach for after a fit (dolda.coherence.topic_coherence(...), ...)
+    "calibration": "dolda.calibration",
+    "coherence": "dolda.coherence",
+    "diagnostics": "dolda.diagnostics",
+    "heldout": "dolda.heldout",
+    "topics": "dolda.topics",
+    "tuning": "dolda.tuning",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]
@@ -30,7 +37,7 @@ __all__ = sorted(_LAZY) + ["__version__"]
 def __getattr__(name):
     if name in _LAZY:
         module = importlib.import_module(_LAZY[name])
-        value = module if name == "datasets" else getattr(module, name)
+        value = module if _LAZY[name].endswith("." + name) else getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'dolda' has no attribute {name!r}")
