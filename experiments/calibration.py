@@ -11,6 +11,7 @@ and the logit calibration slope.  ::
     python -m experiments.calibration simulated     # DOProbit, 8 Gaussian covariates
     python -m experiments.calibration corpus        # DOLDA on a simulated corpus
     python -m experiments.calibration newsgroups    # DOLDA on 20 Newsgroups (K=20)
+    python -m experiments.calibration films         # DOProbit, films genre from metadata
     python -m experiments.calibration figures       # docs/calibration_reliability.png
     python -m experiments.calibration table         # the table of docs/CALIBRATION.md
 
@@ -162,6 +163,41 @@ def newsgroups(data_dir, topics=20, iterations=200, seed=1):
             "n_train": len(tr_texts), "n_test": len(te_texts), "rows": [row]}
 
 
+def films(data_dir, iterations=200, seed=0):
+    """DOProbit (Horseshoe) on the films' ~25,000 metadata columns: genre, one 80/20 split.
+
+    The protocol of ``benchmarks/films_genre.py`` (same loader and encoder, the
+    first of its stratified folds); multinomial logistic regression (L2, C = 1,
+    as there) on the same sparse columns.
+    """
+    from sklearn.model_selection import StratifiedKFold
+
+    sys.path.insert(0, str(ROOT))
+    from benchmarks import films_genre
+
+    data = films_genre.load(data_dir)
+    y = data["Genre"].astype(str).to_numpy()
+    train_idx, test_idx = next(StratifiedKFold(5, shuffle=True, random_state=seed)
+                               .split(np.zeros(len(y)), y))
+    _, Xtr, Xte, _ = films_genre.encode(data.iloc[train_idx], data.iloc[test_idx])
+    fit, fit_s = films_genre.fit_doprobit("horseshoe", Xtr, y[train_idx], iterations, seed, 2,
+                                          1.0)
+    probas = _rules(fit, lambda: fit.predict_proba(Xte))
+    lr, _, _ = films_genre.fit_logistic(Xtr, y[train_idx], [1.0], seed)
+    classes = list(fit.classes_)
+    assert classes == list(lr.classes_)
+    y_te = np.array([classes.index(v) for v in y[test_idx]])
+    row = {"iterations": iterations, "seed": seed, "fit_seconds": fit_s,
+           "n_columns": int(Xtr.shape[1]),
+           "logistic_regression": _scores(lr.predict_proba(Xte), y_te)}
+    for rule in RULES:
+        row[rule] = _scores(probas[rule], y_te)
+        row[rule + "_seconds"] = probas[rule + "_seconds"]
+    print(_line(row), flush=True)
+    return {"experiment": "calibration_films", "n_train": len(train_idx),
+            "n_test": len(test_idx), "n_classes": len(classes), "rows": [row]}
+
+
 def _write(part, result):
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"calibration_{part}.json"
@@ -191,7 +227,7 @@ def figures():
     from dolda.calibration import Reliability, plot_reliability
 
     panels = []
-    for part in ("simulated", "corpus", "newsgroups"):
+    for part in ("simulated", "corpus", "newsgroups", "films"):
         path = RESULTS / f"calibration_{part}.json"
         if not path.is_file():
             continue
@@ -205,7 +241,8 @@ def figures():
             title = {"simulated": f"{row.get('label_model')} labels, scale {row.get('scale')}, "
                                   f"{row.get('n_train')} rows, {row.get('prior')}",
                      "corpus": "DOLDA, simulated corpus (DO labels)",
-                     "newsgroups": f"DOLDA K={row.get('topics')}, 20 Newsgroups test"}[part]
+                     "newsgroups": f"DOLDA K={row.get('topics')}, 20 Newsgroups test",
+                     "films": "DOProbit, films genre (metadata), test fold"}[part]
             panels.append((title, row))
     n = len(panels)
     cols = min(4, n)
@@ -236,7 +273,7 @@ def table():
     """Markdown table of every run: log loss relative to the truth (or LR), slope, ECE."""
     lines = ["| data | rule | accuracy | log loss | vs truth | ECE | slope |",
              "|---|---|---|---|---|---|---|"]
-    for part in ("simulated", "corpus", "newsgroups"):
+    for part in ("simulated", "corpus", "newsgroups", "films"):
         path = RESULTS / f"calibration_{part}.json"
         if not path.is_file():
             continue
@@ -245,7 +282,8 @@ def table():
                                  f"{row.get('n_train')} rows, {row.get('prior')}, "
                                  f"seed {row.get('seed')}",
                     "corpus": f"DOLDA corpus, seed {row.get('seed')}",
-                    "newsgroups": f"20NG test, K={row.get('topics')}"}[part]
+                    "newsgroups": f"20NG test, K={row.get('topics')}",
+                    "films": "films genre (metadata), test fold"}[part]
             ref = row.get("truth")
             for rule in ("truth", "logistic_regression") + RULES:
                 if rule not in row:
@@ -261,7 +299,8 @@ def table():
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=("simulated", "corpus", "newsgroups", "figures", "table"))
+    parser.add_argument("part", choices=("simulated", "corpus", "newsgroups", "films", "figures",
+                                           "table"))
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--topics", type=int, default=20)
@@ -277,6 +316,8 @@ def main(argv=None):
         result = simulated(tuple(args.seeds))
     elif args.part == "corpus":
         result = corpus(tuple(args.seeds))
+    elif args.part == "films":
+        result = films(args.data_dir, args.iterations)
     else:
         result = newsgroups(args.data_dir, args.topics, args.iterations)
     print(_write(args.part, result))

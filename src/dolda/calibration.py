@@ -75,7 +75,23 @@ def posterior_mean_predictors(U, eta_draws):
     return np.asarray(U @ eta_draws.mean(axis=0).T)
 
 
-def loo_predictors(U, eta_draws, y, max_elements=2e7):
+def singleton_columns(U):
+    """Columns of the training design ``U`` (D, P) with exactly one non-zero row: (P,) bool.
+
+    A one-hot level seen in a single training row (a reporter who filed one
+    report, the director of one film) is a parameter only that row informs;
+    see :func:`loo_predictors`.
+    """
+    import scipy.sparse as sp
+
+    if sp.issparse(U):
+        counts = np.asarray((U != 0).sum(axis=0)).ravel()
+    else:
+        counts = np.count_nonzero(np.asarray(U), axis=0)
+    return counts == 1
+
+
+def loo_predictors(U, eta_draws, y, prior_sd=None, max_elements=2e7):
     """Leave-one-out posterior means of the linear predictors of the training rows (D, L).
 
     The posterior the sampler targets is a product of one-vs-rest binary
@@ -84,17 +100,55 @@ def loo_predictors(U, eta_draws, y, max_elements=2e7):
     draws by its inverse (importance sampling, Gelfand 1996) turns the
     posterior into the posterior without row ``d``.  The weights are truncated
     at ``sqrt(S)`` times their mean (Ionides 2008) so that one draw cannot
-    dominate.  ``U`` (D, P) are the rows the chain was fitted on, ``y`` (D,)
-    their class columns, ``eta_draws`` (S, L, P).
+    dominate.
+
+    Columns only row ``d`` uses (:func:`singleton_columns`) are integrated out
+    exactly instead: without row ``d`` nothing informs their coefficients, so
+    their leave-one-out posterior is the prior, of mean zero; they drop out of
+    ``d``'s predictor, and its likelihood, marginalised over them, is the probit
+    ``F(+-mu_rest / sqrt(1 + v))`` with ``v = sum_j u_dj^2 sd_lj^2``.  Importance
+    sampling alone cannot do this: no posterior draw has such a coefficient
+    near its prior, the weights degenerate, and the "out-of-sample" predictors
+    keep the fit to the row itself (with thousands of one-hot columns the map
+    fitted on them was badly overconfident).
+
+    Parameters
+    ----------
+    U : (D, P) dense or sparse   the rows the chain was fitted on.
+    eta_draws : (S, L, P)        kept coefficient draws.
+    y : (D,)                     class columns.
+    prior_sd : callable or None  ``prior_sd(draws, columns)`` -> (s, L, len(columns)):
+                                 the prior standard deviation of those columns'
+                                 coefficients at the draws of slice ``draws``
+                                 (``tau lambda`` for the Horseshoe; see
+                                 :func:`dolda.probit.coefficient_prior_sd`).  None
+                                 takes ``v = 0`` (the weights then slightly favour
+                                 draws that fit row ``d`` without its own columns).
     """
+    import scipy.sparse as sp
+
     y = np.asarray(y, dtype=np.int64)
     n_rows, n_draws = U.shape[0], len(eta_draws)
+    single = singleton_columns(U)
+    if single.any():
+        keep = sp.diags((~single).astype(np.float64))  # U's own arrays stay untouched
+        U_rest = (sp.csr_matrix(U) @ keep).tocsr() if sp.issparse(U) else np.asarray(U) * ~single
+        U_own = sp.csr_matrix(U)[:, np.flatnonzero(single)].power(2).tocsr()
+    else:
+        U_rest, U_own = U, None
     sign = np.where(np.arange(eta_draws.shape[1])[None, :] == y[:, None], 1.0, -1.0)
     log_w = np.empty((n_draws, n_rows))
     mus = []
     start = 0
-    for mu in _draw_chunks(U, eta_draws, max_elements / 2):
-        log_w[start:start + len(mu)] = -special.log_ndtr(sign * mu).sum(axis=2)
+    for mu in _draw_chunks(U_rest, eta_draws, max_elements / 2):
+        scaled = mu
+        if U_own is not None and prior_sd is not None:
+            var = np.asarray(prior_sd(slice(start, start + len(mu)), np.flatnonzero(single)),
+                             dtype=np.float64) ** 2
+            v = np.asarray(U_own @ var.reshape(-1, var.shape[2]).T)
+            v = v.reshape(n_rows, len(mu), -1).transpose(1, 0, 2)
+            scaled = mu / np.sqrt(1.0 + v)
+        log_w[start:start + len(mu)] = -special.log_ndtr(sign * scaled).sum(axis=2)
         start += len(mu)
         mus.append(mu)
     log_w -= log_w.max(axis=0, keepdims=True)

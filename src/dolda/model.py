@@ -43,6 +43,7 @@ from .probit import (
     PROBA_RULES,
     DOProbit,
     encode_labels,
+    coefficient_prior_sd,
     fit_proba_stacking,
     log_odds_scores,
 )
@@ -624,7 +625,11 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         zbar = np.asarray(self.transform(corpus))
         U = (sp.hstack([Xd, sp.csr_matrix(zbar)], format="csr") if sp.issparse(Xd)
              else np.hstack([Xd, zbar]))
-        self.stacking_ = fit_proba_stacking(U, self.eta_draws_, y_index, len(self.classes_))
+        prior_sd = coefficient_prior_sd(self.tau_draws_, self.lambda_draws_,
+                                        check_positive_float(self.prior_variance,
+                                                             "prior_variance"))
+        self.stacking_ = fit_proba_stacking(U, self.eta_draws_, y_index, len(self.classes_),
+                                            prior_sd)
 
     def _combine_chains(self, chains, n_iter):
         """Align every chain's topics to chain 0 (label switching), then pool the draws."""

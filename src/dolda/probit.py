@@ -134,14 +134,38 @@ def average_do_probabilities(U, eta_draws):
     return calibration.average_rule_probabilities(U, eta_draws, "do")
 
 
-def fit_proba_stacking(U, eta_draws, y_index, n_classes):
+def coefficient_prior_sd(tau_draws, lambda_draws, variance, n_unpenalised=0):
+    """``prior_sd(draws, columns)`` for :func:`dolda.calibration.loo_predictors`.
+
+    Horseshoe (``tau_draws`` (S, L), ``lambda_draws`` (S, L, P - n_unpenalised)):
+    ``tau_l lambda_lp`` at each draw, the first ``n_unpenalised`` columns (the
+    intercept) N(0, ``variance``).  Normal prior (``tau_draws`` None): ``sqrt(variance)``.
+    """
+    sd0 = float(np.sqrt(variance))
+
+    def prior_sd(draws, columns):
+        columns = np.asarray(columns)
+        if tau_draws is None:
+            n = len(range(*draws.indices(10**12)))
+            return np.full((n, 1, len(columns)), sd0)
+        tau = np.asarray(tau_draws[draws])[:, :, None]
+        out = np.full((len(tau), tau.shape[1], len(columns)), sd0)
+        pen = columns >= n_unpenalised
+        out[:, :, pen] = tau * np.asarray(lambda_draws[draws])[:, :, columns[pen] - n_unpenalised]
+        return out
+
+    return prior_sd
+
+
+def fit_proba_stacking(U, eta_draws, y_index, n_classes, prior_sd=None):
     """The ``proba="calibrated"`` map (L, L + 1), fitted on leave-one-out training predictors.
 
     ``U`` (D, P) are the rows the chain was fitted on and ``y_index`` (D,) their
-    class columns; see :func:`dolda.calibration.loo_predictors` and
-    :func:`dolda.calibration.fit_stacking` and ``docs/CALIBRATION.md``.
+    class columns; ``prior_sd`` as in :func:`dolda.calibration.loo_predictors`
+    (see :func:`coefficient_prior_sd`), :func:`dolda.calibration.fit_stacking`
+    and ``docs/CALIBRATION.md``.
     """
-    mu = calibration.loo_predictors(U, eta_draws, y_index)
+    mu = calibration.loo_predictors(U, eta_draws, y_index, prior_sd=prior_sd)
     return calibration.fit_stacking(mu, y_index, n_classes)
 
 
@@ -356,7 +380,8 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         self.coef_ = mean[:, start:]
         self.intercept_ = mean[:, 0] if self.fit_intercept else np.zeros(n_classes)
         self.n_iter_ = n_iter
-        self.stacking_ = fit_proba_stacking(U, eta_draws, y_index, n_classes)
+        self.stacking_ = fit_proba_stacking(U, eta_draws, y_index, n_classes,
+                                            self._prior_sd(variance))
         logger.info("DOProbit: %d iterations, %d draws kept", n_iter, n_keep)
         return self
 
@@ -572,9 +597,15 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=True,
                           accept_sparse="csr")
         _, y_index = encode_labels(y, X.shape[0])
-        self.stacking_ = fit_proba_stacking(self._design(X), self.eta_draws_, y_index,
-                                            len(self.classes_))
+        self.stacking_ = fit_proba_stacking(
+            self._design(X), self.eta_draws_, y_index, len(self.classes_),
+            self._prior_sd(check_positive_float(self.prior_variance, "prior_variance")))
         return self
+
+    def _prior_sd(self, variance):
+        """The coefficients' prior sd at every kept draw (:func:`coefficient_prior_sd`)."""
+        return coefficient_prior_sd(self.tau_draws_, self.lambda_draws_, variance,
+                                    1 if self.fit_intercept else 0)
 
     def to_inference_data(self, feature_names=None, X=None, y=None):
         """The posterior draws as an ArviZ ``InferenceData``, for R-hat, ESS and plots.
