@@ -165,8 +165,9 @@ def fit_proba_stacking(U, eta_draws, y_index, n_classes, prior_sd=None):
     (see :func:`coefficient_prior_sd`), :func:`dolda.calibration.fit_stacking`
     and ``docs/CALIBRATION.md``.
     """
-    mu = calibration.loo_predictors(U, eta_draws, y_index, prior_sd=prior_sd)
-    return calibration.fit_stacking(mu, y_index, n_classes)
+    mu, w = calibration.loo_draws(U, eta_draws, y_index, prior_sd=prior_sd)
+    plain = calibration.fit_stacking(np.einsum("sd,sdl->dl", w, mu), y_index, n_classes)
+    return calibration.fit_stacking_predictive(mu, w, y_index, n_classes, init=plain)
 
 
 class DOProbit(ClassifierMixin, BaseEstimator):
