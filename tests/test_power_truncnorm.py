@@ -51,3 +51,16 @@ def test_a_shard_of_rows_draws_what_those_rows_draw_in_the_whole_matrix():
         part = draw_utilities(np.ascontiguousarray(mu[lo:hi]), y[lo:hi], 4, 7,
                               np.empty((hi - lo, mu.shape[1])), lo)
         np.testing.assert_array_equal(part, whole[lo:hi])
+
+
+@pytest.mark.parametrize("mu", [1e300, 1e20, 3e16])
+def test_far_tail_draws_stay_next_to_zero_when_the_excess_rounds_away(mu):
+    """``a ~ N(mu, 1)`` truncated to the far side of 0 is ``-+Exp(|mu|)/|mu|``-small: when
+    ``mu -+ x`` rounds to 0 the sign is kept by the smallest subnormal, never by a
+    value of order one (a mutant that put -1.0 there survived the other tests)."""
+    n = 200
+    mus = np.tile([[mu, -mu]], (n, 1))  # class 0: mu on the wrong side for y = 1, ...
+    y = np.ones(n, dtype=np.int64)      # ... class 1: -mu on the wrong side for y = 1
+    a = draw_utilities(mus, y, 3, 0, np.empty_like(mus))
+    assert np.all(a[:, 0] < 0) and np.all(a[:, 0] > -1e-3)
+    assert np.all(a[:, 1] > 0) and np.all(a[:, 1] < 1e-3)
