@@ -224,3 +224,23 @@ def test_prior_precision_floors_the_horseshoe_variance():
     lam2 = np.array([[1.0, 1e-200, 2.0]])
     prec = P.prior_precision(prior, lam2, np.array([0.5]))
     np.testing.assert_allclose(prec, [[0.25, 1 / P.MIN_PRIOR_VARIANCE, 1.0]])
+
+
+# ------------------------------------------------------------------ DO rule
+
+
+def test_do_probabilities_are_the_normalised_orthant_products():
+    """``P(y = l) ∝ F(mu_l) prod_{j != l} F(-mu_j)``, written here with scipy's ``ndtr``
+    (moderate means) and checked stable for extreme ones."""
+    from scipy.special import ndtr
+
+    rng = np.random.default_rng(8)
+    mu = rng.normal(scale=1.5, size=(50, 4))
+    F, G = ndtr(mu), ndtr(-mu)
+    raw = np.stack([F[:, l] * np.prod(np.delete(G, l, axis=1), axis=1) for l in range(4)], 1)
+    np.testing.assert_allclose(P.do_probabilities(mu), raw / raw.sum(axis=1, keepdims=True),
+                               rtol=1e-12)
+    far = P.do_probabilities(np.array([[60.0, -60.0, 0.0], [-70.0, -80.0, -75.0]]))
+    assert np.all(np.isfinite(far))
+    np.testing.assert_allclose(far.sum(axis=1), 1.0)
+    assert far[0, 0] > 0.999 and far[1].argmax() == 0
