@@ -76,3 +76,17 @@ def test_word_major_transpose_and_accumulate():
     P.accumulate(wk, acc)
     P.accumulate(wk, acc)
     np.testing.assert_allclose(acc, 1 + 2 * phi.T, rtol=1e-15)
+
+
+def test_empty_topics_with_a_tiny_beta_do_not_underflow():
+    """With ``beta = 0.001`` and three words, every ``log G`` of an empty topic is below -350
+    for about a third of the topics: only the log-space draw normalised at its maximum
+    keeps such rows finite (a mutant normalising at ``+ top`` survived the law tests)."""
+    nkw = np.zeros((1000, 3), np.int32)
+    phi = P.draw_phi(nkw, 0.001, 2, 0)
+    assert np.all(np.isfinite(phi))
+    np.testing.assert_allclose(phi.sum(axis=1), 1.0, rtol=1e-12)
+    out = np.empty((3, 1000), np.float32)
+    P.draw_phi_word_major(_sparse(nkw), 0.001, 2, 0, out)
+    assert np.all(np.isfinite(out))
+    np.testing.assert_allclose(out.sum(axis=0), 1.0, rtol=1e-5)
