@@ -244,3 +244,15 @@ def test_do_probabilities_are_the_normalised_orthant_products():
     assert np.all(np.isfinite(far))
     np.testing.assert_allclose(far.sum(axis=1), 1.0)
     assert far[0, 0] > 0.999 and far[1].argmax() == 0
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_cholesky_eta_step_builds_the_gram_matrix_when_not_given(dense):
+    """``gram=None``: the Cholesky sampler forms ``U^T U`` itself, for dense and sparse
+    ``U``, and draws what it draws with the matrix given (same generator state)."""
+    U, prec, a = _problem(dense=dense)
+    Ud = U if dense else U.toarray()
+    A, prec_l = np.column_stack([a, -a]), np.vstack([prec, 2 * prec])
+    given, _ = P.draw_eta(np.random.default_rng(3), "cholesky", U, Ud.T @ Ud, A, prec_l)
+    built, _ = P.draw_eta(np.random.default_rng(3), "cholesky", U, None, A, prec_l)
+    np.testing.assert_allclose(built, given, rtol=1e-10, atol=1e-12)
