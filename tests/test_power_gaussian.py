@@ -256,3 +256,35 @@ def test_cholesky_eta_step_builds_the_gram_matrix_when_not_given(dense):
     given, _ = P.draw_eta(np.random.default_rng(3), "cholesky", U, Ud.T @ Ud, A, prec_l)
     built, _ = P.draw_eta(np.random.default_rng(3), "cholesky", U, None, A, prec_l)
     np.testing.assert_allclose(built, given, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("iteration", [0, 1, 15])
+def test_gibbs_step_is_a_then_eta_then_scales_each_from_its_own_stream(iteration):
+    """One probit iteration composed here from its blocks: ``a`` given the previous eta,
+    eta given this ``a`` and the previous scales, the scales given this eta, with the
+    generators ``(seed, iteration * 16 + STEP_*)`` that keep the steps and iterations on
+    separate streams (``iteration * 15 + STEP_ETA`` makes iteration 15's eta reuse
+    iteration 14's Horseshoe stream: a mutant that survived the law tests)."""
+    from dolda.sampler.rng import STEP_ETA, STEP_SHRINK, numpy_generator
+    from dolda.sampler.truncnorm import draw_utilities
+
+    U, _, _ = _problem(dense=True)
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 3, U.shape[0])
+    prior = P.ProbitPrior(True, np.r_[False, np.ones(U.shape[1] - 1, bool)], 4.0)
+    state = P.initial_state(U.shape[0], 3, U.shape[1])
+    state = state._replace(eta=rng.normal(size=(3, U.shape[1])),
+                           lam2=rng.gamma(1.0, size=(3, U.shape[1])), tau2=rng.gamma(1.0, size=3))
+    gram = U.T @ U
+    new = P.gibbs_step(21, iteration, state, U, gram, y, prior)
+    mu = U @ state.eta.T
+    a = draw_utilities(mu, y, 21, iteration, np.empty_like(mu))
+    prec = P.prior_precision(prior, state.lam2, state.tau2)
+    eta, _ = P.draw_eta(numpy_generator(21, iteration * 16 + STEP_ETA), "cholesky", U, gram, a,
+                        prec)
+    scales = P.draw_shrinkage(numpy_generator(21, iteration * 16 + STEP_SHRINK), prior, eta,
+                              state.lam2, state.tau2, state.nu, state.xi)
+    np.testing.assert_array_equal(new.a, a)
+    np.testing.assert_allclose(new.eta, eta, rtol=1e-12)
+    for got, want in zip((new.lam2, new.tau2, new.nu, new.xi), scales):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
