@@ -35,8 +35,10 @@ def _mle(a, counts, totals, dim):
 
 @pytest.mark.parametrize("learn_alpha, learn_beta", [(True, True), (True, False), (False, True),
                                                      (False, False)])
-def test_learn_re_estimates_what_it_is_asked_to_from_the_chains_counts(learn_alpha, learn_beta):
-    data, z, ndk, config = _chain()
+@pytest.mark.parametrize("V, K", [(25, 4), (3, 7)])  # more topics than words, too
+def test_learn_re_estimates_what_it_is_asked_to_from_the_chains_counts(learn_alpha, learn_beta,
+                                                                       V, K):
+    data, z, ndk, config = _chain(V=V, K=K)
     K, V = config.n_topics, data.n_words
     nkw = np.zeros((K, V), np.int64)
     np.add.at(nkw, (z, data.tokens), 1)
