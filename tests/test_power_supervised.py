@@ -19,7 +19,7 @@ def test_huge_coefficients_take_the_log_space_path_and_stay_exact():
     p = tiny_problem(seed=5)
     p["eta_t"] = p["eta_t"] * 100.0
     gram = p["eta_t"].T @ p["eta_t"]
-    assert np.isinf(np.exp(gram.diagonal().max()))  # the cached products would overflow
+    assert gram.diagonal().max() > 710  # exp(S_kk) overflows: the cached products would
     z, ndk = p["z"].copy(), p["ndk"].copy()
     base = p["a"] - p["X"] @ p["eta_x"].T
     record = np.zeros((len(z), p["phi"].shape[0]))
