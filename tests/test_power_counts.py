@@ -1,0 +1,109 @@
+"""Topic indicators and their counts (``dolda.sampler.counts``) against plain numpy recounts.
+
+Small and fast (they are also the test selection of the mutation run over
+``counts.py``, docs/MUTATION.md): every count is recomputed here from ``z`` and
+the tokens with ``np.add.at`` / ``np.bincount``, never through the library.
+"""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dolda.sampler import counts as C
+
+
+def _corpus(seed=0, D=40, V=23, K=5, max_len=30):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, max_len, D)
+    lengths[3] = 0  # an empty document
+    doc_ptr = np.zeros(D + 1, np.int64)
+    np.cumsum(lengths, out=doc_ptr[1:])
+    tokens = rng.integers(0, V - 2, doc_ptr[-1]).astype(np.int32)  # word V-2 never used
+    tokens[:4] = V - 1  # ... and the last word is
+    z = rng.integers(0, K, len(tokens)).astype(np.int32)
+    z[z == 2] = 1  # topic 2 is empty
+    return tokens, doc_ptr, z, V, K
+
+
+def _dense(tokens, z, K, V):
+    nkw = np.zeros((K, V), np.int64)
+    np.add.at(nkw, (z, tokens), 1)
+    return nkw
+
+
+def _sparse_to_dense(sc, K, V):
+    out = np.zeros((K, V), np.int64)
+    for k in range(K):
+        sl = slice(sc.ptr[k], sc.ptr[k + 1])
+        words = sc.words[sl]
+        assert np.all(np.diff(words) > 0), "words must increase within a topic"
+        assert np.all(sc.counts[sl] > 0), "only non-zero counts are stored"
+        out[k, words] = sc.counts[sl]
+    return out
+
+
+def test_initial_topics_are_uniform_and_counted_per_document():
+    tokens, doc_ptr, _, _, K = _corpus(D=300, max_len=40)
+    z, ndk = C.init_topics(tokens, doc_ptr, K, 5)
+    assert z.shape == tokens.shape and ndk.shape == (len(doc_ptr) - 1, K)
+    assert z.min() >= 0 and z.max() <= K - 1
+    doc_of = np.repeat(np.arange(len(doc_ptr) - 1), np.diff(doc_ptr))
+    expected = np.zeros_like(ndk)
+    np.add.at(expected, (doc_of, z), 1)
+    np.testing.assert_array_equal(ndk, expected)
+    # uniform over the K topics (chi-square, fixed seed, p > 1e-4), every topic used
+    freq = np.bincount(z, minlength=K)
+    assert stats.chisquare(freq).pvalue > 1e-4, freq
+    # the same seed gives the same start, another seed another one
+    z2, _ = C.init_topics(tokens, doc_ptr, K, 5)
+    np.testing.assert_array_equal(z, z2)
+    assert not np.array_equal(z, C.init_topics(tokens, doc_ptr, K, 6)[0])
+    # documents draw from their own streams: tokens of a document are not all one topic,
+    # and two documents do not repeat each other's sequence
+    first = [tuple(z[doc_ptr[d]:doc_ptr[d] + 5]) for d in range(len(doc_ptr) - 1)
+             if doc_ptr[d + 1] - doc_ptr[d] >= 5]
+    assert len(set(first)) > 0.9 * len(first)
+
+
+def test_dense_topic_word_counts_equal_a_recount():
+    tokens, _, z, V, K = _corpus()
+    nkw = C.topic_word_counts(tokens, z, K, V)
+    assert nkw.shape == (K, V)
+    np.testing.assert_array_equal(nkw, _dense(tokens, z, K, V))
+
+
+def test_word_index_groups_token_positions_by_word_in_order():
+    tokens, _, _, V, _ = _corpus()
+    word_ptr, order = C.word_index(tokens, V)
+    assert word_ptr.shape == (V + 1,) and word_ptr[0] == 0 and word_ptr[-1] == len(tokens)
+    np.testing.assert_array_equal(np.diff(word_ptr), np.bincount(tokens, minlength=V))
+    np.testing.assert_array_equal(np.sort(order), np.arange(len(tokens)))
+    for w in range(V):
+        pos = order[word_ptr[w]:word_ptr[w + 1]]
+        assert np.all(tokens[pos] == w)
+        assert np.all(np.diff(pos) > 0)  # stable: positions increase
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_sparse_topic_word_counts_equal_a_recount(seed):
+    tokens, _, z, V, K = _corpus(seed)
+    sc = C.sparse_topic_word_counts(*C.word_index(tokens, V), z, K)
+    assert sc.ptr.shape == (K + 1,) and sc.ptr[0] == 0
+    assert len(sc.words) == len(sc.counts) == sc.ptr[-1]
+    dense = _dense(tokens, z, K, V)
+    assert sc.ptr[-1] == np.count_nonzero(dense)
+    np.testing.assert_array_equal(_sparse_to_dense(sc, K, V), dense)
+
+
+def test_merged_shard_counts_equal_the_whole_corpus_counts_array_for_array():
+    tokens, doc_ptr, z, V, K = _corpus(2, D=60)
+    whole = C.sparse_topic_word_counts(*C.word_index(tokens, V), z, K)
+    cuts = [0, int(doc_ptr[17]), int(doc_ptr[18]), int(doc_ptr[41]), len(tokens)]
+    parts = [C.sparse_topic_word_counts(*C.word_index(tokens[a:b], V), z[a:b], K)
+             for a, b in zip(cuts[:-1], cuts[1:])]
+    for order in (parts, parts[::-1], [parts[2], parts[0], parts[3], parts[1]]):
+        merged = C.merge_sparse_counts(order)
+        for got, want in zip(merged, whole):
+            np.testing.assert_array_equal(got, want)
+    one = C.merge_sparse_counts([whole])
+    np.testing.assert_array_equal(_sparse_to_dense(one, K, V), _dense(tokens, z, K, V))
