@@ -635,7 +635,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         perms = [np.arange(K)] + [align_topics(chains[0]["phi"], ch["phi"]) for ch in chains[1:]]
         for ch, perm in zip(chains, perms):
             cols = np.concatenate([np.arange(n_x), n_x + perm])
-            ch["phi"] = ch["phi"][perm]
+            if not np.array_equal(perm, np.arange(K)):  # no K x V copy for chain 0
+                ch["phi"] = ch["phi"][perm]
             ch["eta_draws"] = ch["eta_draws"][:, :, cols]
             if ch["lambda_draws"] is not None:
                 ch["lambda_draws"] = ch["lambda_draws"][:, :, cols]
@@ -650,8 +651,14 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                            if horseshoe else None)
         self.lambda_draws_ = (np.concatenate([ch["lambda_draws"] for ch in chains])
                               if horseshoe else None)
-        phi = np.mean([ch["phi"] for ch in chains], axis=0)
-        self.phi_ = phi / phi.sum(axis=1, keepdims=True)
+        # the mean of the chains' Phi, renormalised: summed into chain 0's array in place (the
+        # chains' draws are not used after this), no stacked or K x V temporary copies
+        phi = chains[0]["phi"]
+        for ch in chains[1:]:
+            phi += ch["phi"]
+            ch["phi"] = None
+        phi /= phi.sum(axis=1, keepdims=True)
+        self.phi_ = phi
         self.doc_topic_counts_ = chains[0]["ndk"]
         self.alpha_ = float(np.mean([ch["alpha"] for ch in chains]))
         self.beta_ = float(np.mean([ch["beta"] for ch in chains]))
@@ -767,12 +774,17 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                 if bar is not None:
                     bar.close()
 
+        # the chain's state (Phi, alias tables) is no longer needed: release it before the
+        # K x V copy, so that at most the running sum and phi_ are alive at once
+        alpha, beta = float(runner.config.alpha), float(runner.config.beta)
+        runner = state = None
         phi = np.ascontiguousarray(phi_sum.T)  # normalised in place: no further K x V copies
+        phi_sum = None
         phi /= phi.sum(axis=1, keepdims=True)
         return {"seed": seed, "eta_draws": eta_draws, "tau_draws": tau_draws,
                 "lambda_draws": lam_draws, "phi": phi,
                 "ndk": ndk, "loglik": loglik, "seconds": seconds,
-                "alpha": float(runner.config.alpha), "beta": float(runner.config.beta)}
+                "alpha": alpha, "beta": beta}
 
     def _check_resume(self, meta, data, n_iter):
         if meta.get("n_tokens") != len(data.tokens) or meta.get("n_docs") != len(data.y):

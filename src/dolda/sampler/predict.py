@@ -232,14 +232,19 @@ def local_topics(tokens, phi):
     Returns
     -------
     local : int32 (N,)         ``tokens`` renumbered.
-    phi_wk : float64 (V_b, K)  ``phi[:, words].T``, contiguous.
+    phi_wk : float (V_b, K)    ``phi[:, words].T``, contiguous, float32 or float64 as ``phi``.
     """
     tokens = np.asarray(tokens)
     words, local = np.unique(tokens, return_inverse=True)
     if len(words) and (words[0] < 0 or words[-1] >= phi.shape[1]):
         raise ValueError(f"token ids must lie in [0, {phi.shape[1]}), got {words[0]} .. "
                          f"{words[-1]}")
-    phi_wk = np.ascontiguousarray(np.asarray(phi, dtype=np.float64).T[words])
+    phi = np.asarray(phi)
+    if phi.dtype not in (np.float32, np.float64):
+        phi = phi.astype(np.float64)
+    # only the batch's columns, in Phi's own float type: a float32 Phi (DOLDA's phi_) is never
+    # widened to a K x V float64 copy
+    phi_wk = np.ascontiguousarray(phi.T[words])
     return local.astype(np.int32).reshape(-1), phi_wk
 
 
