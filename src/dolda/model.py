@@ -48,8 +48,8 @@ from .probit import (
 )
 from .sampler import chain as dolda_chain
 from .sampler import hyper
-from .sampler import lda as topic_kernels
 from .sampler import probit as probit_blocks
+from .sampler import phi_mean
 from .sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-exported)
 from .sampler.threads import obeys_n_jobs, using_threads
 from .topics import (DEFAULT_LABEL_WORDS, DEFAULT_RELEVANCE, model_top_words,
@@ -688,12 +688,13 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                 arr["z"].astype(np.int32), arr["ndk"].astype(np.int32), arr["phi"],
                 probit_blocks.ProbitState(np.zeros((len(data.y), data.n_classes)), arr["eta"],
                                           arr["lam2"], arr["tau2"], arr["nu"], arr["xi"]))
-            eta_draws, loglik, phi_sum = arr["eta_draws"], arr["loglik"], arr["phi_sum"]
+            eta_draws, loglik = arr["eta_draws"], arr["loglik"]
+            phi_acc = phi_mean.from_arrays(arr)
             tau_draws, lam_draws = arr.get("tau_draws"), arr.get("lambda_draws")
             if int(meta["n_iter"]) != n_iter:  # extending a finished chain (checked above)
                 from .extend import extend_draws
 
-                eta_draws, tau_draws, lam_draws, loglik, phi_sum = extend_draws(
+                eta_draws, tau_draws, lam_draws, loglik, phi_acc = extend_draws(
                     meta, arr, n_iter, burn_in, thin, phi_from)
         else:
             start = 0
@@ -703,7 +704,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
             tau_draws = np.zeros((n_keep, data.n_classes)) if horseshoe else None
             lam_draws = np.zeros((n_keep, data.n_classes, n_cols)) if horseshoe else None
             loglik = np.full((n_iter, 2), np.nan)
-            phi_sum = np.zeros((data.n_words, K), np.float32)  # word-major; float32 halves it
+            # the running posterior mean of Phi, sparse (Rao-Blackwellised over the kept z)
+            phi_acc = phi_mean.empty(data.n_words, K)
 
         from .backends import make_chain
 
@@ -723,7 +725,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                       "eta": state.probit.eta, "lam2": state.probit.lam2,
                       "tau2": state.probit.tau2, "nu": state.probit.nu, "xi": state.probit.xi,
                       "eta_draws": eta_draws, "tau_draws": tau_draws,
-                      "lambda_draws": lam_draws, "loglik": loglik, "phi_sum": phi_sum}
+                      "lambda_draws": lam_draws, "loglik": loglik,
+                      **phi_mean.to_arrays(phi_acc)}
             return io.save_checkpoint(checkpoint, meta, arrays)
 
         bar = None
@@ -752,7 +755,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                             lam_draws[slot] = np.sqrt(state.probit.lam2)
                         slot += 1
                     if it >= phi_from:
-                        topic_kernels.accumulate(state.phi, phi_sum)
+                        phi_acc = phi_mean.add(phi_acc, info.counts, runner.config.beta)
                     seconds[it] = time.perf_counter() - t_it
                     if bar is not None:
                         rate = len(data.tokens) * (it + 1 - start) / (time.perf_counter() - tic)
@@ -774,13 +777,11 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                 if bar is not None:
                     bar.close()
 
-        # the chain's state (Phi, alias tables) is no longer needed: release it before the
-        # K x V copy, so that at most the running sum and phi_ are alive at once
         alpha, beta = float(runner.config.alpha), float(runner.config.beta)
+        # the chain's state (Phi, alias tables) is no longer needed: release it before the
+        # one K x V array of phi_ is written from the sparse running mean
         runner = state = None
-        phi = np.ascontiguousarray(phi_sum.T)  # normalised in place: no further K x V copies
-        phi_sum = None
-        phi /= phi.sum(axis=1, keepdims=True)
+        phi = phi_mean.dense_mean(phi_acc)
         return {"seed": seed, "eta_draws": eta_draws, "tau_draws": tau_draws,
                 "lambda_draws": lam_draws, "phi": phi,
                 "ndk": ndk, "loglik": loglik, "seconds": seconds,
@@ -874,9 +875,12 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         n_d = corpus.doc_lengths.astype(np.float64)[:, None]
         K = theta.shape[1]
         alpha = self._alpha()
-        zbar = (theta * (n_d + K * alpha) - alpha) / np.maximum(n_d, 1.0)
+        zbar = theta  # in place: no further D x K temporaries
+        zbar *= n_d + K * alpha
+        zbar -= alpha
+        zbar /= np.maximum(n_d, 1.0)
         zbar[n_d[:, 0] == 0] = 0.0  # no words: no topic information, as in training
-        return np.clip(zbar, 0.0, 1.0)
+        return np.clip(zbar, 0.0, 1.0, out=zbar)
 
     @property
     def _n_features_out(self):

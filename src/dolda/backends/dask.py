@@ -474,7 +474,7 @@ class DaskChain(ShardedDaskChain):
         else:
             phi, info = dolda_chain.phi_step(seed, iteration, parts, config, self.data.n_words)
             if not with_loglik:
-                info = dolda_chain.StepInfo(np.nan, np.nan)
+                info = info._replace(loglik_do=np.nan, loglik_lda=np.nan)
         self._phi, self._probit = phi, probit
         self.traffic["iterations"] += 1
         return info

@@ -102,6 +102,9 @@ class StepInfo(NamedTuple):
 
     loglik_do: float
     loglik_lda: float
+    #: the iteration's topic-word counts ``n_{k,w}`` (SparseCounts, or WordCounts with the
+    #: Pólya-urn Phi), for the running mean of Phi (:mod:`dolda.sampler.phi_mean`)
+    counts: object = None
 
 
 def topic_proportions(ndk, doc_lengths):
@@ -252,6 +255,7 @@ def phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int
         loglik_do=float(sum_in_order([part.loglik_do for part in stats])),
         loglik_lda=(doc_part + topic_log_likelihood(nkw, n_words, config.beta)
                     if not np.isnan(doc_part) else np.nan),
+        counts=nkw,
     )
     return phi, info
 
@@ -281,9 +285,10 @@ def polya_phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_word
             loglik_do=float(sum_in_order([part.loglik_do for part in stats])),
             loglik_lda=float(sum_in_order([part.loglik_doc for part in stats])
                              + polya.topic_log_likelihood_words(counts, config.n_topics,
-                                                                config.beta)))
+                                                                config.beta)),
+            counts=counts)
     else:
-        info = StepInfo(np.nan, np.nan)
+        info = StepInfo(np.nan, np.nan, counts)
     return out, sparse, info
 
 
@@ -333,5 +338,5 @@ def dolda_step(seed: int, iteration: int, state: DOLDAState, data: TopicData,
         return DOLDAState(z, ndk, phi, probit, sparse), info
     phi, info = phi_step(seed, iteration, stats, config, data.n_words, state.phi)
     if not with_loglik:
-        info = StepInfo(np.nan, np.nan)
+        info = info._replace(loglik_do=np.nan, loglik_lda=np.nan)
     return DOLDAState(z, ndk, phi, probit), info
