@@ -171,7 +171,9 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
     predict_burn_in : int or None, default=None
         Sweeps discarded before averaging (None: half of ``predict_sweeps``).
     phi_draws : int, default=20
-        ``Phi`` used for prediction is the mean of the last ``phi_draws`` draws.
+        ``Phi`` used for prediction is the posterior mean estimated from the last
+        ``phi_draws`` iterations: the mean of ``E[phi_k | z] = (beta + n_k) / (V beta + n_k.)``
+        (Rao-Blackwellised; kept sparse, :mod:`dolda.sampler.phi_mean`).
     checkpoint : path or None, default=None
         Directory where the chain is saved every ``checkpoint_every``
         iterations and on Ctrl-C; continue with ``fit(..., resume=checkpoint)``.
@@ -266,8 +268,9 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         ``topic_alignment_[c][k]``: the topic of chain ``c`` shown as topic ``k``.
     tau_draws_ : ndarray (S, L) or None
     lambda_draws_ : ndarray (S, L, P) or None
-    phi_ : ndarray (K, V)
-        Mean of the last ``phi_draws`` draws of Phi (rows sum to 1).
+    phi_ : ndarray (K, V) float32
+        Posterior mean of Phi over the last ``phi_draws`` iterations (the mean of
+        ``E[phi | z]``; rows sum to 1).
     doc_topic_counts_ : ndarray (D, K)
         Final ``n_{d,k}`` of the training documents.
     loglik_ : pandas.DataFrame (C * n_iter, 3)

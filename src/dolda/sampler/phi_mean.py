@@ -1,4 +1,4 @@
-"""The posterior mean of Phi kept sparse: the Rao-Blackwellised running sum over the kept iterations.
+"""The posterior mean of Phi kept sparse: a Rao-Blackwellised running sum over kept iterations.
 
 Given the topic indicators ``z^(t)`` of iteration ``t``, ``phi_k ~ Dir(beta + n_k^(t))``
 (paper section 3.1), so its conditional mean is
