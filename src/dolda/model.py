@@ -627,6 +627,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         zbar = np.asarray(self.transform(corpus))
         U = (sp.hstack([Xd, sp.csr_matrix(zbar)], format="csr") if sp.issparse(Xd)
              else np.hstack([Xd, zbar]))
+        zbar = None  # U holds a copy: D x K less while the map is fitted
         self.stacking_ = fit_proba_stacking(U, self.eta_draws_, y_index, len(self.classes_))
 
     def _combine_chains(self, chains, n_iter):

@@ -253,7 +253,7 @@ def local_topics(tokens, phi):
 
 
 #: At most this many entries (distinct words x K) of Phi are copied word-major at once.
-CHUNK_ENTRIES = 1 << 24
+CHUNK_ENTRIES = 1 << 22
 
 
 @njit(cache=True)
