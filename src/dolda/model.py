@@ -759,7 +759,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                             lam_draws[slot] = np.sqrt(state.probit.lam2)
                         slot += 1
                     if it >= phi_from:
-                        phi_acc = phi_mean.add(phi_acc, info.counts, runner.config.beta)
+                        phi_acc = phi_mean.add(phi_acc, state.counts, runner.config.beta)
                     seconds[it] = time.perf_counter() - t_it
                     if bar is not None:
                         rate = len(data.tokens) * (it + 1 - start) / (time.perf_counter() - tic)
