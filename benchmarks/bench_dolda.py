@@ -128,11 +128,14 @@ class TomotopyContestant:
         return (time.perf_counter() - tic) / n
 
 
-def measure_memory(data, K, threads, n_iter):
-    """Peak RSS (bytes) of fit on train + predict on test, in a fresh process."""
+def measure_memory(data, K, threads, n_iter, src=ROOT / "src"):
+    """Peak RSS (bytes) of fit on train + predict on test, in a fresh process.
+
+    ``src``: the package source to import (another checkout's ``src`` for a before/after).
+    """
     code = f"""
 import resource, sys
-sys.path.insert(0, {str(ROOT / 'src')!r})
+sys.path.insert(0, {str(src)!r})
 from dolda import DOLDA
 from dolda.datasets import load_20newsgroups
 tr = load_20newsgroups({str(data)!r}, "train"); te = load_20newsgroups({str(data)!r}, "test")
@@ -142,7 +145,7 @@ acc = float((m.predict(te.text.tolist()) == te.label.to_numpy()).mean())
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, acc)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+                         check=True, env={**os.environ, "PYTHONPATH": str(src)})
     rss, acc = out.stdout.split()[-2:]
     return {"peak_rss_bytes": int(rss), "n_iter": n_iter, "test_accuracy": float(acc)}
 
@@ -164,9 +167,17 @@ def main(argv=None):
     parser.add_argument("--no-slda", action="store_true", help="skip tomotopy's SLDAModel")
     parser.add_argument("--memory", action="store_true", help="also measure peak RSS")
     parser.add_argument("--memory-iters", type=int, default=20)
+    parser.add_argument("--memory-only", action="store_true",
+                        help="only the peak RSS, written to dolda_memory.{json,md} (the "
+                             "throughput files are left alone)")
+    parser.add_argument("--memory-baseline", type=Path, default=None,
+                        help="also measure this package source (e.g. ../main/src), "
+                             "alternating with this one, for a before/after")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     args = parser.parse_args(argv)
 
+    if args.memory_only:
+        return memory_only(args)
     from dolda import DOLDA
 
     train, vocab, corpus = load_corpus(args.data)
@@ -262,6 +273,45 @@ def main(argv=None):
               f"{' '.join(map(str, args.topics))} --threads {args.threads} --rounds {args.rounds}"
               f" --round-iters {args.round_iters}{' --memory' if args.memory else ''}`"]
     (args.out / "dolda_throughput.md").write_text("\n".join(lines) + "\n")
+
+
+def memory_only(args):
+    """Peak RSS of fit + predict per K (and of ``--memory-baseline``), to dolda_memory.*."""
+    load_before = os.getloadavg()
+    sources = {"this": ROOT / "src"}
+    if args.memory_baseline is not None:
+        sources = {"baseline": args.memory_baseline.resolve(), **sources}
+    rows = []
+    for K in args.topics:
+        for name, src in sources.items():
+            m = measure_memory(args.data, K, args.threads, args.memory_iters, src)
+            rows.append({"K": K, "source": name, "path": str(src), **m})
+            print(f"K={K} {name}: peak RSS fit+predict {m['peak_rss_bytes'] / 1e9:.2f} GB",
+                  flush=True)
+    result = {"threads": args.threads, "memory_iters": args.memory_iters,
+              "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
+                          "load_average_before": load_before,
+                          "load_average_after": os.getloadavg()},
+              "rows": rows}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "dolda_memory.json").write_text(json.dumps(result, indent=2) + "\n")
+    lines = ["# Peak memory of DOLDA fit + predict (20 Newsgroups)", "",
+             f"`DOLDA(n_topics=K, n_iter={args.memory_iters}, predict_sweeps=10)` fitted on the "
+             "train split (defaults otherwise, so the fit includes the calibration map's "
+             "transform of the training documents), then `predict` on the test split, in a "
+             f"fresh process each; peak RSS from `getrusage`; {args.threads} threads; load "
+             f"average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after.", "",
+             "| K | source | peak RSS (GB) | test accuracy |", "|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['K']} | {r['source']} (`{r['path']}`) | "
+                     f"{r['peak_rss_bytes'] / 1e9:.2f} | {r['test_accuracy']:.3f} |")
+    lines += ["", "Target (issue 13): <= 1 GB at K = 1000.", "",
+              f"Reproduce: `python benchmarks/bench_dolda.py --memory-only --topics "
+              f"{' '.join(map(str, args.topics))} --threads {args.threads} --memory-iters "
+              f"{args.memory_iters}"
+              + (f" --memory-baseline {args.memory_baseline}`" if args.memory_baseline
+                 else "`")]
+    (args.out / "dolda_memory.md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ Contenders, each with ``--sweeps`` sweeps (dolda: burn-in half of them, as ``DOL
 * ``today``: the code path before this benchmark was written: the whole ``phi`` copied
   word-major (``word_major(phi)``) and the dense O(K) kernel;
 * ``auto``: :func:`predict_topic_proportions`, the default (sparse from
-  ``SPARSE_PREDICT_MIN_TOPICS`` topics on);
+  ``SPARSE_PREDICT_MIN_TOPICS`` topics on); ``auto f32`` the same with Phi in float32, the
+  dtype of a fitted ``DOLDA.phi_`` (what ``DOLDA.transform`` / ``predict`` pass);
 * ``tomotopy``: ``LDAModel.infer(docs, iterations=sweeps, workers=threads)``.
 
 Two workloads: the whole test split in one call (``batch``), and ``--single`` documents
@@ -137,6 +138,7 @@ def main(argv=None):
         print(f"K={K}: training / loading the topics", flush=True)
         phi, tm = train_topics(train_docs, list(words), K, args.threads, args.train_iters,
                                args.cache)
+        phi32 = phi.astype(np.float32)  # the dtype of a fitted DOLDA's phi_
         tdocs = [tm.make_doc(d) for d in test_docs]
 
         def tomotopy_batch(docs=tdocs):
@@ -154,6 +156,8 @@ def main(argv=None):
         contenders = {
             ("batch", "today"): lambda: run_today(tokens, doc_ptr, phi, args.sweeps, 1),
             ("batch", "auto"): lambda: run_dolda(tokens, doc_ptr, phi, args.sweeps, 2, "auto"),
+            ("batch", "auto f32"): lambda: run_dolda(tokens, doc_ptr, phi32, args.sweeps, 2,
+                                                     "auto"),
             ("batch", "tomotopy"): tomotopy_batch,
         }
         if args.no_tomotopy:
@@ -164,6 +168,8 @@ def main(argv=None):
                     lambda t, p: run_today(t, p, phi, args.sweeps, 1)),
                 ("single", "auto"): lambda: dolda_single(
                     lambda t, p: run_dolda(t, p, phi, args.sweeps, 1, "auto")),
+                ("single", "auto f32"): lambda: dolda_single(
+                    lambda t, p: run_dolda(t, p, phi32, args.sweeps, 1, "auto")),
                 ("single", "tomotopy"): tomotopy_single,
             })
             if args.no_tomotopy:
@@ -174,6 +180,7 @@ def main(argv=None):
             for n in (min(40, n_docs), 1):
                 for method in ("dense", "sparse"):
                     run_dolda(tokens[:doc_ptr[n]], doc_ptr[:n + 1], phi, 2, 1, method)
+                    run_dolda(tokens[:doc_ptr[n]], doc_ptr[:n + 1], phi32, 2, 1, method)
                 run_today(tokens[:doc_ptr[n]], doc_ptr[:n + 1], phi, 2, 1)
             times = {key: [] for key in contenders}
             first = {}
@@ -245,7 +252,8 @@ def markdown(result):
                      f"{r['docs_per_s_best']:,.0f} | {ratio(today)} | {ratio(tomo)} |")
     lines += ["", "Ratios: median documents/s of the row over the reference's (higher is "
               "faster).  `today` is the dense kernel reading a word-major copy of the whole "
-              "Phi made on every call (the code path before the sparse kernel)."]
+              "Phi made on every call (the code path before the sparse kernel); `auto f32` is "
+              "`auto` with Phi in float32, as a fitted DOLDA's `phi_`."]
     return "\n".join(lines) + "\n"
 
 

@@ -206,3 +206,24 @@ def test_auto_picks_by_number_of_topics():
     assert resolve_predict_method("auto", SPARSE_PREDICT_MIN_TOPICS) == "sparse"
     assert resolve_predict_method("auto", SPARSE_PREDICT_MIN_TOPICS - 1) == "dense"
     assert resolve_predict_method("dense", 1000) == "dense"
+
+
+@pytest.mark.parametrize("method", ["dense", "sparse"])
+def test_chunked_batch_gives_the_same_proportions(method, monkeypatch):
+    # a batch cut into chunks (bounded word-major copy of Phi) predicts exactly as one piece:
+    # every document keeps its own stream
+    rng = np.random.default_rng(4)
+    K, V = 40, 300
+    phi = rng.dirichlet(np.full(V, 0.1), size=K).astype(np.float32)
+    lengths = rng.integers(0, 30, 60)
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    tokens = rng.integers(0, V, doc_ptr[-1]).astype(np.int32)
+    whole = predict_topic_proportions(tokens, doc_ptr, phi, 0.1, 4, 2, 7, method=method)
+    monkeypatch.setattr(predict_module, "CHUNK_ENTRIES", 50 * K)  # <= 50 distinct words a chunk
+    bounds = predict_module.chunk_bounds(tokens.astype(np.int64), doc_ptr, V, 50)
+    assert len(bounds) > 5
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        n_distinct = len(np.unique(tokens[doc_ptr[lo]:doc_ptr[hi]]))
+        assert n_distinct <= 50 or hi - lo == 1
+    chunked = predict_topic_proportions(tokens, doc_ptr, phi, 0.1, 4, 2, 7, method=method)
+    np.testing.assert_array_equal(chunked, whole)

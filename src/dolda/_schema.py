@@ -450,7 +450,22 @@ def check_checkpoint_manifest(meta: dict, manifest: dict) -> dict:
     shapes.need("tau_draws", [S, L], optional=True)
     shapes.need("lambda_draws", [S, L, P], optional=True)
     shapes.need("loglik", [n_iter, 2])
-    shapes.need("phi_sum", [V, K], kinds="f*")
+    # the running mean of Phi (dolda.sampler.phi_mean.PhiMean): word-major CSR + topic part
+    shapes.need("phi_mean_ptr", [V + 1], kinds="iu")
+    shapes.need("phi_mean_topic", [K])
+    shapes.need("phi_mean_draws", [1], kinds="iu")
+    nnz = []
+    for name, kinds in (("phi_mean_topics", "iu"), ("phi_mean_values", "f")):
+        spec = manifest.get(name)
+        if spec is None:
+            _fail(f"the array {name!r} is missing")
+        if len(spec["shape"]) != 1 or np.dtype(spec["dtype"]).kind not in kinds:
+            _fail(f"array {name!r} has shape {spec['shape']} and dtype {spec['dtype']}, "
+                  "expected one dimension of " + ("integers" if kinds == "iu" else "floats"))
+        nnz.append(spec["shape"][0])
+    if nnz[0] != nnz[1]:
+        _fail(f"arrays 'phi_mean_topics' and 'phi_mean_values' differ in length ({nnz[0]} "
+              f"and {nnz[1]})")
     return {"n_topics": K, "n_tokens": n_tokens}
 
 
@@ -481,7 +496,8 @@ def check_values(tag: str, facts: dict, arrays: dict, checkpoint=False) -> None:
         return  # a free-form checkpoint (not a DOLDA chain): its writer checks it
     if not checkpoint and tag not in ("dolda.DOLDA", "dolda.DOProbit", "dolda.LDA"):
         return
-    for name in ("eta_draws", "coef", "intercept", "eta", "nu", "phi_sum"):
+    for name in ("eta_draws", "coef", "intercept", "eta", "nu", "phi_mean_values",
+                 "phi_mean_topic"):
         _finite(arrays, name)
     for name in ("eta_draws", "coef", "intercept", "eta"):
         if name in arrays and arrays[name].size and np.abs(arrays[name]).max() > MAX_COEF:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import check_burn_in
+from .sampler import phi_mean
 
 
 def _old_schedule(meta):
@@ -54,10 +55,11 @@ def extend_draws(meta, arr, n_iter, burn_in, thin, phi_from):
 
     Returns
     -------
-    eta_draws, tau_draws, lambda_draws, loglik, phi_sum
+    eta_draws, tau_draws, lambda_draws, loglik, phi_acc
         Kept draws of the new schedule (those before the old end copied from
         the checkpoint), the log-likelihood trace padded with NaN to ``n_iter``
-        and a zero Phi sum (its window starts after the old end).
+        and an empty running mean of Phi (:class:`dolda.sampler.phi_mean.PhiMean`;
+        its window starts after the old end).
     """
     n_old, old_burn, _ = _old_schedule(meta)
     old_keep = np.arange(old_burn, n_old)[::thin]
@@ -75,4 +77,5 @@ def extend_draws(meta, arr, n_iter, burn_in, thin, phi_from):
     loglik = np.full((n_iter, 2), np.nan)
     loglik[:n_old] = arr["loglik"]
     return (relayout(arr["eta_draws"]), relayout(arr.get("tau_draws")),
-            relayout(arr.get("lambda_draws")), loglik, np.zeros_like(arr["phi_sum"]))
+            relayout(arr.get("lambda_draws")), loglik,
+            phi_mean.empty(len(arr["phi_mean_ptr"]) - 1, len(arr["phi_mean_topic"])))

@@ -49,8 +49,8 @@ from .probit import (
 )
 from .sampler import chain as dolda_chain
 from .sampler import hyper
-from .sampler import lda as topic_kernels
 from .sampler import probit as probit_blocks
+from .sampler import phi_mean
 from .sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-exported)
 from .sampler.threads import obeys_n_jobs, using_threads
 from .topics import (DEFAULT_LABEL_WORDS, DEFAULT_RELEVANCE, model_top_words,
@@ -172,7 +172,9 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
     predict_burn_in : int or None, default=None
         Sweeps discarded before averaging (None: half of ``predict_sweeps``).
     phi_draws : int, default=20
-        ``Phi`` used for prediction is the mean of the last ``phi_draws`` draws.
+        ``Phi`` used for prediction is the posterior mean estimated from the last
+        ``phi_draws`` iterations: the mean of ``E[phi_k | z] = (beta + n_k) / (V beta + n_k.)``
+        (Rao-Blackwellised; kept sparse, :mod:`dolda.sampler.phi_mean`).
     checkpoint : path or None, default=None
         Directory where the chain is saved every ``checkpoint_every``
         iterations and on Ctrl-C; continue with ``fit(..., resume=checkpoint)``.
@@ -267,8 +269,9 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         ``topic_alignment_[c][k]``: the topic of chain ``c`` shown as topic ``k``.
     tau_draws_ : ndarray (S, L) or None
     lambda_draws_ : ndarray (S, L, P) or None
-    phi_ : ndarray (K, V)
-        Mean of the last ``phi_draws`` draws of Phi (rows sum to 1).
+    phi_ : ndarray (K, V) float32
+        Posterior mean of Phi over the last ``phi_draws`` iterations (the mean of
+        ``E[phi | z]``; rows sum to 1).
     doc_topic_counts_ : ndarray (D, K)
         Final ``n_{d,k}`` of the training documents.
     loglik_ : pandas.DataFrame (C * n_iter, 3)
@@ -625,6 +628,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         zbar = np.asarray(self.transform(corpus))
         U = (sp.hstack([Xd, sp.csr_matrix(zbar)], format="csr") if sp.issparse(Xd)
              else np.hstack([Xd, zbar]))
+        zbar = None  # U holds a copy: D x K less while the map is fitted
         prior_sd = coefficient_prior_sd(self.tau_draws_, self.lambda_draws_,
                                         check_positive_float(self.prior_variance,
                                                              "prior_variance"))
@@ -640,7 +644,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         perms = [np.arange(K)] + [align_topics(chains[0]["phi"], ch["phi"]) for ch in chains[1:]]
         for ch, perm in zip(chains, perms):
             cols = np.concatenate([np.arange(n_x), n_x + perm])
-            ch["phi"] = ch["phi"][perm]
+            if not np.array_equal(perm, np.arange(K)):  # no K x V copy for chain 0
+                ch["phi"] = ch["phi"][perm]
             ch["eta_draws"] = ch["eta_draws"][:, :, cols]
             if ch["lambda_draws"] is not None:
                 ch["lambda_draws"] = ch["lambda_draws"][:, :, cols]
@@ -655,8 +660,14 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                            if horseshoe else None)
         self.lambda_draws_ = (np.concatenate([ch["lambda_draws"] for ch in chains])
                               if horseshoe else None)
-        phi = np.mean([ch["phi"] for ch in chains], axis=0)
-        self.phi_ = phi / phi.sum(axis=1, keepdims=True)
+        # the mean of the chains' Phi, renormalised: summed into chain 0's array in place (the
+        # chains' draws are not used after this), no stacked or K x V temporary copies
+        phi = chains[0]["phi"]
+        for ch in chains[1:]:
+            phi += ch["phi"]
+            ch["phi"] = None
+        phi /= phi.sum(axis=1, keepdims=True)
+        self.phi_ = phi
         self.doc_topic_counts_ = chains[0]["ndk"]
         self.alpha_ = float(np.mean([ch["alpha"] for ch in chains]))
         self.beta_ = float(np.mean([ch["beta"] for ch in chains]))
@@ -686,12 +697,13 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                 arr["z"].astype(np.int32), arr["ndk"].astype(np.int32), arr["phi"],
                 probit_blocks.ProbitState(np.zeros((len(data.y), data.n_classes)), arr["eta"],
                                           arr["lam2"], arr["tau2"], arr["nu"], arr["xi"]))
-            eta_draws, loglik, phi_sum = arr["eta_draws"], arr["loglik"], arr["phi_sum"]
+            eta_draws, loglik = arr["eta_draws"], arr["loglik"]
+            phi_acc = phi_mean.from_arrays(arr)
             tau_draws, lam_draws = arr.get("tau_draws"), arr.get("lambda_draws")
             if int(meta["n_iter"]) != n_iter:  # extending a finished chain (checked above)
                 from .extend import extend_draws
 
-                eta_draws, tau_draws, lam_draws, loglik, phi_sum = extend_draws(
+                eta_draws, tau_draws, lam_draws, loglik, phi_acc = extend_draws(
                     meta, arr, n_iter, burn_in, thin, phi_from)
         else:
             start = 0
@@ -701,7 +713,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
             tau_draws = np.zeros((n_keep, data.n_classes)) if horseshoe else None
             lam_draws = np.zeros((n_keep, data.n_classes, n_cols)) if horseshoe else None
             loglik = np.full((n_iter, 2), np.nan)
-            phi_sum = np.zeros((data.n_words, K), np.float32)  # word-major; float32 halves it
+            # the running posterior mean of Phi, sparse (Rao-Blackwellised over the kept z)
+            phi_acc = phi_mean.empty(data.n_words, K)
 
         from .backends import make_chain
 
@@ -721,7 +734,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                       "eta": state.probit.eta, "lam2": state.probit.lam2,
                       "tau2": state.probit.tau2, "nu": state.probit.nu, "xi": state.probit.xi,
                       "eta_draws": eta_draws, "tau_draws": tau_draws,
-                      "lambda_draws": lam_draws, "loglik": loglik, "phi_sum": phi_sum}
+                      "lambda_draws": lam_draws, "loglik": loglik,
+                      **phi_mean.to_arrays(phi_acc)}
             return io.save_checkpoint(checkpoint, meta, arrays)
 
         bar = None
@@ -750,7 +764,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                             lam_draws[slot] = np.sqrt(state.probit.lam2)
                         slot += 1
                     if it >= phi_from:
-                        topic_kernels.accumulate(state.phi, phi_sum)
+                        phi_acc = phi_mean.add(phi_acc, state.counts, runner.config.beta)
                     seconds[it] = time.perf_counter() - t_it
                     if bar is not None:
                         rate = len(data.tokens) * (it + 1 - start) / (time.perf_counter() - tic)
@@ -772,12 +786,15 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                 if bar is not None:
                     bar.close()
 
-        phi = np.ascontiguousarray(phi_sum.T)  # normalised in place: no further K x V copies
-        phi /= phi.sum(axis=1, keepdims=True)
+        alpha, beta = float(runner.config.alpha), float(runner.config.beta)
+        # the chain's state (Phi, alias tables) is no longer needed: release it before the
+        # one K x V array of phi_ is written from the sparse running mean
+        runner = state = None
+        phi = phi_mean.dense_mean(phi_acc)
         return {"seed": seed, "eta_draws": eta_draws, "tau_draws": tau_draws,
                 "lambda_draws": lam_draws, "phi": phi,
                 "ndk": ndk, "loglik": loglik, "seconds": seconds,
-                "alpha": float(runner.config.alpha), "beta": float(runner.config.beta)}
+                "alpha": alpha, "beta": beta}
 
     def _check_resume(self, meta, data, n_iter):
         if meta.get("n_tokens") != len(data.tokens) or meta.get("n_docs") != len(data.y):
@@ -867,9 +884,12 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         n_d = corpus.doc_lengths.astype(np.float64)[:, None]
         K = theta.shape[1]
         alpha = self._alpha()
-        zbar = (theta * (n_d + K * alpha) - alpha) / np.maximum(n_d, 1.0)
+        zbar = theta  # in place: no further D x K temporaries
+        zbar *= n_d + K * alpha
+        zbar -= alpha
+        zbar /= np.maximum(n_d, 1.0)
         zbar[n_d[:, 0] == 0] = 0.0  # no words: no topic information, as in training
-        return np.clip(zbar, 0.0, 1.0)
+        return np.clip(zbar, 0.0, 1.0, out=zbar)
 
     @property
     def _n_features_out(self):

@@ -432,7 +432,8 @@ class DaskChain(ShardedDaskChain):
     def _result(self, info):
         """``(DOLDAState, info)``: Phi and the probit state; ``z`` and ``ndk`` are None
         (they live on the workers, see :meth:`topics`)."""
-        return dolda_chain.DOLDAState(None, None, self._phi, self._probit, self._sparse), info
+        return dolda_chain.DOLDAState(None, None, self._phi, self._probit, self._sparse,
+                                      getattr(self, "_counts", None)), info
 
     def _iterate(self, iteration):
         """Run one iteration on the current shard futures; returns ``(state, info)``."""
@@ -469,10 +470,18 @@ class DaskChain(ShardedDaskChain):
         self._pending = []
         self.traffic["received"] += _nbytes(parts)
         if self._polya:
+            from ..sampler import polya
+
+            self._counts = polya.merge_word_counts([part.nkw for part in parts],
+                                                   config.n_topics)
             phi, self._sparse, info = dolda_chain.polya_phi_step(
-                seed, iteration, parts, config, self.data.n_words, self._phi, self._sparse)
+                seed, iteration, parts, config, self.data.n_words, self._phi, self._sparse,
+                self._counts)
         else:
-            phi, info = dolda_chain.phi_step(seed, iteration, parts, config, self.data.n_words)
+            self._counts = dolda_chain.reduce_counts([part.nkw for part in parts],
+                                                     config.n_topics, self.data.n_words)
+            phi, info = dolda_chain.phi_step(seed, iteration, parts, config, self.data.n_words,
+                                             nkw=self._counts)
             if not with_loglik:
                 info = dolda_chain.StepInfo(np.nan, np.nan)
         self._phi, self._probit = phi, probit

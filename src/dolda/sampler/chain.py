@@ -95,6 +95,10 @@ class DOLDAState(NamedTuple):
     phi: np.ndarray
     probit: probit_blocks.ProbitState
     phi_sparse: object = None
+    #: the topic-word counts ``n_{k,w}`` Phi was drawn from (SparseCounts by topic, or
+    #: WordCounts by word with the Pólya-urn Phi), for the running mean of Phi
+    #: (:mod:`dolda.sampler.phi_mean`); None for a state not made by a step
+    counts: object = None
 
 
 class StepInfo(NamedTuple):
@@ -230,7 +234,8 @@ def reduce_counts(parts, n_topics: int, n_words: int) -> topic_kernels.SparseCou
     return topic_kernels.merge_sparse_counts(parts)
 
 
-def phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int, out=None):
+def phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int, out=None,
+             nkw=None):
     """The global topic block: reduce the shards' ``n_{k,w}``, draw Phi, finish the log-likelihood.
 
     Integer counts add exactly in any order; the float log-likelihood parts
@@ -243,7 +248,8 @@ def phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int
     phi : float32 (V, K)
     info : StepInfo
     """
-    nkw = reduce_counts([part.nkw for part in stats], config.n_topics, n_words)
+    if nkw is None:  # the sum of the shards' counts (given: already reduced by the caller)
+        nkw = reduce_counts([part.nkw for part in stats], config.n_topics, n_words)
     if out is None:
         out = np.empty((n_words, config.n_topics), np.float32)
     phi = topic_kernels.draw_phi_word_major(nkw, config.beta, seed, iteration, out)
@@ -257,7 +263,7 @@ def phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int
 
 
 def polya_phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int,
-                   out, previous=None):
+                   out, previous=None, counts=None):
     """The global topic block with the Pólya-urn Phi (``config.phi_sampler == "polya"``).
 
     The shards' word-major ``n_{k,w}`` (:class:`dolda.sampler.polya.WordCounts`)
@@ -273,7 +279,8 @@ def polya_phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_word
     phi_sparse : SparsePhi
     info : StepInfo
     """
-    counts = polya.merge_word_counts([part.nkw for part in stats], config.n_topics)
+    if counts is None:  # given: the shards' counts already merged by the caller
+        counts = polya.merge_word_counts([part.nkw for part in stats], config.n_topics)
     sparse = polya.polya_phi(counts, config.n_topics, config.beta, seed, iteration)
     polya.write_dense(sparse, out, previous)
     if wants_loglik(iteration, config):
@@ -328,10 +335,12 @@ def dolda_step(seed: int, iteration: int, state: DOLDAState, data: TopicData,
              for sh, part in zip(shards, parts)]
     probit = probit._replace(a=np.concatenate([part[0] for part in parts]))
     if polya_phi:
+        counts = polya.merge_word_counts([part.nkw for part in stats], config.n_topics)
         phi, sparse, info = polya_phi_step(seed, iteration, stats, config, data.n_words,
-                                           state.phi, sparse)
-        return DOLDAState(z, ndk, phi, probit, sparse), info
-    phi, info = phi_step(seed, iteration, stats, config, data.n_words, state.phi)
+                                           state.phi, sparse, counts)
+        return DOLDAState(z, ndk, phi, probit, sparse, counts), info
+    nkw = reduce_counts([part.nkw for part in stats], config.n_topics, data.n_words)
+    phi, info = phi_step(seed, iteration, stats, config, data.n_words, state.phi, nkw)
     if not with_loglik:
         info = StepInfo(np.nan, np.nan)
-    return DOLDAState(z, ndk, phi, probit), info
+    return DOLDAState(z, ndk, phi, probit, None, nkw), info

@@ -44,15 +44,17 @@ BLOCK = 32
 
 # ------------------------------------------------------------------ dense
 @njit(cache=True)
-def _dense_document(tokens, start, stop, phi_wk, alpha, n_sweeps, burn_in, seed, d, out):
-    """Topic proportions of document ``d`` (tokens ``start:stop``) into ``out[d]``, dense."""
+def _dense_document(tokens, start, stop, phi_wk, alpha, n_sweeps, burn_in, seed, d, out,
+                    doc_offset=0):
+    """Topic proportions of document ``d`` (tokens ``start:stop``) into ``out[d]``, dense;
+    the stream is that of document ``doc_offset + d``."""
     n_topics = out.shape[1]
     n_d = stop - start
     if n_d == 0:
         for k in range(n_topics):
             out[d, k] = 1.0 / n_topics
         return
-    state = stream(seed, STEP_PREDICT, d)
+    state = stream(seed, STEP_PREDICT, doc_offset + d)
     ndk_row = np.zeros(n_topics, np.int32)
     cum = np.empty(n_topics)
     z = np.empty(n_d, np.int32)
@@ -83,17 +85,17 @@ def _dense_document(tokens, start, stop, phi_wk, alpha, n_sweeps, burn_in, seed,
 
 
 @njit(cache=True, parallel=True)
-def _predict(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out):
+def _predict(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out, doc_offset=0):
     for d in prange(out.shape[0]):
         _dense_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, alpha, n_sweeps, burn_in,
-                        seed, d, out)
+                        seed, d, out, doc_offset)
 
 
 @njit(cache=True)
-def _predict_serial(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out):
+def _predict_serial(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out, doc_offset=0):
     for d in range(out.shape[0]):
         _dense_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, alpha, n_sweeps, burn_in,
-                        seed, d, out)
+                        seed, d, out, doc_offset)
 
 
 # ----------------------------------------------------------------- sparse
@@ -160,15 +162,16 @@ def _remove(k, ndk_row, nz, pos, n_nz):
 
 @njit(cache=True)
 def _sparse_document(tokens, start, stop, phi_wk, blocks, mass, alpha, n_sweeps, burn_in, seed,
-                     d, out):
-    """Topic proportions of document ``d`` (tokens ``start:stop``) into ``out[d]``, sparse."""
+                     d, out, doc_offset=0):
+    """Topic proportions of document ``d`` (tokens ``start:stop``) into ``out[d]``, sparse;
+    the stream is that of document ``doc_offset + d``."""
     n_topics = out.shape[1]
     n_d = stop - start
     if n_d == 0:
         for k in range(n_topics):
             out[d, k] = 1.0 / n_topics
         return
-    state = stream(seed, STEP_PREDICT, d)
+    state = stream(seed, STEP_PREDICT, doc_offset + d)
     width = min(n_topics, n_d)  # a document has at most N_d non-zero topics
     ndk_row = np.zeros(n_topics, np.int32)
     pos = np.empty(n_topics, np.int32)
@@ -202,18 +205,19 @@ def _sparse_document(tokens, start, stop, phi_wk, blocks, mass, alpha, n_sweeps,
 
 
 @njit(cache=True, parallel=True)
-def _predict_sparse(tokens, doc_ptr, phi_wk, blocks, mass, alpha, n_sweeps, burn_in, seed, out):
+def _predict_sparse(tokens, doc_ptr, phi_wk, blocks, mass, alpha, n_sweeps, burn_in, seed, out,
+                    doc_offset=0):
     for d in prange(out.shape[0]):
         _sparse_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, blocks, mass, alpha,
-                         n_sweeps, burn_in, seed, d, out)
+                         n_sweeps, burn_in, seed, d, out, doc_offset)
 
 
 @njit(cache=True)
 def _predict_sparse_serial(tokens, doc_ptr, phi_wk, blocks, mass, alpha, n_sweeps, burn_in,
-                           seed, out):
+                           seed, out, doc_offset=0):
     for d in range(out.shape[0]):
         _sparse_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, blocks, mass, alpha,
-                         n_sweeps, burn_in, seed, d, out)
+                         n_sweeps, burn_in, seed, d, out, doc_offset)
 
 
 # ---------------------------------------------------------------- driver
@@ -232,15 +236,87 @@ def local_topics(tokens, phi):
     Returns
     -------
     local : int32 (N,)         ``tokens`` renumbered.
-    phi_wk : float64 (V_b, K)  ``phi[:, words].T``, contiguous.
+    phi_wk : float (V_b, K)    ``phi[:, words].T``, contiguous, float32 or float64 as ``phi``.
     """
     tokens = np.asarray(tokens)
     words, local = np.unique(tokens, return_inverse=True)
     if len(words) and (words[0] < 0 or words[-1] >= phi.shape[1]):
         raise ValueError(f"token ids must lie in [0, {phi.shape[1]}), got {words[0]} .. "
                          f"{words[-1]}")
-    phi_wk = np.ascontiguousarray(np.asarray(phi, dtype=np.float64).T[words])
+    phi = np.asarray(phi)
+    if phi.dtype not in (np.float32, np.float64):
+        phi = phi.astype(np.float64)
+    # only the batch's columns, in Phi's own float type: a float32 Phi (DOLDA's phi_) is never
+    # widened to a K x V float64 copy
+    phi_wk = np.ascontiguousarray(phi.T[words])
     return local.astype(np.int32).reshape(-1), phi_wk
+
+
+#: At most this many entries (distinct words x K) of Phi are copied word-major at once.
+CHUNK_ENTRIES = 1 << 22
+
+
+@njit(cache=True)
+def _chunk_bounds(tokens, doc_ptr, n_words, max_words):
+    """Document bounds of consecutive chunks with at most ``max_words`` distinct words
+    each (a single document with more is a chunk of its own)."""
+    n_docs = len(doc_ptr) - 1
+    seen = np.full(n_words, -1, np.int64)
+    bounds = np.empty(n_docs + 1, np.int64)
+    bounds[0] = 0
+    n_chunks = 0
+    distinct = 0
+    for d in range(n_docs):
+        new = 0
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w = tokens[i]
+            if seen[w] != n_chunks:
+                seen[w] = n_chunks
+                new += 1
+        if distinct > 0 and distinct + new > max_words:
+            n_chunks += 1
+            bounds[n_chunks] = d
+            distinct = 0
+            for i in range(doc_ptr[d], doc_ptr[d + 1]):  # recount for the new chunk
+                w = tokens[i]
+                if seen[w] != n_chunks:
+                    seen[w] = n_chunks
+                    distinct += 1
+        else:
+            distinct += new
+    n_chunks += 1
+    bounds[n_chunks] = n_docs
+    return bounds[:n_chunks + 1].copy()
+
+
+def chunk_bounds(tokens, doc_ptr, n_words, max_words):
+    """:func:`_chunk_bounds` (int64 (C + 1,)); one chunk when the whole batch fits."""
+    n_docs = len(doc_ptr) - 1
+    if len(tokens) <= max_words or n_docs <= 1:
+        return np.array([0, n_docs], np.int64)
+    return _chunk_bounds(tokens, doc_ptr, int(n_words), int(max_words))
+
+
+def _predict_chunk(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed, method, out,
+                   doc_offset):
+    """Documents ``doc_offset ...`` (their ``tokens``, ``doc_ptr`` from 0) into ``out``."""
+    n_topics = phi.shape[0]
+    local, phi_wk = local_topics(tokens, phi)
+    # a small batch runs serially: waking the worker threads would cost more than it saves
+    # (documents are the parallel tasks; one document is one task anyway)
+    serial = len(local) <= SERIAL_MAX_TOKENS
+    if method == "dense":
+        kernel = _predict_serial if serial else _predict
+        kernel(local, doc_ptr, phi_wk, float(alpha), n_sweeps, burn_in, np.int64(seed), out,
+               np.int64(doc_offset))
+    else:
+        blocks = np.add.reduceat(phi_wk, np.arange(0, n_topics, BLOCK), axis=1,
+                                 dtype=np.float64) \
+            if len(phi_wk) else np.zeros((0, -(-n_topics // BLOCK)))
+        mass = blocks.sum(axis=1)
+        kernel = _predict_sparse_serial if serial else _predict_sparse
+        kernel(local, doc_ptr, phi_wk, np.ascontiguousarray(blocks), mass,
+               float(alpha), n_sweeps, burn_in, np.int64(seed), out, np.int64(doc_offset))
 
 
 def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed,
@@ -279,20 +355,18 @@ def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, se
     n_topics = phi.shape[0]
     method = resolve_predict_method(method, n_topics)
     doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
-    local, phi_wk = local_topics(tokens, phi)
+    tokens = np.asarray(tokens)
+    if len(tokens) and (tokens.min() < 0 or tokens.max() >= phi.shape[1]):
+        raise ValueError(f"token ids must lie in [0, {phi.shape[1]}), got {tokens.min()} .. "
+                         f"{tokens.max()}")
     out = np.empty((len(doc_ptr) - 1, n_topics), np.float64)
-    # a small batch runs serially: waking the worker threads would cost more than it saves
-    # (documents are the parallel tasks; one document is one task anyway)
-    serial = len(local) <= SERIAL_MAX_TOKENS
-    if method == "dense":
-        kernel = _predict_serial if serial else _predict
-        kernel(local, doc_ptr, phi_wk, float(alpha), n_sweeps, burn_in, np.int64(seed), out)
-    else:
-        blocks = np.add.reduceat(phi_wk, np.arange(0, n_topics, BLOCK), axis=1) \
-            if len(phi_wk) else np.zeros((0, -(-n_topics // BLOCK)))
-        mass = blocks.sum(axis=1)
-        kernel = _predict_sparse_serial if serial else _predict_sparse
-        kernel(local, doc_ptr, phi_wk, np.ascontiguousarray(blocks), mass, float(alpha),
-               n_sweeps, burn_in, np.int64(seed), out)
+    # the batch's Phi columns are copied word-major; a large batch is cut into chunks of
+    # documents whose distinct words fit CHUNK_ENTRIES, so the copy stays bounded
+    bounds = chunk_bounds(np.ascontiguousarray(tokens, dtype=np.int64), doc_ptr, phi.shape[1],
+                          max(1, CHUNK_ENTRIES // n_topics))
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        t0, t1 = int(doc_ptr[lo]), int(doc_ptr[hi])
+        _predict_chunk(tokens[t0:t1], doc_ptr[lo:hi + 1] - t0, phi, alpha, n_sweeps, burn_in,
+                       seed, method, out[lo:hi], int(lo))
     return out
 
