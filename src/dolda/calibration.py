@@ -96,11 +96,17 @@ def loo_predictors(U, eta_draws, y, prior_sd=None, max_elements=2e7):
 
     ``sum_s w_sd mu_sd`` with the draws and weights of :func:`loo_draws`.
     """
-    mu, w = loo_draws(U, eta_draws, y, prior_sd, max_elements)
-    return np.einsum("sd,sdl->dl", w, mu)
+    return loo_draws(U, eta_draws, y, prior_sd, n_keep=0, max_elements=max_elements).mean
 
 
-def loo_draws(U, eta_draws, y, prior_sd=None, max_elements=2e7):
+class LooDraws(NamedTuple):
+    """Leave-one-out predictors of the training rows (:func:`loo_draws`)."""
+    mean: np.ndarray  # (D, L)     sum_s w_sd mu_sd over every draw
+    mu: np.ndarray    # (s, D, L)  the kept draws' predictors, rows' own columns left out
+    w: np.ndarray     # (s, D)     their weights, each row's renormalised to sum to one
+
+
+def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e7):
     """Leave-one-out draws of the training rows' linear predictors and their weights.
 
     The posterior the sampler targets is a product of one-vs-rest binary
@@ -134,10 +140,14 @@ def loo_draws(U, eta_draws, y, prior_sd=None, max_elements=2e7):
                                  takes ``v = 0`` (the weights then slightly favour
                                  draws that fit row ``d`` without its own columns).
 
+    n_keep : int                 draws (evenly spaced) whose predictors are returned.
+
     Returns
     -------
-    mu : (S, D, L)   every draw's predictors, row ``d``'s own columns left out.
-    w : (S, D)       importance weights, each row's summing to one over the draws.
+    LooDraws
+        ``mean`` over every draw, and ``n_keep`` draws' predictors with their
+        weights.  Two passes over the draws (weights, then predictors), so the
+        memory is O(S D + n_keep D L), not O(S D L).
     """
     import scipy.sparse as sp
 
@@ -152,7 +162,6 @@ def loo_draws(U, eta_draws, y, prior_sd=None, max_elements=2e7):
         U_rest, U_own = U, None
     sign = np.where(np.arange(eta_draws.shape[1])[None, :] == y[:, None], 1.0, -1.0)
     log_w = np.empty((n_draws, n_rows))
-    mus = []
     start = 0
     for mu in _draw_chunks(U_rest, eta_draws, max_elements / 2):
         scaled = mu
@@ -164,12 +173,24 @@ def loo_draws(U, eta_draws, y, prior_sd=None, max_elements=2e7):
             scaled = mu / np.sqrt(1.0 + v)
         log_w[start:start + len(mu)] = -special.log_ndtr(sign * scaled).sum(axis=2)
         start += len(mu)
-        mus.append(mu)
     log_w -= log_w.max(axis=0, keepdims=True)
     w = np.exp(log_w)
+    del log_w
     w = np.minimum(w, np.sqrt(n_draws) * w.mean(axis=0, keepdims=True))
     w /= w.sum(axis=0, keepdims=True)
-    return (mus[0] if len(mus) == 1 else np.concatenate(mus)), w
+    keep = (np.unique(np.linspace(0, n_draws - 1, min(n_keep, n_draws)).round().astype(int))
+            if n_keep > 0 else np.zeros(0, dtype=int))
+    mean = np.zeros((n_rows, eta_draws.shape[1]))
+    kept = np.empty((len(keep), n_rows, eta_draws.shape[1]))
+    start = 0
+    for mu in _draw_chunks(U_rest, eta_draws, max_elements / 2):
+        mean += np.einsum("sd,sdl->dl", w[start:start + len(mu)], mu)
+        inside = (keep >= start) & (keep < start + len(mu))
+        kept[inside] = mu[keep[inside] - start]
+        start += len(mu)
+    w_kept = w[keep]
+    w_kept /= np.maximum(w_kept.sum(axis=0, keepdims=True), 1e-300)
+    return LooDraws(mean, kept, w_kept)
 
 
 def fit_stacking(mu, y, n_classes, C=1.0):

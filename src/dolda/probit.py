@@ -165,9 +165,10 @@ def fit_proba_stacking(U, eta_draws, y_index, n_classes, prior_sd=None):
     (see :func:`coefficient_prior_sd`), :func:`dolda.calibration.fit_stacking`
     and ``docs/CALIBRATION.md``.
     """
-    mu, w = calibration.loo_draws(U, eta_draws, y_index, prior_sd=prior_sd)
-    plain = calibration.fit_stacking(np.einsum("sd,sdl->dl", w, mu), y_index, n_classes)
-    return calibration.fit_stacking_predictive(mu, w, y_index, n_classes, init=plain)
+    n_keep = int(np.clip(5e6 // max(1, U.shape[0] * n_classes), 5, 20))
+    loo = calibration.loo_draws(U, eta_draws, y_index, prior_sd=prior_sd, n_keep=n_keep)
+    plain = calibration.fit_stacking(loo.mean, y_index, n_classes)
+    return calibration.fit_stacking_predictive(loo.mu, loo.w, y_index, n_classes, init=plain)
 
 
 class DOProbit(ClassifierMixin, BaseEstimator):
