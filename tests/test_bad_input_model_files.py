@@ -386,6 +386,11 @@ EXPLICIT = [
     ("lda", "n_topics disagrees with phi", lambda p: _set(p, ("meta", "params", "n_topics"),
                                                           5)),
     ("probit", "coef NaN", lambda p: _edit_arrays(p, coef=lambda a: a * np.nan)),
+    ("probit", "calibration map NaN", lambda p: _edit_arrays(p, stacking=lambda a: a * np.nan)),
+    ("probit", "calibration intercept +inf", lambda p: _edit_arrays(
+        p, stacking=lambda a: np.where(np.arange(a.shape[1]) == 0, np.inf, a))),
+    ("dolda", "calibration weights huge", lambda p: _edit_arrays(
+        p, stacking=lambda a: a + 1e15)),
     ("probit", "n_features_in disagrees", lambda p: _set(p, ("meta", "n_features_in"), 5)),
     ("probit", "fit_intercept flipped", lambda p: _set(p, ("meta", "params", "fit_intercept"),
                                                        False)),

@@ -71,7 +71,19 @@ def split_documents(X, text_column, covariate_columns, covariates):
     return X[text_column], (X[cols] if cols else None)
 
 
+def check_covariate_columns(columns):
+    """``covariate_columns`` is None, a column name or a list of them (one-line ValueError)."""
+    if columns is None or isinstance(columns, str):
+        return columns
+    if isinstance(columns, (list, tuple, pd.Index, np.ndarray)) and all(
+            isinstance(c, (str, int, np.integer)) and not isinstance(c, bool) for c in columns):
+        return columns
+    raise ValueError("covariate_columns must be None, a column name or a list of column "
+                     f"names, got {type(columns).__name__} {columns!r}"[:200])
+
+
 def _columns(frame, columns):
+    check_covariate_columns(columns)
     cols = [columns] if isinstance(columns, str) else list(columns)
     missing = [c for c in cols if c not in frame.columns]
     if missing:

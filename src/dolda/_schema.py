@@ -167,7 +167,7 @@ def _labels(meta):
     else:
         try:
             kind = np.dtype(dtype).kind
-        except TypeError:
+        except Exception:  # noqa: BLE001 - numpy parses dtype strings with eval-like rules
             kind = "?"
         checks = {"b": lambda v: isinstance(v, bool),
                   "i": lambda v: isinstance(v, int) and not isinstance(v, bool),
@@ -415,6 +415,8 @@ def _lda_manifest(cls, meta, manifest):
     n_iter, _ = _common_counts(meta)
     n_tokens = _int(_key(meta, "n_tokens", "meta"), "meta.n_tokens", 0, 2**48)
     _str(_key(meta, "sampler", "meta"), "meta.sampler", ("dense", "sparse"))
+    if meta.get("n_features_in") is not None:  # fitted on a document-term matrix
+        _int(meta["n_features_in"], "meta.n_features_in", n_words, n_words + 1)
     K = params.get("n_topics", 20)
     shapes = _Shapes(manifest)
     shapes.need("phi", [K, n_words], kinds="f*")
@@ -510,6 +512,14 @@ def check_values(tag: str, facts: dict, arrays: dict, checkpoint=False) -> None:
     _finite(arrays, "lambda_draws", lo=0.0)
     for name in ("doc_topic_counts", "ndk"):
         _finite(arrays, name, lo=0)
+    stacking = arrays.get("stacking")
+    if stacking is not None and stacking.size:
+        # [b, W]: W finite; b finite, or -inf for a class absent from the training labels
+        if not (np.all(np.isfinite(stacking[:, 1:])) and not np.any(np.isnan(stacking[:, 0]))
+                and not np.any(np.isposinf(stacking[:, 0]))):
+            _fail("array 'stacking' has NaN or infinite values")
+        if np.abs(stacking[:, 1:]).max() > MAX_COEF:
+            _fail(f"array 'stacking' has weights beyond {MAX_COEF:.0e} in magnitude")
     if "loglik" in arrays and np.any(np.isposinf(arrays["loglik"])):
         _fail("array 'loglik' has +inf values")
     if "phi" in arrays:

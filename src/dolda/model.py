@@ -26,7 +26,7 @@ from sklearn.base import (
 from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import check_is_fitted
 
-from ._inputs import legacy_covariates_keyword, split_documents
+from ._inputs import check_covariate_columns, legacy_covariates_keyword, split_documents
 from ._validation import (
     check_burn_in,
     check_checkpoint_fits,
@@ -348,6 +348,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         check_choice(self.z_sampler, "z_sampler", Z_SAMPLERS)
         check_choice(self.proba, "proba", PROBA_RULES)
         check_choice(self.phi_sampler, "phi_sampler", PHI_SAMPLERS)
+        check_covariate_columns(self.covariate_columns)
         n_iter = check_positive_int(self.n_iter, "n_iter")
         from .backends import BACKENDS
 
