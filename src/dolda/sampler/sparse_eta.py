@@ -17,9 +17,10 @@ its utilities ``a_s`` and its ``zbar_s`` in CSR (O(nnz) instead of P^2
 numbers); the driver stacks them in shard order and draws eta with the same
 random stream (``STEP_ETA``) as the Cholesky path.  CG is preconditioned by the
 exact block of ``Q_l`` on the first column (the intercept) and the ``K`` topic
-columns (:mod:`dolda.sampler.gaussian`): the topic proportions sum to one like the
-intercept, and only this block makes that direction cheap for CG
-(``benchmarks/results/eta_dolda.md``).  The shards are fixed by the
+columns (the topic proportions sum to one like the intercept), by the exact
+within-row blocks of the columns seen in one row only (rare one-hot levels),
+and by the diagonal elsewhere (:mod:`dolda.sampler.gaussian`,
+``benchmarks/results/eta_dolda.md``).  The shards are fixed by the
 data, so the local and the Dask backend build the same ``U`` and the same
 chain.  The shard-side products ``U_s eta^T`` use scipy's serial CSR product
 (a fixed summation order, whatever the thread count).
@@ -87,8 +88,8 @@ def eta_step(seed: int, iteration: int, probit: probit_blocks.ProbitState, X, zb
     method : {"cg", "bcm", "cholesky"}  see :func:`dolda.sampler.probit.draw_eta`
                                   ("cholesky" factors ``U^T U`` formed from sparse ``U``).
     preconditioner : {"block", "jacobi"}
-        For ``"cg"``: the exact intercept-and-topics block (default), or Jacobi only (the
-        sampler before; kept as the benchmark's peer).  The draw is the same to the solver
+        For ``"cg"``: the exact intercept-and-topics block and row-singleton blocks
+        (default), or Jacobi only (the sampler before; kept as the benchmark's peer).  The draw is the same to the solver
         tolerance either way.
     info : dict or None
         Receives :func:`dolda.sampler.probit.draw_eta`'s ``info`` (CG iterations per class).
@@ -107,7 +108,7 @@ def eta_step(seed: int, iteration: int, probit: probit_blocks.ProbitState, X, zb
     if method == "cg":
         block = (block_columns(X.shape[1], U.shape[1] - X.shape[1])
                  if preconditioner == "block" else None)
-        cg_design = gaussian.sparse_design(U, block)
+        cg_design = gaussian.sparse_design(U, block, singletons=preconditioner == "block")
     eta, step_info = probit_blocks.draw_eta(rng_eta, method, U, None, np.ascontiguousarray(a),
                                             prec, start=probit.eta, design=cg_design,
                                             n_jobs=n_jobs)
