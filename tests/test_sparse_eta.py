@@ -160,3 +160,123 @@ def test_geweke_sparse_eta_block(method):
     assert len(z) == 8 * 5 + 5 + 7 * 5
     worst = np.max(np.abs(z))
     assert worst < TOL, f"Geweke test of the sparse eta block ({method}): max |z| = {worst:.2f}"
+
+
+# ------------------------------------------------------------------ CG block preconditioner
+def _collinear_problem(seed, n_docs=600, levels=40, n_topics=12, n_classes=3):
+    """DOLDA's ``U = [1, one-hot, zbar, two rare one-hot fields]``: each one-hot field and
+    the topic proportions sum to the intercept, and the rare fields' 2 x 400 levels are
+    mostly seen in one row (row-singleton groups).  Prior precisions span 1e-8 (flat
+    topics: the intercept-minus-topics direction is bent only by the prior) to 1e100."""
+    from dolda.sampler import gaussian
+
+    rng = np.random.default_rng(seed)
+    level = rng.integers(0, levels, n_docs)
+    rare = [np.eye(400)[rng.integers(0, 400, n_docs)] for _ in range(2)]
+    X = sp.hstack([sp.csr_matrix(np.ones((n_docs, 1))),
+                   sp.csr_matrix(np.eye(levels)[level])]).tocsr()
+    ndk = np.stack([rng.multinomial(50, p)
+                    for p in rng.dirichlet(np.full(n_topics, 0.3), n_docs)])
+    U = sparse_eta.design(X, [sparse_eta.zbar_csr(np.arange(n_docs + 1) * 50, ndk)])
+    U = sp.hstack([U, sp.csr_matrix(np.hstack(rare))], format="csr")
+    n_cols = U.shape[1]
+    prec = 10.0 ** rng.uniform(-2, 4, (n_classes, n_cols))
+    prec[:, 0] = 0.01
+    prec[:, 1 + levels:1 + levels + n_topics] = 10.0 ** rng.uniform(-8, -4,
+                                                                    (n_classes, n_topics))
+    prec[:, 1:6] = 1e100
+    a = rng.normal(size=(n_docs, n_classes))
+    e1 = rng.normal(size=(n_classes, n_docs))
+    e2 = rng.normal(size=(n_classes, n_cols))
+    block = sparse_eta.block_columns(X.shape[1], n_topics)
+    return U, prec, a, e1, e2, block, gaussian
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_block_preconditioned_cg_meets_the_tolerance_checked_independently(seed):
+    """The residual of the returned solution, recomputed here with dense numpy, is within
+    CG_TOL (Jacobi-scaled, relative); a loose tolerance or a solver that stops on its own
+    recursive estimate fails this."""
+    U, prec, a, e1, e2, block, gaussian = _collinear_problem(seed)
+    design = gaussian.sparse_design(U, block, singletons=True)
+    assert len(design.group_ptr) > 20   # rows with two levels seen only there
+    eta, iterations = gaussian.draw_pcg(design, a, prec, e1, e2)
+    Ud = U.toarray()
+    for l in range(prec.shape[0]):
+        Q = Ud.T @ Ud + np.diag(prec[l])
+        c = Ud.T @ (a[:, l] + e1[l]) + np.sqrt(prec[l]) * e2[l]
+        r = c - Q @ eta[l]
+        d_inv = 1.0 / np.diag(Q)
+        rel = np.sqrt(r @ (d_inv * r)) / np.sqrt(c @ (d_inv * c))
+        assert rel <= gaussian.CG_TOL * 1.001, (l, rel)
+        assert 0 < iterations[l] < gaussian.CG_MAX_ITER
+    # the same system as the Jacobi-only solver (solutions agree to the tolerance) ...
+    jacobi, jacobi_iterations = gaussian.draw_pcg(gaussian.sparse_design(U), a, prec, e1, e2)
+    scale = np.sqrt(np.diag(Ud.T @ Ud)[None, :] + prec)
+    assert np.max(np.abs((eta - jacobi) * scale)) < 1e-5
+    # ... in markedly fewer iterations (the collinear direction lies in the exact block)
+    assert np.all(iterations <= 0.75 * jacobi_iterations), (iterations, jacobi_iterations)
+
+
+def test_block_preconditioner_is_the_inverse_of_the_block_of_q():
+    U, prec, a, e1, e2, block, gaussian = _collinear_problem(3)
+    design = gaussian.sparse_design(U, block)
+    inv = gaussian.block_inverses(design, prec)
+    Ud = U.toarray()[:, block]
+    for l in range(prec.shape[0]):
+        q_block = Ud.T @ Ud + np.diag(prec[l, block])
+        np.testing.assert_allclose(inv[l] @ q_block, np.eye(len(block)), atol=1e-6)
+    with pytest.raises(ValueError, match="block"):
+        gaussian.sparse_design(U, [0, 0])
+
+
+def test_block_cg_eta_step_is_the_jacobi_one_to_the_tolerance():
+    """``eta_step(preconditioner=...)``: both draws solve the same perturbed system."""
+    X, zbar, shrunk = _geweke_problem()
+    prior = gibbs.ProbitPrior(True, shrunk, 100.0)
+    rng = np.random.default_rng(4)
+    state = gibbs.initial_state(12, 3, 8)._replace(eta=rng.normal(size=(3, 8)))
+    a = rng.normal(size=(12, 3))
+    out = {}
+    for pre in sparse_eta.PRECONDITIONERS:
+        info = {}
+        out[pre] = sparse_eta.eta_step(5, 2, state, X, zbar, [a[:6], a[6:]], prior, "cg", 1,
+                                       pre, info)
+        assert np.all(info["cg_iterations"] > 0)
+    np.testing.assert_allclose(out["block"].eta, out["jacobi"].eta, rtol=0, atol=1e-6)
+    with pytest.raises(ValueError, match="preconditioner"):
+        sparse_eta.eta_step(5, 2, state, X, zbar, [a[:6], a[6:]], prior, "cg", 1, "ilu")
+
+
+def test_preconditioner_is_the_exact_inverse_of_its_blocks_of_q():
+    """M^{-1} r against a dense solve with M built from Q by the definition: Q's block on
+    the intercept and topics, Q's block on every row's singleton columns, diag(Q) elsewhere."""
+    from dolda.sampler import gaussian
+
+    rng = np.random.default_rng(7)
+    n_docs, n_levels = 30, 50                  # two 50-level fields: many levels seen once
+    X = sp.hstack([sp.csr_matrix(np.ones((n_docs, 1))),
+                   sp.csr_matrix(np.eye(n_levels)[rng.integers(0, n_levels, n_docs)]
+                                 * rng.uniform(0.5, 2, (n_docs, 1))),
+                   sp.csr_matrix(np.eye(n_levels)[rng.integers(0, n_levels, n_docs)])]).tocsr()
+    ndk = rng.integers(0, 4, (n_docs, 5))
+    U = sparse_eta.design(X, [sparse_eta.zbar_csr(np.r_[0, np.cumsum(ndk.sum(1))], ndk)])
+    block = sparse_eta.block_columns(X.shape[1], 5)
+    design = gaussian.sparse_design(U, block, singletons=True)
+    assert len(design.group_ptr) > 3          # several rows with two singleton columns
+    Ud = U.toarray()
+    Q = Ud.T @ Ud
+    prec = 10.0 ** rng.uniform(-6, 6, U.shape[1])
+    Q[np.diag_indices_from(Q)] += prec
+    M = np.diag(np.diag(Q))
+    groups = [block] + [design.group_cols[design.group_ptr[g]:design.group_ptr[g + 1]]
+                        for g in range(len(design.group_ptr) - 1)]
+    for cols in groups:
+        assert np.all((Ud[:, cols] != 0).sum(axis=0) >= 1)
+        M[np.ix_(cols, cols)] = Q[np.ix_(cols, cols)]
+    for cols in groups[1:]:                    # singleton columns: one non-zero, the same row
+        rows = np.nonzero(Ud[:, cols])[0]
+        assert len(rows) == len(cols) and len(set(rows)) == 1
+    r = rng.normal(size=U.shape[1])
+    z = gaussian.apply_preconditioner(design, prec, r)
+    np.testing.assert_allclose(M @ z, r, rtol=1e-7, atol=1e-7 * np.abs(r).max())

@@ -15,7 +15,12 @@ DOProbit's own exact sampler (:func:`dolda.sampler.probit.draw_eta`) on
 where ``zbar`` is sparse too (a document uses few topics).  Each shard returns
 its utilities ``a_s`` and its ``zbar_s`` in CSR (O(nnz) instead of P^2
 numbers); the driver stacks them in shard order and draws eta with the same
-random stream (``STEP_ETA``) as the Cholesky path.  The shards are fixed by the
+random stream (``STEP_ETA``) as the Cholesky path.  CG is preconditioned by the
+exact block of ``Q_l`` on the first column (the intercept) and the ``K`` topic
+columns (the topic proportions sum to one like the intercept), by the exact
+within-row blocks of the columns seen in one row only (rare one-hot levels),
+and by the diagonal elsewhere (:mod:`dolda.sampler.gaussian`,
+``benchmarks/results/eta_dolda.md``).  The shards are fixed by the
 data, so the local and the Dask backend build the same ``U`` and the same
 chain.  The shard-side products ``U_s eta^T`` use scipy's serial CSR product
 (a fixed summation order, whatever the thread count).
@@ -26,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from . import gaussian
 from . import probit as probit_blocks
 from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
 
@@ -58,9 +64,20 @@ def design(X, zbar_parts) -> sp.csr_matrix:
     return U
 
 
+#: Preconditioners :func:`eta_step` knows for ``method="cg"``.
+PRECONDITIONERS = ("block", "jacobi")
+
+
+def block_columns(n_x: int, n_topics: int) -> np.ndarray:
+    """The columns of ``U = [X, zbar]`` the CG block preconditioner takes exactly:
+    column 0 (the intercept) and the ``n_topics`` topic columns after the ``n_x`` of ``X``."""
+    return np.r_[0, np.arange(n_x, n_x + n_topics)].astype(np.int64)
+
+
 def eta_step(seed: int, iteration: int, probit: probit_blocks.ProbitState, X, zbar_parts,
              a_parts, prior: probit_blocks.ProbitPrior, method: str,
-             n_jobs: int) -> probit_blocks.ProbitState:
+             n_jobs: int, preconditioner: str = "block",
+             info: dict | None = None) -> probit_blocks.ProbitState:
     """The global DO-probit block with sparse ``U``: eta by ``method``, then the Horseshoe scales.
 
     Parameters
@@ -70,17 +87,33 @@ def eta_step(seed: int, iteration: int, probit: probit_blocks.ProbitState, X, zb
     a_parts : list of (D_s, L)    every shard's new utilities, in shard order.
     method : {"cg", "bcm", "cholesky"}  see :func:`dolda.sampler.probit.draw_eta`
                                   ("cholesky" factors ``U^T U`` formed from sparse ``U``).
+    preconditioner : {"block", "jacobi"}
+        For ``"cg"``: the exact intercept-and-topics block and row-singleton blocks
+        (default), or Jacobi only (the sampler before; kept as the benchmark's peer).  The draw is the same to the solver
+        tolerance either way.
+    info : dict or None
+        Receives :func:`dolda.sampler.probit.draw_eta`'s ``info`` (CG iterations per class).
 
     Returns
     -------
     ProbitState without utilities (``a`` stays with the shards).
     """
+    if preconditioner not in PRECONDITIONERS:
+        raise ValueError(f"preconditioner must be one of {PRECONDITIONERS}, got {preconditioner!r}")
     U = design(X, zbar_parts)
     a = np.concatenate(a_parts) if len(a_parts) > 1 else a_parts[0]
     rng_eta = numpy_generator(seed, iteration * 16 + STEP_ETA)
     prec = probit_blocks.prior_precision(prior, probit.lam2, probit.tau2)
-    eta, _ = probit_blocks.draw_eta(rng_eta, method, U, None, np.ascontiguousarray(a), prec,
-                                    start=probit.eta, n_jobs=n_jobs)
+    cg_design = None
+    if method == "cg":
+        block = (block_columns(X.shape[1], U.shape[1] - X.shape[1])
+                 if preconditioner == "block" else None)
+        cg_design = gaussian.sparse_design(U, block, singletons=preconditioner == "block")
+    eta, step_info = probit_blocks.draw_eta(rng_eta, method, U, None, np.ascontiguousarray(a),
+                                            prec, start=probit.eta, design=cg_design,
+                                            n_jobs=n_jobs)
+    if info is not None:
+        info.update(step_info)
     rng_shrink = numpy_generator(seed, iteration * 16 + STEP_SHRINK)
     lam2, tau2, nu, xi = probit_blocks.draw_shrinkage(rng_shrink, prior, eta, probit.lam2,
                                                       probit.tau2, probit.nu, probit.xi)
