@@ -9,6 +9,9 @@ Corpora
 -------
 ``newsgroups_raw``, ``newsgroups_stripped``
     20 Newsgroups bydate (see :mod:`experiments.newsgroups`).
+``debian_sections``
+    Debian package descriptions -> archive section, 23 sections (see
+    :mod:`experiments.debian`; files under ``<data>/debian``).
 ``jira_<project>``, ``jira_<project>_meta``
     The Apache JIRA bug reports of ``../shared/data/apache_jira_bugs`` (hadoop,
     hdfs, mapreduce, activemq, yarn, storm): summary + description -> component,
@@ -47,7 +50,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).parent / "results"
 JIRA_PROJECTS = ("hadoop", "hdfs", "mapreduce", "activemq", "yarn", "storm")
-CORPORA = (("newsgroups_raw", "newsgroups_stripped")
+CORPORA = (("newsgroups_raw", "newsgroups_stripped", "debian_sections")
            + tuple(f"jira_{p}" for p in JIRA_PROJECTS)
            + tuple(f"jira_{p}_meta" for p in JIRA_PROJECTS))
 MODELS = ("dolda", "dolda_words", "words_probit", "svm", "logreg")
@@ -64,6 +67,10 @@ def load_corpus(data_dir, corpus, quick=False):
         from experiments.newsgroups import load_setting
 
         return load_setting(data_dir, corpus.split("_", 1)[1], quick)
+    if corpus == "debian_sections":
+        from experiments.debian import load_split
+
+        return load_split(data_dir / "debian", quick)
     project = corpus.split("_")[1]
     folder = data_dir / "apache_jira_bugs" / project
     meta = corpus.endswith("_meta")

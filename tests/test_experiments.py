@@ -122,3 +122,32 @@ def test_films_quick(results):
     assert set(genre["accuracy"]) == {"doprobit_horseshoe", "doprobit_normal",
                                       "logistic_regression"}
     assert all(0 < v["mean"] <= 1 for v in genre["accuracy"].values())
+
+
+def test_debian_loader_keeps_one_document_per_source_and_splits_by_source(tmp_path):
+    """A hand-written Packages / Translation-en pair: binary packages of one source
+    share a description, so one document per source; sections outside the list
+    (libs) are dropped; the long description's '.' separators are removed."""
+    import gzip
+
+    from experiments import debian
+
+    (tmp_path / "Packages").write_text(
+        "Package: zgame\nSource: zgame-src\nSection: games\nDescription-md5: a1\n\n"
+        "Package: agame-data\nSource: zgame-src (1.0)\nSection: games\nDescription-md5: a2\n\n"
+        "Package: libfoo1\nSection: libs\nDescription-md5: b1\n\n"
+        "Package: mailer\nSection: contrib/mail\nDescription-md5: c1\n\n"
+        "Package: orphan\nSection: games\nDescription-md5: zz\n\n")
+    with gzip.open(tmp_path / "Translation-en.gz", "wt") as fh:
+        fh.write("Package: zgame\nDescription-md5: a1\nDescription-en: A game\n long text\n"
+                 " .\n more\n\nPackage: agame-data\nDescription-md5: a2\n"
+                 "Description-en: Data of a game\n the data\n\nPackage: libfoo1\n"
+                 "Description-md5: b1\nDescription-en: foo\n\nPackage: mailer\n"
+                 "Description-md5: c1\nDescription-en: Mail tool\n sends mail\n")
+    sources, texts, sections = debian.load_documents(tmp_path)
+    assert sources == ["mailer", "zgame-src"]
+    assert list(sections) == ["mail", "games"]
+    assert texts == ["Mail tool sends mail", "Data of a game the data"]  # 'agame-data' < 'zgame'
+    assert debian.is_test("zgame-src") == debian.is_test("zgame-src")  # stable, by name
+    share = np.mean([debian.is_test(f"pkg{i}") for i in range(5000)])
+    assert abs(share - debian.TEST_SHARE) < 0.03
