@@ -202,6 +202,43 @@ def run(data_dir, corpus, model_name, topics=20, iterations=200, n_words=2000, s
     return result, out
 
 
+def _summary(runs) -> list:
+    """Per corpus: the baselines, the best run of each DOLDA variant, and its gap to the SVM."""
+    by = {}
+    for r in runs:
+        key = r["model"]
+        if key == "dolda_words" and (r.get("params") or {}).get("alpha") == "auto":
+            key = "dolda_words_auto"
+        cell = by.setdefault(r["corpus"], {})
+        if key not in cell or r["test_accuracy"] > cell[key]["test_accuracy"]:
+            cell[key] = r
+    cols = [("svm", "LinearSVC"), ("logreg", "logistic reg."), ("dolda", "DOLDA topics"),
+            ("words_probit", "DOProbit words"), ("dolda_words", "DOLDA topics + words"),
+            ("dolda_words_auto", "same, alpha/beta auto")]
+    lines = ["Summary: the best run of each model per corpus (test accuracy; in brackets K "
+             "and the number of word covariates), and the best DOLDA's gap to the SVM.\n",
+             "| corpus | " + " | ".join(c[1] for c in cols) + " | best DOLDA - SVM |",
+             "|---" * (len(cols) + 2) + "|"]
+    for corpus in sorted(by):
+        cell = by[corpus]
+        parts = []
+        for key, _ in cols:
+            r = cell.get(key)
+            if r is None:
+                parts.append("-")
+                continue
+            detail = ""
+            if key.startswith("dolda"):
+                detail = f" (K={r.get('topics')}" + (f", {r.get('n_words')}w" if r.get(
+                    "n_words") else "") + ")"
+            parts.append(f"{r['test_accuracy']:.3f}{detail}")
+        doldas = [cell[k]["test_accuracy"] for k in cell if k.startswith("dolda")]
+        gap = (f"{max(doldas) - cell['svm']['test_accuracy']:+.3f}"
+               if doldas and "svm" in cell else "-")
+        lines.append(f"| {corpus} | " + " | ".join(parts) + f" | {gap} |")
+    return lines + [""]
+
+
 def markdown_table(results_dir=RESULTS, quick=False) -> list:
     """The accuracy study's results as markdown lines (for ``experiments/report.py``)."""
     files = sorted(Path(results_dir).glob("accuracy_*.json"))
@@ -217,6 +254,7 @@ def markdown_table(results_dir=RESULTS, quick=False) -> list:
            "load from other jobs: compare them only within a row's corpus and run date.\n",
            "| corpus | model | K | iterations | words | params | accuracy | macro-F1 | fit s "
            "| s/it | max over-prediction |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = out[:2] + _summary(runs) + out[2:]
     for r in sorted(runs, key=lambda r: (r["corpus"], r["model"], r.get("topics") or 0)):
         spi = r.get("seconds_per_iteration")
         out.append(
