@@ -133,15 +133,13 @@ def test_sweeps_sample_the_exact_joint_posterior_of_z(kernel):
     assert tv < 0.02, f"total variation {tv:.4f}"
 
 
-def test_large_coefficients_fall_back_to_log_space_and_stay_exact():
-    """With |eta| ~ 30 the products would overflow in short documents; those documents
-    take the log-space path (bound 3 max S_kk / N_d > CACHE_MAX_SHIFT) and every
-    recorded conditional still equals the brute-force one."""
-    p = tiny_problem(seed=5)
-    p["eta_t"] = p["eta_t"] * 10.0
+def sweep_with_scaled_coefficients(scale, seed=5):
+    """One recorded supervised sweep of ``tiny_problem(seed)`` with ``eta_t * scale``;
+    asserts every recorded conditional is finite and equals the brute-force one.
+    Returns ``(problem, gram, z)``."""
+    p = tiny_problem(seed=seed)
+    p["eta_t"] = p["eta_t"] * scale
     gram = p["eta_t"].T @ p["eta_t"]
-    lengths = np.diff(p["doc_ptr"])
-    assert np.any(3 * gram.diagonal().max() / lengths[lengths > 0] > CACHE_MAX_SHIFT)
     z, ndk = p["z"].copy(), p["ndk"].copy()
     base = p["a"] - p["X"] @ p["eta_x"].T
     record = np.zeros((len(z), p["phi"].shape[0]))
@@ -154,6 +152,16 @@ def test_large_coefficients_fall_back_to_log_space_and_stay_exact():
             state = np.concatenate([z[:i], before[i:]])
             np.testing.assert_allclose(record[i], brute_force_conditional(p, d, i, state),
                                        rtol=1e-9, atol=1e-12)
+    return p, gram, z
+
+
+def test_large_coefficients_fall_back_to_log_space_and_stay_exact():
+    """With |eta| ~ 30 the products would overflow in short documents; those documents
+    take the log-space path (bound 3 max S_kk / N_d > CACHE_MAX_SHIFT) and every
+    recorded conditional still equals the brute-force one."""
+    p, gram, _ = sweep_with_scaled_coefficients(10.0)
+    lengths = np.diff(p["doc_ptr"])
+    assert np.any(3 * gram.diagonal().max() / lengths[lengths > 0] > CACHE_MAX_SHIFT)
 
 
 def test_doubly_sparse_mh_kernel_samples_the_exact_joint_posterior_of_z():
