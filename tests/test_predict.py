@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
-from scipy import stats
+from test_lda import _chi_square_p
 
 from dolda.sampler import predict as predict_module
 from dolda.sampler.predict import (
@@ -54,18 +54,6 @@ def _law_after_init_and_sweeps(phi, words, alpha, n_sweeps):
             key = tuple(np.bincount(z, minlength=K))
             law[key] = law.get(key, 0.0) + p
     return law
-
-
-def _chi_square_p(counts, expected_p, n):
-    """Chi-square p-value, merging outcomes with expected count < 5 into one bin."""
-    expected = np.asarray(expected_p) * n
-    observed = np.asarray(counts, dtype=float)
-    small = expected < 5
-    if small.any():
-        expected = np.append(expected[~small], expected[small].sum())
-        observed = np.append(observed[~small], observed[small].sum())
-    stat = np.sum((observed - expected) ** 2 / expected)
-    return stats.chi2.sf(stat, len(expected) - 1)
 
 
 def _copies(words, copies):
