@@ -228,7 +228,7 @@ def fit_stacking(mu, y, n_classes, C=1.0):
     return out
 
 
-def fit_stacking_predictive(mu, w, y, n_classes, C=1.0, init=None, max_elements=5e6):
+def fit_stacking_predictive(mu, w, y, n_classes, C=1.0, init=None):
     """The calibration map fitted for the rule it serves: draw-averaged probabilities.
 
     ``predict_proba`` averages ``softmax(b + W mu^(s))`` over the kept draws;
@@ -243,8 +243,8 @@ def fit_stacking_predictive(mu, w, y, n_classes, C=1.0, init=None, max_elements=
 
     Parameters
     ----------
-    mu, w : (S, D, L), (S, D)   from :func:`loo_draws`; at most ``max_elements``
-                                of ``mu`` are used (evenly spaced draws, 5 to 20).
+    mu, w : (s, D, L), (s, D)   from :func:`loo_draws` (its ``n_keep`` draws, each
+                                row's weights summing to one); every draw given is used.
     init : (L, L + 1) or None   starting map (e.g. :func:`fit_stacking`'s).
 
     Returns
@@ -252,13 +252,9 @@ def fit_stacking_predictive(mu, w, y, n_classes, C=1.0, init=None, max_elements=
     ndarray (L, L + 1)  ``[b, W]``; ``init`` when a class has no training row.
     """
     y = np.asarray(y, dtype=np.int64)
-    n_draws, n_rows, n_pred = mu.shape
+    _, n_rows, n_pred = mu.shape
     if init is not None and np.isneginf(init[:, 0]).any():
         return init  # absent classes: keep the plain map's -inf intercepts
-    use = int(np.clip(max_elements // max(1, n_rows * n_pred), 5, 20))
-    idx = np.unique(np.linspace(0, n_draws - 1, min(use, n_draws)).round().astype(int))
-    mu, w = mu[idx], w[idx]
-    w = w / w.sum(axis=0, keepdims=True)
     rows = np.arange(n_rows)
     L = n_classes
     flat = mu.reshape(-1, n_pred)
