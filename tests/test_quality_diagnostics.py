@@ -10,7 +10,9 @@ from dolda import DOLDA, LDA, DOProbit
 from dolda.datasets import simulate
 from dolda.diagnostics import export_pyldavis, pointwise_do_loglik
 
-KW = dict(n_topics=3, alpha=0.5, beta=0.1, random_state=3, progress=False, n_jobs=1)
+# topics only: the pointwise log-likelihood is checked against the training topic counts
+KW = dict(n_topics=3, alpha=0.5, beta=0.1, random_state=3, progress=False, n_jobs=1,
+          n_words=0)
 
 
 @pytest.fixture(scope="module")
@@ -133,3 +135,18 @@ def test_pyldavis_for_lda_and_dolda(kind, sim, dolda_model):
     pyLDAvis = pytest.importorskip("pyLDAvis")
     prepared = pyLDAvis.prepare(**vis_texts, sort_topics=False, n_jobs=1)
     assert len(prepared.topic_coordinates) == K
+
+
+def test_dolda_loo_with_word_covariates_needs_the_texts(sim):
+    model = DOLDA(n_iter=40, **{**KW, "n_words": 20}).fit(sim.texts, sim.y)
+    with pytest.raises(ValueError, match="word covariates"):
+        model.to_inference_data(y=sim.y)
+    idata = model.to_inference_data(y=sim.y, texts=sim.texts)
+    # one cell against the formula on u = [1, words, zbar], the order of feature_names_
+    d, s = 4, 2
+    words = model.word_features_.transform(model._make_corpus(sim.texts[d:d + 1], fit=False))
+    u = np.concatenate([[1.0], words.toarray()[0], model.transform(sim.texts)[d]])
+    assert len(u) == model.eta_draws_.shape[2]
+    y_index = list(model.classes_).index(sim.y[d])
+    assert idata.log_likelihood["y"].values[0, s, d] == pytest.approx(
+        brute_do_loglik(u, model.eta_draws_[s], y_index), rel=1e-9)

@@ -4,6 +4,7 @@ and the inputs of pyLDAvis."""
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
 
@@ -239,8 +240,13 @@ def dolda_inference_data(model, y=None, X=None, texts=None):
              "topic_alignment": "Hungarian matching of Phi to chain 0 on Hellinger distance"}
     pointwise = observed = None
     if y is not None:
+        words = getattr(model, "word_features_", None)
         if texts is not None:
             zbar = np.asarray(model.transform(texts), dtype=np.float64)
+        elif words is not None:
+            raise ValueError("this model has word covariates (n_words), which the training "
+                             "topic counts do not carry; pass the training texts to compute "
+                             "the log-likelihood")
         else:
             counts = getattr(model, "doc_topic_counts_", None)
             if counts is None:
@@ -251,7 +257,12 @@ def dolda_inference_data(model, y=None, X=None, texts=None):
         n_docs = zbar.shape[0]
         y_index = _label_index(model.classes_, y, n_docs)
         design, _ = model._covariates(X, n_docs, fit=False)
-        pointwise = pointwise_do_loglik(np.hstack([design, zbar]), model.eta_draws_, y_index)
+        if words is not None:  # [1, x, words, zbar], the order of feature_names_
+            design = sp.hstack([design, words.transform(model._make_corpus(texts, fit=False))])
+            U = sp.hstack([design, zbar], format="csr")
+        else:
+            U = np.hstack([design, zbar])
+        pointwise = pointwise_do_loglik(U, model.eta_draws_, y_index)
         observed = np.asarray(y, dtype=object)
     return draws_to_inference_data(model.eta_draws_, n_chains=n_chains, classes=model.classes_,
                                    feature_names=names, tau_draws=model.tau_draws_,
