@@ -108,3 +108,21 @@ def test_losing_the_dask_scheduler_is_one_line(tmp_path):
     errors = [ln for ln in err.splitlines() if ln.startswith("Error:")]
     assert len(errors) == 1 and "lost the Dask scheduler" in errors[0], err
     assert not (tmp_path / "m").exists()
+
+
+def test_library_log_records_with_exceptions_print_one_line():
+    """distributed logs a lost scheduler with ``exc_info``: the command prints one line."""
+    import logging
+
+    from dolda.cli import _OneLineFormatter
+
+    try:
+        raise ConnectionRefusedError(111, "Connection refused")
+    except OSError:
+        record = logging.getLogger("distributed.client").makeRecord(
+            "distributed.client", logging.ERROR, __file__, 1, "Failed to reconnect %s",
+            ("now",), sys.exc_info())
+    text = _OneLineFormatter("%(levelname)s: %(message)s").format(record)
+    assert text == ("ERROR: Failed to reconnect now "
+                    "(ConnectionRefusedError: [Errno 111] Connection refused)")
+    assert "\n" not in text and "Traceback" not in text

@@ -10,6 +10,21 @@ import logging
 
 import click
 
+class _OneLineFormatter(logging.Formatter):
+    """``LEVEL: message``, with an attached exception as ``(Type: text)`` instead of its
+    traceback: libraries (distributed, when a scheduler goes away) log with ``exc_info``,
+    and a command's output promises one line per problem.  ``-vv`` keeps tracebacks."""
+
+    def format(self, record):
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            record = logging.makeLogRecord({**record.__dict__, "exc_info": None,
+                                            "exc_text": None, "stack_info": None})
+            record.msg = f"{record.getMessage()} ({type(exc).__name__}: {exc})"
+            record.args = None
+        return super().format(record)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="dolda")
 @click.option("--verbose", "-v", count=True, help="Log more (-v: info, -vv: debug).")
@@ -22,6 +37,9 @@ def main(verbose):
     """
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]
     logging.basicConfig(level=level, format="%(levelname)s: %(message)s")
+    if verbose < 2:
+        for handler in logging.getLogger().handlers:
+            handler.setFormatter(_OneLineFormatter("%(levelname)s: %(message)s"))
 
 
 # Commands register themselves on ``main`` when imported.
