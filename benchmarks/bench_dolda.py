@@ -22,7 +22,7 @@ Per contestant the table gives the median and the best (minimum time) round,
 and the ratios DOLDA / tomotopy LDAModel of both, from the same run.  The
 machine is shared: the load average is recorded before and after.
 
-``--memory`` runs, in a fresh process each, ``DOLDA(n_topics=K).fit`` on the
+``--memory`` runs, in a fresh process each, ``DOLDA(n_topics=K, n_words=0).fit`` on the
 train split and ``predict`` on the test split and records the peak resident
 set size (``resource.getrusage``).
 
@@ -73,7 +73,7 @@ class DOLDAContestant:
         from dolda.sampler.threads import using_threads
 
         model = DOLDA(n_topics=K, alpha=ALPHA, beta=BETA, random_state=1, n_jobs=threads,
-                      progress=False, **params)
+                      progress=False, n_words=0, **params)
         self.params = {"z_sampler": model._resolved_z_sampler(K),
                        "phi_sampler": model.phi_sampler, "loglik_every": model.loglik_every}
         p = model._check_params()
@@ -140,7 +140,7 @@ from dolda import DOLDA
 from dolda.datasets import load_20newsgroups
 tr = load_20newsgroups({str(data)!r}, "train"); te = load_20newsgroups({str(data)!r}, "test")
 m = DOLDA(n_topics={K}, alpha={ALPHA}, beta={BETA}, n_iter={n_iter}, random_state=1,
-          n_jobs={threads}, progress=False, predict_sweeps=10).fit(tr.text.tolist(), tr.label)
+          n_jobs={threads}, progress=False, predict_sweeps=10, n_words=0).fit(tr.text.tolist(), tr.label)
 acc = float((m.predict(te.text.tolist()) == te.label.to_numpy()).mean())
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, acc)
 """
@@ -262,7 +262,7 @@ def main(argv=None):
                          f"{c['median_over_tomotopy_lda']:.2f} | {c['best_tokens_per_s']:.3g} | "
                          f"{c['best_over_tomotopy_lda']:.2f} |")
     if memory:
-        lines += ["", "Peak RSS of `DOLDA(n_topics=K).fit` (train, "
+        lines += ["", "Peak RSS of `DOLDA(n_topics=K, n_words=0).fit` (train, "
                   f"{args.memory_iters} iterations) + `predict` (test) in a fresh process:", ""]
         for k, v in memory.items():
             lines.append(f"- K = {k}: {v['peak_rss_bytes'] / 1e9:.2f} GB "
@@ -296,7 +296,7 @@ def memory_only(args):
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "dolda_memory.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = ["# Peak memory of DOLDA fit + predict (20 Newsgroups)", "",
-             f"`DOLDA(n_topics=K, n_iter={args.memory_iters}, predict_sweeps=10)` fitted on the "
+             f"`DOLDA(n_topics=K, n_iter={args.memory_iters}, predict_sweeps=10, n_words=0)` fitted on the "
              "train split (defaults otherwise, so the fit includes the calibration map's "
              "transform of the training documents), then `predict` on the test split, in a "
              f"fresh process each; peak RSS from `getrusage`; {args.threads} threads; load "

@@ -75,7 +75,7 @@ def fitted_model(data, model_dir, n_topics, n_iter, threads):
     texts, y, _ = data["train"]
     start = time.perf_counter()
     model = DOLDA(n_topics=n_topics, n_iter=n_iter, alpha=0.1, random_state=1, n_jobs=threads,
-                  progress=False).fit(texts, y)
+                  progress=False, n_words=0).fit(texts, y)
     seconds = time.perf_counter() - start
     model.save(model_dir, overwrite=True)
     return model, seconds

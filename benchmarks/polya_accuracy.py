@@ -71,7 +71,8 @@ def main(argv=None):
         for phi_sampler in ("exact", "polya"):
             model = DOLDA(n_topics=args.topics, alpha=0.1, beta=0.01, n_iter=args.iters,
                           phi_draws=10, random_state=seed, n_jobs=args.threads,
-                          progress=False, phi_sampler=phi_sampler, predict_sweeps=20)
+                          progress=False, phi_sampler=phi_sampler, predict_sweeps=20,
+                          n_words=0)
             model.fit(train.text.tolist(), train.label)
             acc = model.score(test.text.tolist(), test.label.to_numpy())
             ll, n_scored = completion_loglik(model, test.text.tolist(), seed)

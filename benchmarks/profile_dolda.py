@@ -7,7 +7,7 @@ the code that runs), and the seconds per iteration of every block are printed.  
 (``topic_step`` contains the sweep and the counts), so the inclusive times of the outer
 blocks are listed beside those of their parts.
 
-``memory`` mode: ``DOLDA(n_topics=K).fit`` on train and ``predict`` on test in this process,
+``memory`` mode: ``DOLDA(n_topics=K, n_words=0).fit`` on train and ``predict`` on test in this process,
 with the resident set size sampled every 10 ms from ``/proc/self/statm`` and attributed to
 the stage running at that moment (the chain's start, its iterations, the combination of the
 draws, the stacking fit on the training documents, ``predict``).
@@ -182,7 +182,7 @@ def memory_mode(args):
         sampler.stage = "fit (other)"
         m = DOLDA(n_topics=K, alpha=0.1, beta=0.01, n_iter=args.iters, random_state=1,
                   n_jobs=args.threads, progress=False, predict_sweeps=10,
-                  phi_sampler=args.phi)
+                  phi_sampler=args.phi, n_words=0)
         m.fit(tr.text.tolist(), tr.label)
         sampler.stage = "predict (test)"
         acc = float((m.predict(te.text.tolist()) == te.label.to_numpy()).mean())

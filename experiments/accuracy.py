@@ -20,8 +20,9 @@ Corpora
 
 Models
 ------
-``dolda``          ``DOLDA(n_topics=K)``: topics (and covariates) only.
-``dolda_words``    ``DOLDA(n_topics=K, n_words=W)``: topics + the W most frequent words.
+``dolda``          ``DOLDA(n_topics=K, n_words=0)``: topics (and covariates) only.
+``dolda_words``    ``DOLDA(n_topics=K, n_words=W)``: topics + the W most frequent words
+                   (``--words auto``: DOLDA's default number).
 ``words_probit``   Horseshoe ``DOProbit`` on l2-normalised sublinear tf-idf of the W
                    most frequent words (no topics), + covariates.
 ``svm``            ``LinearSVC(C=1)`` on tf-idf of DOLDA's whole vocabulary (+ covariates).
@@ -167,7 +168,9 @@ def run(data_dir, corpus, model_name, topics=20, iterations=200, n_words=2000, s
         pred = model.predict(te, X=Xte)
         ll = model.loglik_["total"].to_numpy()
         q = max(1, iterations // 4)
-        result.update(topics=topics, iterations=iterations, n_words=words,
+        wf = getattr(model, "word_features_", None)
+        result.update(topics=topics, iterations=iterations,
+                      n_words=0 if wf is None else len(wf.words_), words_param=words,
                       params={k: v for k, v in extra.items()},
                       seconds_per_iteration=fit_s / iterations,
                       vocabulary=len(model.vocabulary_), n_tokens=int(model.n_tokens_),
@@ -276,7 +279,8 @@ def main(argv=None):
     p.add_argument("--model", choices=MODELS, required=True)
     p.add_argument("--topics", type=int, default=20)
     p.add_argument("--iterations", type=int, default=200)
-    p.add_argument("--words", type=int, default=2000)
+    p.add_argument("--words", type=lambda v: v if v == "auto" else int(v), default=2000,
+                   help="word covariates of dolda_words (an int or 'auto', DOLDA's default)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--tag", default=None)

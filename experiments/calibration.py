@@ -119,7 +119,7 @@ def corpus(seeds=(1, 2)):
         tr, te = slice(0, 1000), slice(1000, 3000)
         tic = time.perf_counter()
         fit = DOLDA(n_topics=4, alpha=0.3, beta=0.05, prior="normal", n_iter=300,
-                    rare_share=0.0, random_state=seed, progress=False)
+                    rare_share=0.0, random_state=seed, progress=False, n_words=0)
         fit.fit(sim.texts[tr], sim.y[tr])
         fit_s = time.perf_counter() - tic
         probas = _rules(fit, lambda: fit.predict_proba(sim.texts[te]))
@@ -143,7 +143,8 @@ def newsgroups(data_dir, topics=20, iterations=200, seed=1):
 
     tr_texts, ytr, te_texts, yte, _, _ = load_setting(data_dir, "stripped", False)
     tic = time.perf_counter()
-    fit = DOLDA(n_topics=topics, n_iter=iterations, random_state=seed, progress=False)
+    fit = DOLDA(n_topics=topics, n_iter=iterations, random_state=seed, progress=False,
+                n_words=0)
     fit.fit(tr_texts, ytr)
     fit_s = time.perf_counter() - tic
     classes = list(fit.classes_)

@@ -86,7 +86,7 @@ def _model(topics, iterations, seed, prior="horseshoe"):
 
     # every word counts in 118 short plots: no rare-word pruning
     return DOLDA(n_topics=topics, prior=prior, n_iter=iterations, random_state=seed,
-                 n_jobs=1, progress=False, rare_share=0.0, alpha=0.1)
+                 n_jobs=1, progress=False, rare_share=0.0, alpha=0.1, n_words=0)
 
 
 def _tfidf_lr(train, test, with_cov):

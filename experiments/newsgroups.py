@@ -190,7 +190,7 @@ def run(data_dir, setting, topics, model_name, iterations, seed=1, quick=False, 
     prior = "normal" if model_name == "dolda_normal" else "horseshoe"
     model = DOLDA(n_topics=topics, prior=prior, n_iter=iterations,
                   two_step=model_name == "two_step", random_state=seed, n_jobs=threads,
-                  progress=not quick)
+                  progress=not quick, n_words=0)  # the paper's model: topics only
     tic = time.perf_counter()
     model.fit(tr_texts, ytr, covariates=Xtr)
     fit_s = time.perf_counter() - tic

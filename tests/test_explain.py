@@ -25,8 +25,10 @@ def sim():
 
 @pytest.fixture(scope="module")
 def model(sim):
+    # topics only: the tokens carry exactly the topic part here (word covariates are
+    # attributed to their words: tests/test_word_features.py)
     return DOLDA(n_topics=4, alpha=0.5, n_iter=80, random_state=0, progress=False,
-                 rare_share=0.0, n_jobs=1).fit(sim.texts[:N_TRAIN], sim.y[:N_TRAIN],
+                 rare_share=0.0, n_jobs=1, n_words=0).fit(sim.texts[:N_TRAIN], sim.y[:N_TRAIN],
                                                X=sim.X.iloc[:N_TRAIN])
 
 

@@ -179,7 +179,7 @@ def _joint_and_two_step_accuracy(seed):
     train, test = slice(0, 500), slice(500, 800)
     texts = np.asarray(sim.texts, dtype=object)
     kw = dict(n_topics=4, alpha=0.1, n_iter=200, random_state=0, progress=False,
-              rare_share=0.0)
+              rare_share=0.0, n_words=0)  # the paper's claim is about topics
     joint = DOLDA(**kw).fit(list(texts[train]), sim.y[train])
     two = DOLDA(two_step=True, **kw).fit(list(texts[train]), sim.y[train])
     return (joint.score(list(texts[test]), sim.y[test]),
@@ -241,7 +241,7 @@ def test_covariate_min_count_pools_rare_levels_and_survives_save(tmp_path):
                    random_state=2)
     X = pd.DataFrame({"site": ["a"] * 60 + ["b"] * 50 + [f"r{i}" for i in range(10)]})
     model = DOLDA(n_topics=3, n_iter=20, covariate_min_count=3, random_state=0,
-                  progress=False).fit(sim.texts, sim.y, X=X)
+                  progress=False, n_words=0).fit(sim.texts, sim.y, X=X)  # dense U
     assert [n for n in model.feature_names_ if n.startswith("site=")] == \
         ["site=a", "site=b", "site=other"]
     # a rare training level and an unseen level both read the "other" coefficient

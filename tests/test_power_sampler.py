@@ -253,7 +253,7 @@ def test_dolda_passes_the_horseshoe_an_unshrunk_intercept(monkeypatch):
     docs = ["apple pear apple", "pear pear fig", "fig apple kiwi", "kiwi kiwi pear"] * 3
     X = pd.DataFrame({"size": np.arange(12.0)})
     DOLDA(n_topics=2, n_iter=2, rare_share=0.0, progress=False,
-          random_state=0).fit(docs, [0, 1, 0, 1] * 3, X=X)
+          random_state=0, n_words=0).fit(docs, [0, 1, 0, 1] * 3, X=X)
     assert seen and seen[0].horseshoe
     np.testing.assert_array_equal(seen[0].shrunk, [False, True, True, True])
 

@@ -58,7 +58,7 @@ def test_gridsearchcv_recipe_from_the_docs():
 
     texts, y = planted(2, 120)
     search = GridSearchCV(
-        DOLDA(n_iter=40, alpha=0.1, progress=False, random_state=0, n_jobs=1),
+        DOLDA(n_iter=40, alpha=0.1, progress=False, random_state=0, n_jobs=1, n_words=0),
         {"n_topics": [2, 4]}, cv=2, refit="accuracy",
         scoring={"accuracy": "accuracy", "perplexity": perplexity_scorer,
                  "coherence": coherence_scorer("c_npmi", n_words=4)})

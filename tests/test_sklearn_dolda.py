@@ -129,11 +129,12 @@ def test_dataframe_x_equals_texts_plus_covariates(frame, sim):
 
 def test_text_column_and_covariate_columns(frame, sim):
     renamed = frame.rename(columns={"text": "plot"}).assign(noise=0.0)
-    model = _dolda(text_column="plot", covariate_columns=["x_num"]).fit(renamed, sim.y)
+    model = _dolda(text_column="plot", covariate_columns=["x_num"],
+                   n_words=0).fit(renamed, sim.y)
     assert [f for f in model.feature_names_ if not f.startswith("topic")] == [
         "(intercept)", "x_num"]
     assert model.predict(renamed[:5]).shape == (5,)
-    text_only = _dolda(covariate_columns=[]).fit(frame, sim.y)
+    text_only = _dolda(covariate_columns=[], n_words=0).fit(frame, sim.y)
     assert text_only.feature_names_[1] == "topic 0"
     with pytest.raises(ValueError, match="without the text column 'text'"):
         _dolda().fit(renamed, sim.y)

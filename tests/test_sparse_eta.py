@@ -109,7 +109,8 @@ def test_auto_keeps_sparse_covariates_sparse_beyond_the_cholesky_limit():
     for n_cols, expected in ((SPARSE_CHOLESKY_MAX_COLUMNS - 10, "cholesky"),
                              (SPARSE_CHOLESKY_MAX_COLUMNS + 10, "cg")):
         X = sp.random(60, n_cols, density=0.01, random_state=0, format="csr")
-        model = DOLDA(n_topics=3, n_iter=3, progress=False, rare_share=0, random_state=0)
+        model = DOLDA(n_topics=3, n_iter=3, progress=False, rare_share=0, random_state=0,
+                      n_words=0)
         model.fit(sim.texts, sim.y, X=X)
         assert model.eta_sampler_ == expected
         assert model.coef_.shape == (2, 1 + n_cols + 3)

@@ -142,3 +142,56 @@ def test_cli_word_and_vocabulary_options(tmp_path):
                                     "--stop-words", str(tmp_path / "nope.txt"),
                                     "--out", str(tmp_path / "m2")])
     assert bad.exit_code != 0 and "is not a file" in bad.output
+
+
+def test_auto_number_of_words_follows_the_documented_rule():
+    from dolda.word_features import AUTO_MAX_WORDS, AUTO_MIN_WORDS, resolve_n_words
+
+    assert (AUTO_MIN_WORDS, AUTO_MAX_WORDS) == (2000, 5000)
+    assert resolve_n_words("auto", 825) == 2000          # small corpora: the floor
+    assert resolve_n_words("auto", 8554) == 4277         # one word per two documents
+    assert resolve_n_words("auto", 11314) == 5000        # large corpora: the cap
+    assert resolve_n_words(0, 11314) == 0 and resolve_n_words(123, 10) == 123
+    for bad in ("all", -1, 2.0, True, None):
+        with pytest.raises(ValueError, match="n_words"):
+            resolve_n_words(bad, 100)
+    with pytest.raises(ValueError, match="auto"):
+        WordFeatures("auto").fit(Corpus(DOCS, rare_share=0))
+
+
+def test_words_are_covariates_by_default_and_zero_turns_them_off():
+    sim = simulate(n_docs=60, n_topics=2, n_classes=2, vocab_size=40, doc_length=20,
+                   random_state=3)
+    assert DOLDA().n_words == "auto"
+    model = DOLDA(n_topics=2, n_iter=6, rare_share=0, progress=False,
+                  random_state=0).fit(sim.texts, sim.y)
+    # 60 documents -> 2,000 asked, capped by the words that occur
+    words = [c for c in model.feature_names_ if c.startswith("word=")]
+    assert len(words) == len(model.vocabulary_.words) == len(model.word_features_.words_)
+    assert model.eta_sampler_ in ("cholesky", "cg")
+    plain = DOLDA(n_topics=2, n_iter=6, rare_share=0, progress=False, random_state=0,
+                  n_words=0).fit(sim.texts, sim.y)
+    assert plain.word_features_ is None
+    assert not any(c.startswith("word=") for c in plain.feature_names_)
+
+
+@pytest.mark.parametrize("value, expected", [("auto", None), ("0", 0), ("AUTO", None)])
+def test_cli_words_option_takes_a_number_or_auto(tmp_path, value, expected):
+    sim = simulate(n_docs=60, n_topics=2, n_classes=2, vocab_size=40, doc_length=20,
+                   random_state=4)
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"text": sim.texts, "y": sim.y}).to_csv(data, index=False)
+    out = tmp_path / "m"
+    result = CliRunner().invoke(main, [
+        "fit", str(data), "--text", "text", "--label", "y", "--topics", "2",
+        "--iterations", "6", "--quiet", "--words", value, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    model = dolda.load(out)
+    if expected == 0:
+        assert model.word_features_ is None
+    else:
+        assert len(model.word_features_.words_) == len(model.vocabulary_.words)
+    bad = CliRunner().invoke(main, [
+        "fit", str(data), "--text", "text", "--label", "y", "--words", "lots",
+        "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "neither a whole number nor 'auto'" in bad.output

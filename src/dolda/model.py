@@ -55,7 +55,7 @@ from .sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-expo
 from .sampler.threads import obeys_n_jobs, using_threads
 from .topics import (DEFAULT_LABEL_WORDS, DEFAULT_RELEVANCE, model_top_words,
                      model_topic_labels)
-from .word_features import WORD_FEATURES, WordFeatures, check_n_words
+from .word_features import WORD_FEATURES, WordFeatures, check_n_words, resolve_n_words
 
 logger = logging.getLogger(__name__)
 
@@ -195,12 +195,16 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
     token_pattern : str or None, default=None
         Regular expression of a token (None: :data:`dolda.corpus.TOKEN_PATTERN`,
         words of two or more characters starting with a letter).
-    n_words : int, default=0
+    n_words : int or "auto", default="auto"
         Words as covariates: the counts of the ``n_words`` vocabulary words of
         highest document frequency enter the regression beside the topics as
         sparse covariates named ``"word=<w>"``, with the same prior as the
         topics (the Horseshoe keeps the few decisive ones), see
-        :mod:`dolda.word_features`.  0: topics (and ``X``) only.
+        :mod:`dolda.word_features`.  0: topics (and ``X``) only, the paper's
+        model.  ``"auto"``: one word per two training documents, at least
+        2,000 and at most 5,000 (:func:`dolda.word_features.resolve_n_words`;
+        the measurements behind it are in the README); the words used are
+        ``word_features_.words_``.
     word_features : {"log", "binary", "tfidf"}, default="log"
         How a word's count enters: ``log(1 + n_{d,w})``, an indicator, or
         l2-normalised sublinear tf-idf.
@@ -297,7 +301,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                  two_step=False, predict_sweeps=50, predict_burn_in=None, phi_draws=20,
                  checkpoint=None, checkpoint_every=100, rare_share=0.01, min_df=1,
                  max_df=1.0, covariate_min_count=1, n_chains=1, random_state=None,
-                 stop_words="english", token_pattern=None, n_words=0, word_features="log",
+                 stop_words="english", token_pattern=None, n_words="auto", word_features="log",
                  eta_sampler="auto",
                  n_jobs=None, progress=True,
                  text_column="text", covariate_columns=None,
@@ -484,8 +488,9 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
     def _add_word_features(self, corpus, Xd, names, p=None):
         """Append the word covariates (:mod:`dolda.word_features`) to ``[1, x_d]``."""
         if p is not None:  # fit
-            self.word_features_ = (WordFeatures(p["n_words"], p["word_features"]).fit(corpus)
-                                   if p["n_words"] > 0 else None)
+            n_words = resolve_n_words(p["n_words"], corpus.n_docs)
+            self.word_features_ = (WordFeatures(n_words, p["word_features"]).fit(corpus)
+                                   if n_words > 0 else None)
         wf = getattr(self, "word_features_", None)
         if wf is None:
             return Xd, names
@@ -508,7 +513,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         n_docs, n_x = Xd.shape
         n_cols = n_x + n_topics
         # small sparse X keeps the dense path (and the chain it always had)
-        keep_sparse = p["n_words"] > 0 or ((sparse_input or sp.issparse(Xd))
+        has_words = getattr(self, "word_features_", None) is not None
+        keep_sparse = has_words or ((sparse_input or sp.issparse(Xd))
                                            and n_x > probit_blocks.CHOLESKY_MAX_COLUMNS)
         method = p["eta_sampler"]
         if method == "auto":

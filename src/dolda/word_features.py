@@ -37,11 +37,35 @@ WORD_FEATURES = ("log", "binary", "tfidf")
 WORD_PREFIX = "word="
 
 
-def check_n_words(value) -> int:
-    """``n_words`` as an int >= 0 (0: no word covariates); a one-line error otherwise."""
+#: ``n_words="auto"``: about one word column per two training documents, at least
+#: :data:`AUTO_MIN_WORDS` and at most :data:`AUTO_MAX_WORDS`.  Chosen by measurement
+#: (README, "Choosing the defaults"): 2,000 words beat 800 and 5,000 on bug-report
+#: corpora of 825-2,770 documents, 5,000 beat 2,000 and 10,000 on 20 Newsgroups (11,314).
+AUTO_MIN_WORDS, AUTO_MAX_WORDS = 2000, 5000
+
+
+def check_n_words(value):
+    """``n_words`` as an int >= 0 (0: no word covariates) or ``"auto"``; a one-line error
+    otherwise."""
+    if isinstance(value, str) and value == "auto":
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-        raise ValueError(f"n_words must be an int >= 0 (0: no word covariates), got {value!r}")
+        raise ValueError(f"n_words must be an int >= 0 (0: no word covariates) or 'auto', "
+                         f"got {value!r}")
     return int(value)
+
+
+def resolve_n_words(value, n_docs: int) -> int:
+    """The number of word covariates ``n_words`` asks for on ``n_docs`` training documents.
+
+    ``"auto"``: ``n_docs // 2`` clipped to [:data:`AUTO_MIN_WORDS`, :data:`AUTO_MAX_WORDS`];
+    an int is returned as it is.  Either way :meth:`WordFeatures.fit` keeps at most the
+    words that occur in the corpus.
+    """
+    value = check_n_words(value)
+    if value == "auto":
+        return int(min(AUTO_MAX_WORDS, max(AUTO_MIN_WORDS, n_docs // 2)))
+    return value
 
 
 def _count_matrix(corpus) -> sp.csr_matrix:
@@ -79,6 +103,9 @@ class WordFeatures:
     def fit(self, corpus) -> WordFeatures:
         """Pick the ``n_words`` words of highest document frequency in ``corpus``."""
         n = check_n_words(self.n_words)
+        if n == "auto":
+            raise ValueError("WordFeatures needs a number of words; resolve 'auto' with "
+                             "resolve_n_words first")
         if self.kind not in WORD_FEATURES:
             raise ValueError(f"word_features must be one of {WORD_FEATURES}, got {self.kind!r}")
         counts = _count_matrix(corpus)

@@ -550,6 +550,23 @@ class _PositiveOrAuto(click.ParamType):
 _POSITIVE_OR_AUTO = _PositiveOrAuto()
 
 
+class _CountOrAuto(click.ParamType):
+    """An int >= 0 or the word 'auto' (the number of word covariates)."""
+
+    name = "N|auto"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value.strip().lower() == "auto":
+            return "auto"
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is neither a whole number nor 'auto'", param, ctx)
+        if number < 0:
+            self.fail(f"{value!r} must be >= 0 or 'auto'", param, ctx)
+        return number
+
+
 def _model_options(func):
     """The DOLDA options shared by ``fit`` and ``evaluate``."""
     options = [
@@ -582,10 +599,12 @@ def _model_options(func):
         click.option("--token-pattern", default=None, metavar="REGEX",
                      help="Regular expression of a token  [default: words of 2+ characters "
                           "starting with a letter]."),
-        click.option("--words", "n_words", type=click.IntRange(min=0), default=0,
+        click.option("--words", "n_words", type=_CountOrAuto(), default="auto",
                      show_default=True,
                      help="Words as covariates: the counts of this many most frequent "
-                          "words enter the regression beside the topics ('word=<w>')."),
+                          "words enter the regression beside the topics ('word=<w>'); "
+                          "'auto': one per two training documents, 2,000 to 5,000; "
+                          "0: topics only."),
         click.option("--word-features", type=click.Choice(["log", "binary", "tfidf"]),
                      default="log", show_default=True,
                      help="How a word covariate counts: log(1 + count), 0/1, or tf-idf."),

@@ -96,7 +96,8 @@ def _demo_dolda(n_docs, n_topics, iterations, seed, threads, progress):
     # the simulation's own Dirichlet parameters; keep every word (none is noise here)
     model = DOLDA(n_topics=n_topics, n_iter=iterations, alpha=sim.params["alpha"],
                   beta=sim.params["beta"], random_state=seed, n_jobs=threads,
-                  progress=progress, rare_share=0.0)
+                  progress=progress, rare_share=0.0,
+                  n_words=0)  # the generative model has no word-level signal: topics only
     tic = time.perf_counter()
     model.fit([texts[i] for i in train], sim.y[train])
     took = time.perf_counter() - tic

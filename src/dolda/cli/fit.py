@@ -163,7 +163,7 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
         args += ["--stop-words", value]
     if opts.get("token_pattern") is not None:
         args += ["--token-pattern", opts["token_pattern"]]
-    if opts.get("n_words"):
+    if "n_words" in opts:
         args += ["--words", str(opts["n_words"]), "--word-features",
                  opts.get("word_features", "log")]
     if opts["two_step"]:
