@@ -25,6 +25,18 @@ def _mix(x):
     return z ^ (z >> 31)
 
 
+def _u64(x):
+    """A state as numpy uint64: a numba function called from Python returns its uint64 state as
+    a Python int, which numba would type as int64 on the next call."""
+    return np.uint64(int(x) & MASK)
+
+
+def _call(fn, *args):
+    """``fn(*args, state)`` with the state passed, and returned, as uint64."""
+    value, state = fn(*args[:-1], _u64(args[-1]))
+    return value, _u64(state)
+
+
 def _stream(seed, step, block):
     h = _mix(seed + GOLDEN)
     h = _mix(h ^ ((step * M1 + GOLDEN) & MASK))
@@ -37,8 +49,8 @@ def test_splitmix64_reproduces_the_published_sequence_from_zero():
     state = np.uint64(0)
     out = []
     for _ in range(3):
-        r, state = rng.next_u64(state)
-        out.append(int(r))
+        r, state = _call(rng.next_u64, state)
+        out.append(int(r) & MASK)
     assert out == [16294208416658607535, 7960286522194355700, 487617019471545679]
     assert int(state) == (3 * GOLDEN) & MASK
 
@@ -59,12 +71,13 @@ def test_streams_of_different_seeds_steps_and_blocks_differ():
 
 
 def test_uniforms_use_the_top_53_bits():
-    state = rng.stream(3, 5, 7)
+    state = _u64(rng.stream(3, 5, 7))
     for _ in range(20):
-        r, _ = rng.next_u64(state)
-        u, s1 = rng.uniform(state)
-        v, s2 = rng.uniform_open(state)
-        assert u == (int(r) >> 11) * 2.0**-53
+        r, _ = _call(rng.next_u64, state)
+        r = int(r) & MASK
+        u, s1 = _call(rng.uniform, state)
+        v, s2 = _call(rng.uniform_open, state)
+        assert u == (r >> 11) * 2.0**-53
         assert v == ((int(r) >> 11) + 0.5) * 2.0**-53
         assert 0.0 <= u < 1.0 and 0.0 < v < 1.0
         assert int(s1) == int(s2) == (int(state) + GOLDEN) & MASK
@@ -72,25 +85,25 @@ def test_uniforms_use_the_top_53_bits():
 
 
 def test_normal_and_exponential_are_box_muller_and_minus_log():
-    state = rng.stream(1, 2, 3)
+    state = _u64(rng.stream(1, 2, 3))
     for _ in range(10):
-        u1, s = rng.uniform_open(state)
-        u2, s = rng.uniform(s)
-        x, s_x = rng.normal(state)
+        u1, s = _call(rng.uniform_open, state)
+        u2, s = _call(rng.uniform, s)
+        x, s_x = _call(rng.normal, state)
         assert x == pytest.approx(math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2),
                                   rel=1e-12, abs=1e-12)
         assert int(s_x) == int(s)
-        e, s_e = rng.exponential(state)
+        e, s_e = _call(rng.exponential, state)
         assert e == pytest.approx(-math.log(u1), rel=1e-12)
         assert int(s_e) == (int(state) + GOLDEN) & MASK
         state = s
 
 
 def _draws(fn, n, seed):
-    state = rng.stream(seed, 0, 0)
+    state = _u64(rng.stream(seed, 0, 0))
     out = np.empty(n)
     for i in range(n):
-        out[i], state = fn(state)
+        out[i], state = _call(fn, state)
     return out
 
 

@@ -39,10 +39,12 @@ def _reference_dense_sweep(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, iterati
     K = ndk.shape[1]
     for d in range(len(doc_ptr) - 1):
         state = rng.stream(seed, iteration * 16 + rng.STEP_Z, doc_offset + d)
+        state = np.uint64(int(state) & (2**64 - 1))  # numba returns uint64 as a Python int
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             ndk[d, z[i]] -= 1
             w = np.array([phi_wk[tokens[i], k] * (ndk[d, k] + alpha) for k in range(K)])
             u, state = rng.uniform(state)
+            state = np.uint64(int(state) & (2**64 - 1))
             cum = np.cumsum(w)
             k1 = int(np.argmax(cum > u * cum[-1])) if cum[-1] > u * cum[-1] else K - 1
             z[i] = k1
