@@ -59,6 +59,9 @@ def test_shard_bounds_balance_tokens_and_never_leave_a_shard_empty(monkeypatch):
     np.testing.assert_array_equal(S.shard_bounds(doc_ptr, None), [0, 60])
     monkeypatch.setattr(S, "DEFAULT_SHARD_TOKENS", 100)
     assert len(S.shard_bounds(doc_ptr, None)) - 1 == -(-N // 100)
+    # a huge last document is a shard of its own, the others share the other shard
+    np.testing.assert_array_equal(S.shard_bounds(np.array([0, 1, 2, 3, 100], np.int64), 2),
+                                  [0, 3, 4])
     # every token in one document: the token targets collapse, equal document counts instead
     b = S.shard_bounds(np.array([0, 0, 0, 100, 100], np.int64), 4)
     np.testing.assert_array_equal(b, [0, 1, 2, 3, 4])
