@@ -49,12 +49,12 @@ def _dense_nkw(data, z):
 
 
 def test_small_helpers():
-    ndk = np.array([[2, 0, 1], [0, 0, 0], [1, 1, 2]])
-    lengths = np.array([3, 0, 4])
+    ndk = np.array([[2, 0, 1], [0, 0, 0], [1, 1, 2], [0, 1, 0]])
+    lengths = np.array([3, 0, 4, 1])
     np.testing.assert_array_equal(chain.topic_proportions(ndk, lengths),
-                                  [[2 / 3, 0, 1 / 3], [0, 0, 0], [0.25, 0.25, 0.5]])
-    data = chain.TopicData(np.zeros(7, np.int32), np.array([0, 3, 3, 7]), 1,
-                           np.array([[1.0, 5.0]] * 3), np.zeros(3, np.int64), 2)
+                                  [[2 / 3, 0, 1 / 3], [0, 0, 0], [0.25, 0.25, 0.5], [0, 1, 0]])
+    data = chain.TopicData(np.zeros(8, np.int32), np.array([0, 3, 3, 7, 8]), 1,
+                           np.array([[1.0, 5.0]] * 4), np.zeros(4, np.int64), 2)
     np.testing.assert_array_equal(data.doc_lengths, lengths)
     np.testing.assert_array_equal(chain.regressors(data, ndk)[:, :2], data.X)
     np.testing.assert_array_equal(chain.regressors(data, ndk)[:, 2:],
