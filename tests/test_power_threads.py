@@ -70,6 +70,10 @@ def test_the_controller_is_rebuilt_only_when_modules_were_imported():
         assert threads._controller_modules == len(sys.modules)
     finally:
         del sys.modules[name]
+    # a module removed: rebuilt too (a library imported next would otherwise restore the
+    # old count unseen)
+    third = threads._thread_pools()
+    assert third is not second and threads._controller_modules == len(sys.modules)
 
 
 @needs_two
