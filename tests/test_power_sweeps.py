@@ -130,11 +130,69 @@ def test_sparse_sweep_with_a_one_topic_phi_column_always_draws_that_topic():
         assert np.all(zz[tokens == 2] == 3), kind
 
 
+def _reference_sparse_scan_sweep(tokens, doc_ptr, z, ndk, phi_wk, mass, alpha, seed, iteration):
+    """The sparse sweep for words without alias tables, in plain Python: per token, with
+    probability ``alpha m_w / (alpha m_w + sum_k n_{d,k} phi_{k,w})`` a linear scan of
+    ``phi_{.,w}`` (a second uniform), otherwise the document bucket over the non-zero topics
+    in their swap-remove order; stream ``stream(seed, 16 t + STEP_Z, d)``."""
+    z, ndk = z.copy(), ndk.copy()
+    K = ndk.shape[1]
+    for d in range(len(doc_ptr) - 1):
+        if doc_ptr[d] == doc_ptr[d + 1]:
+            continue
+        state = np.uint64(int(rng.stream(seed, iteration * 16 + rng.STEP_Z, d)) & (2**64 - 1))
+
+        def uniform():
+            nonlocal state
+            u, s = rng.uniform(state)
+            state = np.uint64(int(s) & (2**64 - 1))
+            return u
+
+        nz = [k for k in range(K) if ndk[d, k] > 0]
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w, k0 = tokens[i], z[i]
+            ndk[d, k0] -= 1
+            if ndk[d, k0] == 0:  # swap-remove
+                j = nz.index(k0)
+                nz[j] = nz[-1]
+                nz.pop()
+            cum = np.cumsum([ndk[d, k] * phi_wk[w, k] for k in nz]) if nz else np.zeros(0)
+            doc_mass = cum[-1] if nz else 0.0
+            word_mass = alpha * mass[w]
+            target = uniform() * (word_mass + doc_mass)
+            if target < word_mass or not nz:
+                target = uniform() * mass[w]
+                k1, acc = 0, float(phi_wk[w, 0])
+                while acc <= target and k1 < K - 1:
+                    k1 += 1
+                    acc += phi_wk[w, k1]
+            else:
+                hit = np.nonzero(cum > target - word_mass)[0]
+                k1 = nz[int(hit[0]) if len(hit) else len(nz) - 1]
+            z[i] = k1
+            if ndk[d, k1] == 0:
+                nz.append(k1)
+            ndk[d, k1] += 1
+    return z, ndk
+
+
+@pytest.mark.parametrize("iteration,alpha", [(0, 0.5), (6, 0.05)])
+def test_sparse_sweep_replays_token_by_token_from_the_documented_streams(iteration, alpha):
+    tokens, doc_ptr, z, ndk, phi_wk = _corpus(9, n_docs=8, K=6)
+    tables = _tables(phi_wk, "scan")
+    want_z, want_ndk = _reference_sparse_scan_sweep(tokens, doc_ptr, z, ndk, phi_wk,
+                                                    tables.mass, alpha, 21, iteration)
+    sweeps.sweep(tokens, doc_ptr, z, ndk, phi_wk, alpha, 21, iteration, tables)
+    np.testing.assert_array_equal(z, want_z)
+    np.testing.assert_array_equal(ndk, want_ndk)
+
+
 def test_resolve_sampler_switches_at_the_documented_number_of_topics():
     n = sweeps.SPARSE_MIN_TOPICS
     assert n == 100
     assert sweeps.resolve_sampler("auto", n - 1) == "dense"
     assert sweeps.resolve_sampler("auto", n) == "sparse"
+    assert sweeps.resolve_sampler("auto", 10 * n) == "sparse"
     assert sweeps.resolve_sampler("dense", 10**4) == "dense"
     assert sweeps.resolve_sampler("sparse", 2) == "sparse"
 
