@@ -1,0 +1,119 @@
+"""Exact tests of the prediction driver (:mod:`dolda.sampler.predict`) written for its mutation
+run (docs/MUTATION.md)."""
+
+import numpy as np
+import pytest
+
+from dolda.sampler import predict
+
+
+def _greedy_bounds(tokens, doc_ptr, max_words):
+    """Consecutive chunks, each as long as its distinct words fit ``max_words`` (a document
+    with more is a chunk of its own): plain Python sets."""
+    bounds, words = [0], set()
+    for d in range(len(doc_ptr) - 1):
+        doc = set(tokens[doc_ptr[d]:doc_ptr[d + 1]].tolist())
+        if words and len(words | doc) > max_words:
+            bounds.append(d)
+            words = set(doc)
+        else:
+            words |= doc
+    bounds.append(len(doc_ptr) - 1)
+    return bounds
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("max_words", [3, 8, 20])
+def test_chunk_bounds_are_the_greedy_chunks_of_at_most_max_words(seed, max_words):
+    g = np.random.default_rng(seed)
+    lengths = g.integers(0, 12, 25)
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    tokens = g.integers(0, 30, doc_ptr[-1]).astype(np.int64)
+    got = predict.chunk_bounds(tokens, doc_ptr, 30, max_words)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, _greedy_bounds(tokens, doc_ptr, max_words))
+
+
+def test_a_batch_that_fits_is_one_chunk():
+    doc_ptr = np.array([0, 2, 4], np.int64)
+    tokens = np.array([0, 1, 2, 3], np.int64)
+    np.testing.assert_array_equal(predict.chunk_bounds(tokens, doc_ptr, 4, 4), [0, 2])
+    np.testing.assert_array_equal(predict.chunk_bounds(tokens[:2], doc_ptr[:2], 4, 1), [0, 1])
+
+
+def _reference_dense(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed):
+    """The dense prediction in plain Python from the documented stream
+    ``stream(seed, STEP_PREDICT, d)``: sequential initialisation from
+    ``p(k) ∝ phi_{k,w} (n_{d,k} + alpha)``, ``n_sweeps`` Gibbs sweeps, the average of
+    ``(n_{d,k} + alpha) / (N_d + K alpha)`` over the sweeps after ``burn_in``; ``1/K`` for an
+    empty document."""
+    from dolda.sampler import rng
+
+    K = phi.shape[0]
+    out = np.empty((len(doc_ptr) - 1, K))
+
+    def draw(w, ndk, state):
+        cum = np.cumsum(phi[:, w] * (ndk + alpha))
+        u, state = rng.uniform(state)
+        hit = np.nonzero(cum > u * cum[-1])[0]
+        return (int(hit[0]) if len(hit) else K - 1), np.uint64(int(state) & (2**64 - 1))
+
+    for d in range(len(doc_ptr) - 1):
+        words = tokens[doc_ptr[d]:doc_ptr[d + 1]]
+        if len(words) == 0:
+            out[d] = 1.0 / K
+            continue
+        state = np.uint64(int(rng.stream(seed, rng.STEP_PREDICT, d)) & (2**64 - 1))
+        ndk, z = np.zeros(K), []
+        for w in words:
+            k, state = draw(w, ndk, state)
+            z.append(k)
+            ndk[k] += 1
+        acc = np.zeros(K)
+        for s in range(n_sweeps):
+            for i, w in enumerate(words):
+                ndk[z[i]] -= 1
+                z[i], state = draw(w, ndk, state)
+                ndk[z[i]] += 1
+            if s >= burn_in:
+                acc += ndk
+        kept = n_sweeps - burn_in
+        out[d] = (acc + kept * alpha) / (kept * (len(words) + K * alpha))
+    return out
+
+
+def test_dense_prediction_replays_the_documented_draws():
+    """Empty, one-token and longer documents; ``method="dense"`` must run the dense kernel
+    (the sparse one draws the same law from the same stream, but other numbers)."""
+    g = np.random.default_rng(8)
+    K, V = 4, 9
+    phi = g.dirichlet(np.full(V, 0.5), size=K)
+    lengths = np.array([5, 0, 1, 7, 1, 3])
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    tokens = g.integers(0, V, doc_ptr[-1]).astype(np.int32)
+    got = predict.predict_topic_proportions(tokens, doc_ptr, phi, 0.3, 6, 2, 11, method="dense")
+    want = _reference_dense(tokens, doc_ptr, phi, 0.3, 6, 2, 11)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["dense", "sparse"])
+def test_empty_documents_get_uniform_proportions_in_every_kernel(method):
+    phi = np.random.default_rng(1).dirichlet(np.ones(6), size=5)
+    doc_ptr = np.array([0, 0, 2, 2, 3], np.int64)
+    tokens = np.array([1, 4, 2], np.int32)
+    out = predict.predict_topic_proportions(tokens, doc_ptr, phi, 0.2, 3, 1, 0, method=method)
+    np.testing.assert_array_equal(out[[0, 2]], np.full((2, 5), 0.2))
+    assert np.all(out[[1, 3]] != 0.2)
+
+
+@pytest.mark.parametrize("bad", [[0, 9, 3], [0, -1, 3]])
+def test_token_ids_out_of_range_on_either_side_are_named_before_chunking(bad, monkeypatch):
+    """A batch large enough to be cut into chunks (the chunking indexes a table by word id):
+    one id out of range, on either side, is refused by name."""
+    monkeypatch.setattr(predict, "CHUNK_ENTRIES", 2 * 3)  # at most 2 distinct words a chunk
+    phi = np.full((3, 9), 1 / 9)
+    tokens = np.array([1, 2, 3, 4, 5, 6] + bad, np.int64)
+    doc_ptr = np.array([0, 2, 4, 6, 9], np.int64)
+    with pytest.raises(ValueError, match="token ids"):
+        predict.predict_topic_proportions(tokens, doc_ptr, phi, 0.1, 2, 1, 0)
