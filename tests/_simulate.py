@@ -145,3 +145,18 @@ def simulate_corpus(n_docs, n_topics=4, n_classes=3, vocab_size=200, doc_length=
     texts = [" ".join(f"w{v}" for v in row) for row in w]
     y, proba = draw_labels(rng, zbar @ eta.T, model)
     return Corpus(texts, zbar, y, proba, phi, eta)
+
+
+def random_assignment(g, n_docs, max_length, n_words, n_topics, empty, min_length=1):
+    """A corpus of random tokens and topics: ``(doc_ptr, tokens, z)``.
+
+    Document lengths are uniform on ``[min_length, max_length)``, except document
+    ``empty``, which has none; tokens are uniform on ``n_words`` words and ``z`` on
+    ``n_topics`` topics (int32, as the kernels take them).
+    """
+    lengths = g.integers(min_length, max_length, n_docs)
+    lengths[empty] = 0
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    tokens = g.integers(0, n_words, doc_ptr[-1]).astype(np.int32)
+    z = g.integers(0, n_topics, doc_ptr[-1]).astype(np.int32)
+    return doc_ptr, tokens, z

@@ -13,6 +13,8 @@ from dolda.sampler import shard as S
 from dolda.sampler.likelihood import do_log_likelihood
 from dolda.sampler.truncnorm import draw_utilities
 
+from _simulate import random_assignment
+
 
 def _dense_u(doc_ptr, X, ndk):
     n = np.maximum(np.diff(doc_ptr), 1).astype(np.float64)
@@ -21,11 +23,7 @@ def _dense_u(doc_ptr, X, ndk):
 
 def _data(seed=0, n_docs=9, K=3, V=7, L=3):
     g = np.random.default_rng(seed)
-    lengths = g.integers(1, 9, n_docs)
-    lengths[4] = 0
-    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    tokens = g.integers(0, V, doc_ptr[-1]).astype(np.int32)
-    z = g.integers(0, K, doc_ptr[-1]).astype(np.int32)
+    doc_ptr, tokens, z = random_assignment(g, n_docs, 9, V, K, empty=4)
     ndk = S.doc_topic_counts(doc_ptr, z, K)
     X = np.column_stack([np.ones(n_docs), g.normal(size=n_docs)])
     y = g.integers(0, L, n_docs).astype(np.int64)

@@ -15,15 +15,13 @@ import pytest
 from dolda.sampler import lda as kernels
 from dolda.sampler import rng, sweeps
 
+from _simulate import random_assignment
+
 
 def _corpus(seed=0, n_docs=7, K=4, V=9):
     """Documents of 0-12 tokens (document 2 empty), random z and its counts, random Phi."""
     g = np.random.default_rng(seed)
-    lengths = g.integers(1, 13, n_docs)
-    lengths[2] = 0
-    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    tokens = g.integers(0, V, doc_ptr[-1]).astype(np.int32)
-    z = g.integers(0, K, doc_ptr[-1]).astype(np.int32)
+    doc_ptr, tokens, z = random_assignment(g, n_docs, 13, V, K, empty=2)
     ndk = np.zeros((n_docs, K), np.int32)
     for d in range(n_docs):
         np.add.at(ndk[d], z[doc_ptr[d]:doc_ptr[d + 1]], 1)
