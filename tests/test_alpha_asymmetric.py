@@ -362,3 +362,37 @@ def test_model_file_with_a_bad_alpha_vector_is_refused(skewed, tmp_path):
         with pytest.raises(ModelFormatError, match=where.replace("[", r"\[").replace(
                 "]", r"\]").replace("(", r"\(").replace(")", r"\)")):
             dolda.load(tmp_path / "m")
+
+
+@pytest.mark.parametrize("polya_phi", [False, True], ids=["dense-phi", "polya-phi"])
+def test_chain_builds_the_word_bucket_tables_of_its_alpha(polya_phi):
+    """``topic_globals`` (the driver's part of every iteration) hands the MH z-step tables
+    whose implied law is ``alpha_k phi_{k,w} / sum_j alpha_j phi_{j,w}`` and whose mass is
+    ``sum_k alpha_k phi_{k,w}``: with a dense Phi (rows of a (V, K) table) and with the
+    Pólya-urn Phi (tables over each word's non-zeros)."""
+    from dolda.sampler.chain import topic_globals
+
+    rng = np.random.default_rng(5)
+    K, V = 6, 9
+    phi_wk = rng.dirichlet(np.full(K, 0.6), size=V).astype(np.float32)
+    phi_wk[2, 3] = 0.0  # a zero, as the Pólya urn makes them
+    alpha = np.array([0.02, 1.5, 0.3, 0.7, 0.05, 0.9])
+    eta = rng.normal(size=(2, 1 + K))
+    weighted = phi_wk.astype(np.float64) * alpha
+    if polya_phi:
+        sp = polya.from_dense(phi_wk)
+        t = topic_globals(eta, phi_wk, 1, "mh", phi_sparse=sp, alpha=alpha).tables
+        for w in range(V):
+            lo, hi = t.ptr[w], t.ptr[w + 1]
+            m = hi - lo
+            implied = np.zeros(K)
+            np.add.at(implied, t.topics[lo:hi], t.prob[lo:hi] / m)
+            np.add.at(implied, t.topics[lo + t.alias[lo:hi]], (1 - t.prob[lo:hi]) / m)
+            np.testing.assert_allclose(implied, weighted[w] / weighted[w].sum(), atol=1e-6)
+    else:
+        t = topic_globals(eta, phi_wk, 1, "mh", np.arange(V, dtype=np.int32), alpha=alpha).tables
+        for w in range(V):
+            implied = t.prob[w] / K
+            np.add.at(implied, t.alias[w], (1 - t.prob[w]) / K)
+            np.testing.assert_allclose(implied, weighted[w] / weighted[w].sum(), atol=1e-12)
+    np.testing.assert_allclose(t.mass, weighted.sum(axis=1), rtol=1e-6)
