@@ -20,7 +20,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 CHILD = r'''
@@ -69,7 +68,8 @@ def mh(z, ndk, it):
 
 def predict(method):
     def run(z, ndk, it):
-        predict_topic_proportions(tokens[:100000], doc_ptr[:1001], sim.phi, alpha, 4, 2, it,
+        n = int(doc_ptr[1000])  # the first 1,000 documents
+        predict_topic_proportions(tokens[:n], doc_ptr[:1001], sim.phi, alpha, 4, 2, it,
                                   method=method)
     return run
 

@@ -28,13 +28,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._inputs import check_covariate_columns, legacy_covariates_keyword, split_documents
 from ._validation import (
+    check_alpha,
     check_burn_in,
     check_checkpoint_fits,
     check_choice,
     check_covariate_scale,
     check_fit_sizes,
     check_n_jobs,
-    check_alpha,
     check_positive_float,
     check_positive_int,
 )
