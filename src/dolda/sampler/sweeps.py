@@ -1,6 +1,6 @@
-"""The unsupervised z-sweeps given Phi: p(z_{d,i}=k) ∝ phi_{k,w} (n_{d,k}^{-i} + alpha_k), dense O(K)
-per token or sparse O(K_d) with alias tables; one document per parallel task, one random stream per
-(seed, iteration, document), so any thread count gives the same chain.
+"""The unsupervised z-sweeps given Phi: p(z_{d,i}=k) ∝ phi_{k,w} (n_{d,k}^{-i} + alpha_k), dense
+O(K) per token or sparse O(K_d) with alias tables; one document per parallel task, one random
+stream per (seed, iteration, document), so any thread count gives the same chain.
 """
 
 from __future__ import annotations
