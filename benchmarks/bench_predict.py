@@ -70,7 +70,8 @@ def run_today(tokens, doc_ptr, phi, sweeps, seed):
 
     out = np.empty((len(doc_ptr) - 1, phi.shape[0]))
     phi_wk = np.ascontiguousarray(phi.T)  # what word_major(phi) did: all V words, every call
-    _predict(tokens, doc_ptr, phi_wk, ALPHA, sweeps, sweeps // 2, np.int64(seed), out)
+    _predict(tokens, doc_ptr, phi_wk, np.full(phi.shape[0], ALPHA), sweeps, sweeps // 2,
+             np.int64(seed), out)
     return out
 
 

@@ -166,6 +166,14 @@ def run(data_dir, corpus, model_name, topics=20, iterations=200, n_words=2000, s
         model.fit(tr, ytr, X=Xtr)
         fit_s = time.perf_counter() - tic
         pred = model.predict(te, X=Xte)
+        from dolda.heldout import heldout_log_likelihood
+
+        held = heldout_log_likelihood(model, te)  # document completion on the test texts
+        alpha = np.atleast_1d(np.asarray(model.alpha_, dtype=float))
+        result.update(heldout_loglik_per_token=float(held.loglik.sum() / held.n_tokens.sum()),
+                      alpha_learned={"sum": float(alpha.sum() if alpha.size > 1
+                                                  else alpha[0] * topics),
+                                     "min": float(alpha.min()), "max": float(alpha.max())})
         ll = model.loglik_["total"].to_numpy()
         q = max(1, iterations // 4)
         wf = getattr(model, "word_features_", None)

@@ -221,3 +221,17 @@ def test_dask_chain_equals_local_chain_with_sparse_covariates(client, corpus):
     dask = DOLDA(backend="dask", client=client, **kw).fit(corpus.texts, corpus.y, X=X)
     assert local.eta_sampler_ == "cg"
     _assert_same_chain(local, dask)
+
+
+@pytest.mark.parametrize("extra", [{}, {"z_sampler": "mh", "phi_sampler": "polya"}],
+                         ids=["exact", "mh-polya"])
+def test_dask_chain_equals_local_chain_with_learned_asymmetric_alpha(client, corpus, extra):
+    """``alpha="auto"``: the per-topic alpha learned at iterations 10 and 20 of the burn-in
+    (and the word-bucket tables of the MH step built from it, on the driver or, with the
+    Pólya-urn Phi, on the workers) give the local chain to the last bit."""
+    kw = dict(KW, n_iter=24, burn_in=20, alpha="auto", **extra)
+    local = DOLDA(n_shards=3, n_jobs=2, **kw).fit(corpus.texts, corpus.y)
+    dask = DOLDA(backend="dask", client=client, n_shards=3, **kw).fit(corpus.texts, corpus.y)
+    _assert_same_chain(local, dask)
+    np.testing.assert_array_equal(local.alpha_, dask.alpha_)
+    assert local.alpha_.shape == (4,) and np.ptp(local.alpha_) > 0

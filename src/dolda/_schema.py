@@ -213,6 +213,17 @@ def _vocabulary(meta):
     return len(words)
 
 
+def _dirichlet_alpha(value, where, n_topics):
+    """A symmetric alpha (a number) or one finite positive number per topic (a list of K)."""
+    if isinstance(value, list):
+        if len(value) != n_topics:
+            _fail(f"{where} must have one value per topic ({n_topics}), got {len(value)}")
+        for k, v in enumerate(value):
+            _positive_finite(v, f"{where}[{k}]")
+    else:
+        _positive_finite(value, where)
+
+
 def _positive_finite(value, where):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         _fail(f"{where} must be a number, got {value!r}")
@@ -352,9 +363,10 @@ def _dolda_manifest(cls, meta, manifest):
     n_cov = 0 if cov is None else _encoder(cov)
     wf = meta.get("word_features")
     n_wf = 0 if wf is None else _word_features(wf, n_words)
-    for name in ("alpha_", "beta_"):  # the (possibly learned) Dirichlet priors of the chain
-        if name in meta:
-            _positive_finite(meta[name], f"meta.{name}")
+    if "alpha_" in meta:  # the (possibly learned) Dirichlet priors of the chain
+        _dirichlet_alpha(meta["alpha_"], "meta.alpha_", K)
+    if "beta_" in meta:
+        _positive_finite(meta["beta_"], "meta.beta_")
     P = 1 + n_cov + n_wf + K
     names = _str_list(_key(meta, "feature_names", "meta"), "meta.feature_names", length=P)
     if names[0] != INTERCEPT or names[P - K:] != [f"topic {k}" for k in range(K)]:
@@ -440,6 +452,10 @@ def check_checkpoint_manifest(meta: dict, manifest: dict) -> dict:
     shapes = _Shapes(manifest)
     shapes.need("z", [n_tokens], kinds="iu")
     K = shapes.need("ndk", [n_docs, None], kinds="iu")[1]
+    if "alpha" in meta:  # the values learned so far (alpha="auto"/"auto_symmetric")
+        _dirichlet_alpha(meta["alpha"], "meta.alpha", K)
+    if "beta" in meta:
+        _positive_finite(meta["beta"], "meta.beta")
     V = shapes.need("phi", [None, K], kinds="f*")[0]
     L, P = shapes.need("eta", [None, None])
     if P < K + 1:

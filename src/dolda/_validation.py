@@ -26,6 +26,34 @@ def check_positive_float(value, name: str) -> float:
     return value
 
 
+def check_alpha(value, n_topics: int, name: str = "alpha", auto=()):
+    """The Dirichlet prior of theta: a float > 0, one finite value > 0 per topic, or one
+    of the strings ``auto``; returns the float, a float64 array (K,) or the string."""
+    if isinstance(value, str):
+        if value in auto:
+            return value
+        allowed = ", ".join(repr(a) for a in auto)
+        raise ValueError(f"{name} must be a number > 0, {n_topics} numbers > 0 (one per "
+                         f"topic){' or one of ' + allowed if auto else ''}; got {value!r}")
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return check_positive_float(value, name)
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number or an array of {n_topics} numbers, "
+                        f"got {value!r}") from None
+    if arr.ndim == 0:
+        return check_positive_float(float(arr), name)
+    if arr.shape != (int(n_topics),):
+        raise ValueError(f"{name} must have one value per topic ({n_topics}), got shape "
+                         f"{arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        bad = int(np.flatnonzero(~(np.isfinite(arr) & (arr > 0)))[0])
+        raise ValueError(f"{name} must be finite and > 0 for every topic, got {arr[bad]} "
+                         f"for topic {bad}")
+    return arr
+
+
 def check_choice(value, name: str, choices) -> str:
     """Raise naming ``name`` and the allowed values when ``value`` is not one of ``choices``."""
     if value not in choices:

@@ -402,8 +402,8 @@ def export_pyldavis(model, texts=None):
     -------
     dict
         ``topic_term_dists`` (K, V), rows ``phi_k`` summing to 1;
-        ``doc_topic_dists`` (D, K), rows ``theta_d = (n_{d,k} + alpha) /
-        (N_d + K alpha)`` summing to 1; ``doc_lengths`` (D,) ``N_d``;
+        ``doc_topic_dists`` (D, K), rows ``theta_d = (n_{d,k} + alpha_k) /
+        (N_d + sum_k alpha_k)`` summing to 1; ``doc_lengths`` (D,) ``N_d``;
         ``vocab`` (V,) the words; ``term_frequency`` (V,) corpus counts of every
         word (without texts: the expected counts ``sum_k n_k phi_{k,w}`` of the
         training corpus, ``n_k`` the tokens of topic ``k``).
@@ -423,7 +423,8 @@ def export_pyldavis(model, texts=None):
     phi = np.asarray(model.phi_, dtype=np.float64)
     phi = phi / phi.sum(axis=1, keepdims=True)
     n_topics, n_words = phi.shape
-    alpha = float(getattr(model, "alpha_", None) or model.alpha)
+    alpha = model._alpha() if hasattr(model, "_alpha") else model.alpha  # learned?
+    alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (n_topics,))
     if texts is None:
         counts = getattr(model, "doc_topic_counts_", None)
         if counts is None:
@@ -431,7 +432,7 @@ def export_pyldavis(model, texts=None):
                              "pass texts")
         counts = np.asarray(counts, dtype=np.float64)
         lengths = counts.sum(axis=1)
-        theta = (counts + alpha) / (lengths[:, None] + n_topics * alpha)
+        theta = (counts + alpha) / (lengths[:, None] + alpha.sum())
         term_frequency = counts.sum(axis=0) @ phi
     else:
         from ._validation import check_burn_in, check_n_jobs

@@ -86,8 +86,8 @@ def document_completion(phi, alpha, tokens, doc_ptr, n_sweeps=50, burn_in=None, 
     ----------
     phi : float array (K, V)
         The topics ``Phi`` (rows sum to one).
-    alpha : float
-        Dirichlet prior of theta.
+    alpha : float or float (K,)
+        Dirichlet prior of theta (symmetric or per topic).
     tokens : int array (N,), doc_ptr : int array (D + 1,)
         The documents as word ids (CSR).
     n_sweeps : int, default=50
@@ -112,7 +112,7 @@ def document_completion(phi, alpha, tokens, doc_ptr, n_sweeps=50, burn_in=None, 
     obs_tokens, obs_ptr, held, held_doc = split_halves(tokens, doc_ptr)
     if len(held) and (held.min() < 0 or held.max() >= phi.shape[1]):
         raise ValueError(f"word ids must lie in [0, {phi.shape[1]})")
-    theta = predict_topic_proportions(obs_tokens, obs_ptr, phi, float(alpha), n_sweeps,
+    theta = predict_topic_proportions(obs_tokens, obs_ptr, phi, alpha, n_sweeps,
                                       burn_in, int(seed))
     n_docs = len(doc_ptr) - 1
     log_p = np.empty(len(held))
@@ -162,7 +162,7 @@ def heldout_log_likelihood(model, texts, n_sweeps=None, burn_in=None, random_sta
                                                                       50)
     seed = int(getattr(model, "seed_", 0)) if random_state is None else int(random_state)
     corpus = model.vocabulary_.transform(texts)
-    alpha = model._alpha() if hasattr(model, "_alpha") else float(model.alpha)  # learned?
+    alpha = model._alpha() if hasattr(model, "_alpha") else model.alpha  # learned?
     with using_threads(check_n_jobs(getattr(model, "n_jobs", None))):
         loglik, n_tokens = document_completion(model.phi_, alpha, corpus.tokens,
                                                corpus.doc_ptr, n_sweeps, burn_in, seed)

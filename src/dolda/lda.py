@@ -24,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted, check_non_negative, valida
 
 from ._inputs import corpus_from_counts, is_count_matrix, vocabulary_of_columns
 from ._validation import (
+    check_alpha,
     check_burn_in,
     check_choice,
     check_model_size,
@@ -65,8 +66,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     ----------
     n_topics : int, default=20
         ``K`` (at least 2).
-    alpha : float, default=0.1
-        Symmetric Dirichlet prior of the document-topic proportions theta.
+    alpha : float or array-like (K,), default=0.1
+        Dirichlet prior of the document-topic proportions theta: symmetric, or
+        one ``alpha_k > 0`` per topic.
     beta : float, default=0.01
         Symmetric Dirichlet prior of the topics Phi.
     n_iter : int, default=200
@@ -182,7 +184,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                       else check_positive_int(self.n_shards, "n_shards")),
             snapshot_every=check_positive_int(self.snapshot_every, "snapshot_every"),
             n_topics=n_topics,
-            alpha=check_positive_float(self.alpha, "alpha"),
+            alpha=check_alpha(self.alpha, n_topics),
             beta=check_positive_float(self.beta, "beta"),
             n_iter=n_iter,
             burn_in=check_burn_in(self.burn_in, n_iter),
@@ -353,7 +355,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         corpus = self._corpus(X)
         with using_threads(check_n_jobs(self.n_jobs)):
             return kernels.predict_topic_proportions(corpus.tokens, corpus.doc_ptr, self.phi_,
-                                                     float(self.alpha), n_sweeps, burn_in,
+                                                     self.alpha, n_sweeps, burn_in,
                                                      self.seed_)
 
     @obeys_n_jobs
@@ -412,7 +414,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                                       "n_sweeps")
         corpus = self._corpus(X)
         with using_threads(check_n_jobs(self.n_jobs)):
-            loglik, n_tokens = document_completion(self.phi_, float(self.alpha), corpus.tokens,
+            loglik, n_tokens = document_completion(self.phi_, self.alpha, corpus.tokens,
                                                    corpus.doc_ptr, n_sweeps, n_sweeps // 2,
                                                    self.seed_)
         return float(loglik.sum()), int(n_tokens.sum())

@@ -28,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._inputs import check_covariate_columns, legacy_covariates_keyword, split_documents
 from ._validation import (
+    check_alpha,
     check_burn_in,
     check_checkpoint_fits,
     check_choice,
@@ -48,6 +49,7 @@ from .probit import (
     log_odds_scores,
 )
 from .sampler import chain as dolda_chain
+from .sampler.alpha import alpha_json, alpha_value, as_alpha
 from .sampler import hyper
 from .sampler import probit as probit_blocks
 from .sampler import phi_mean
@@ -75,6 +77,8 @@ INTERCEPT = "(intercept)"
 SPARSE_CHOLESKY_MAX_COLUMNS = 1000
 AUTO_ALPHA_START = 0.1
 AUTO_BETA_START = 0.01
+#: The strings ``alpha`` takes: learned asymmetric (one ``alpha_k`` per topic) or symmetric.
+ALPHA_AUTO = ("auto", "auto_symmetric")
 
 
 def _topic_name(k: int) -> str:
@@ -136,12 +140,18 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
     n_topics : int, default=20
         ``K``.
     prior : {"horseshoe", "normal"}, default="horseshoe"
-    alpha, beta : float or "auto", default=0.01
-        Dirichlet priors of theta and Phi (the paper's 0.01).  ``"auto"``:
-        learned from the data during the burn-in by Minka's fixed point
-        (empirical Bayes, symmetric; :mod:`dolda.sampler.hyper`), starting
-        from 0.1 (alpha) and 0.01 (beta), then kept fixed; the values used are
-        ``alpha_`` and ``beta_``.  The two-step model uses the starting values.
+    alpha : float, array-like (K,), "auto" or "auto_symmetric", default=0.01
+        Dirichlet prior of theta (the paper's 0.01): symmetric, or one
+        ``alpha_k > 0`` per topic.  ``"auto"``: an asymmetric ``alpha`` (K,)
+        learned from the data during the burn-in (Minka's fixed point for the
+        Dirichlet-multinomial every 10 iterations, as MALLET's hyperparameter
+        optimisation; Wallach et al. 2009), starting from 0.1, then kept fixed.
+        ``"auto_symmetric"``: the same for one symmetric value.  The values used
+        are ``alpha_`` (a float, or an array (K,)).
+    beta : float or "auto", default=0.01
+        Symmetric Dirichlet prior of Phi; ``"auto"``: learned as alpha (symmetric),
+        starting from 0.01; the value used is ``beta_``.  The two-step model uses
+        the starting values.
     prior_variance : float, default=100.0
         ``c``: variance of the intercept's prior (and of all coefficients
         under ``prior="normal"``).
@@ -363,9 +373,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                       else check_positive_int(self.n_shards, "n_shards")),
             snapshot_every=check_positive_int(self.snapshot_every, "snapshot_every"),
             n_topics=n_topics,
-            alpha=(AUTO_ALPHA_START if self.alpha == "auto"
-                   else check_positive_float(self.alpha, "alpha")),
-            beta=(AUTO_BETA_START if self.beta == "auto"
+            alpha=self._alpha_start(n_topics),
+            beta=(AUTO_BETA_START if isinstance(self.beta, str) and self.beta == "auto"
                   else check_positive_float(self.beta, "beta")),
             variance=check_positive_float(self.prior_variance, "prior_variance"),
             n_iter=n_iter,
@@ -676,7 +685,12 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         phi /= phi.sum(axis=1, keepdims=True)
         self.phi_ = phi
         self.doc_topic_counts_ = chains[0]["ndk"]
-        self.alpha_ = float(np.mean([ch["alpha"] for ch in chains]))
+        # per-topic alphas follow their topics through the alignment
+        alphas = [ch["alpha"] if np.ndim(ch["alpha"]) == 0 else np.asarray(ch["alpha"])[perm]
+                  for ch, perm in zip(chains, perms)]
+        alpha = (np.mean([as_alpha(a, K) for a in alphas], axis=0)
+                 if self._alpha_mode() == "asymmetric" else np.mean(alphas, axis=0))
+        self.alpha_ = alpha_value(alpha)
         self.beta_ = float(np.mean([ch["beta"] for ch in chains]))
         self._set_loglik(np.stack([ch["loglik"] for ch in chains]))
         self.timings_ = {"iteration_seconds": np.stack([ch["seconds"] for ch in chains])}
@@ -727,16 +741,19 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
 
         runner = make_chain(self.backend, seed, state, data, config, p["n_shards"],
                             self.client, p["snapshot_every"])
-        learn_alpha, learn_beta = self.alpha == "auto", self.beta == "auto"
+        learn_alpha = self._alpha_mode()
+        learn_beta = isinstance(self.beta, str) and self.beta == "auto"
         if resume is not None and "alpha" in meta:  # values learned before the checkpoint
-            runner.config = runner.config._replace(alpha=meta["alpha"], beta=meta["beta"])
+            runner.config = runner.config._replace(alpha=alpha_value(meta["alpha"]),
+                                                   beta=meta["beta"])
 
         def save_checkpoint(next_iteration):
             z, ndk = runner.topics()
             meta = {"seed": seed, "next_iteration": int(next_iteration), "n_iter": n_iter,
                     "n_tokens": int(len(data.tokens)), "n_docs": int(len(data.y)),
                     "params": io.encode_params(self.get_params(deep=False)),
-                    "alpha": float(runner.config.alpha), "beta": float(runner.config.beta)}
+                    "alpha": alpha_json(runner.config.alpha),
+                    "beta": float(runner.config.beta)}
             arrays = {"z": z, "ndk": ndk, "phi": state.phi,
                       "eta": state.probit.eta, "lam2": state.probit.lam2,
                       "tau2": state.probit.tau2, "nu": state.probit.nu, "xi": state.probit.xi,
@@ -793,7 +810,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                 if bar is not None:
                     bar.close()
 
-        alpha, beta = float(runner.config.alpha), float(runner.config.beta)
+        alpha, beta = alpha_value(runner.config.alpha), float(runner.config.beta)
         # the chain's state (Phi, alias tables) is no longer needed: release it before the
         # one K x V array of phi_ is written from the sparse running mean
         runner = state = None
@@ -853,7 +870,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         self.tau_draws_ = probit.tau_draws_
         self.lambda_draws_ = probit.lambda_draws_
         self.doc_topic_counts_ = None
-        self.alpha_, self.beta_ = p["alpha"], p["beta"]
+        self.alpha_, self.beta_ = alpha_value(p["alpha"]), p["beta"]
         self.n_chains_ = 1
         ll = np.column_stack([probit.loglik_, np.asarray(lda.loglik_)[-len(probit.loglik_):]])
         self._set_loglik(ll)
@@ -886,13 +903,13 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
             theta = predict_topic_proportions(corpus.tokens, corpus.doc_ptr, self.phi_,
                                               self._alpha(), int(self.predict_sweeps),
                                               int(burn), int(self.seed_))
-        # theta averages (n_dk + alpha) / (N_d + K alpha); the regression uses the
+        # theta averages (n_dk + alpha_k) / (N_d + sum alpha); the regression uses the
         # empirical proportions n_dk / N_d, an exact linear function of it.
         n_d = corpus.doc_lengths.astype(np.float64)[:, None]
         K = theta.shape[1]
-        alpha = self._alpha()
+        alpha = as_alpha(self._alpha(), K)
         zbar = theta  # in place: no further D x K temporaries
-        zbar *= n_d + K * alpha
+        zbar *= n_d + alpha.sum()
         zbar -= alpha
         zbar /= np.maximum(n_d, 1.0)
         zbar[n_d[:, 0] == 0] = 0.0  # no words: no topic information, as in training
@@ -903,10 +920,23 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         """``K``: the columns of :meth:`transform` (for ``get_feature_names_out``)."""
         return self.phi_.shape[0]
 
-    def _alpha(self) -> float:
-        """The alpha of the fitted chain (learned with ``alpha="auto"``)."""
+    def _alpha(self):
+        """The alpha of the fitted chain (learned with ``alpha="auto"``): a float or (K,)."""
         alpha = getattr(self, "alpha_", None)
-        return float(self.alpha if alpha is None else alpha)
+        if alpha is None:
+            alpha = (AUTO_ALPHA_START if isinstance(self.alpha, str) else self.alpha)
+        return alpha_value(alpha)
+
+    def _alpha_mode(self):
+        """How alpha is learned: ``"asymmetric"`` (``"auto"``), ``"symmetric"``, or False."""
+        if isinstance(self.alpha, str):
+            return "asymmetric" if self.alpha == "auto" else "symmetric"
+        return False
+
+    def _alpha_start(self, n_topics):
+        """The checked ``alpha``: a float or float64 (K,); the start value when learned."""
+        alpha = check_alpha(self.alpha, n_topics, auto=ALPHA_AUTO)
+        return AUTO_ALPHA_START if isinstance(alpha, str) else alpha
 
     def _regressors(self, X, covariates=None):
         """``u_d = [1, x_d, words_d, zbar_d]`` (D, P) of documents ``X`` (as in :meth:`fit`)."""
@@ -1118,7 +1148,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
             "n_iter": int(self.n_iter_),
             "n_tokens": int(self.n_tokens_),
             "n_chains": int(self.n_chains_),
-            "alpha_": self._alpha(),
+            "alpha_": alpha_json(self._alpha()),
             "beta_": float(getattr(self, "beta_", None) or self.beta),
             "word_features": (self.word_features_.to_dict()
                               if getattr(self, "word_features_", None) is not None else None),
@@ -1152,8 +1182,9 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         model.n_iter_ = meta["n_iter"]
         model.n_tokens_ = meta["n_tokens"]
         model.n_chains_ = int(meta.get("n_chains", 1))
-        model.alpha_ = float(meta.get("alpha_", model.alpha if model.alpha != "auto"
-                                      else AUTO_ALPHA_START))
+        model.alpha_ = alpha_value(meta.get("alpha_", model.alpha
+                                            if not isinstance(model.alpha, str)
+                                            else AUTO_ALPHA_START))
         model.beta_ = float(meta.get("beta_", model.beta if model.beta != "auto"
                                      else AUTO_BETA_START))
         model.eta_draws_ = arrays["eta_draws"]

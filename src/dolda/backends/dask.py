@@ -64,6 +64,7 @@ import numpy as np
 
 from ..sampler import chain as dolda_chain
 from ..sampler import lda as topic_kernels
+from ..sampler.alpha import alpha_value
 from ..sampler import shard as shard_blocks
 
 logger = logging.getLogger(__name__)
@@ -134,6 +135,7 @@ def _utility(seed, iteration, shard, state, eta):
 
 def _topic(seed, iteration, shard, state, glob, alpha, z_sampler, with_loglik=True):
     from ..sampler import polya
+    from ..sampler.alpha import as_alpha
     from ..sampler.threads import using_threads
 
     # copies: a task never changes its input, so any re-run of it is exact
@@ -142,6 +144,8 @@ def _topic(seed, iteration, shard, state, glob, alpha, z_sampler, with_loglik=Tr
     with using_threads(_threads()):
         if word_major:  # the sparse Pólya-urn Phi: rebuild the dense view and the alias tables
             phi_wk, sparse = glob.tables.expand()
+            if z_sampler == "mh":  # the word-bucket tables of alpha_k phi_{k,w}
+                sparse = polya.bucket_tables(sparse, as_alpha(alpha, glob.tables.n_topics))
             glob = glob._replace(phi_wk=phi_wk, tables=sparse if z_sampler == "mh" else None)
         stats = shard_blocks.topic_step(seed, iteration, shard, z, ndk, state.a, glob, alpha,
                                         z_sampler, word_major=word_major,
@@ -456,7 +460,8 @@ class DaskChain(ShardedDaskChain):
             glob = glob._replace(tables=polya.PhiNonZeros.of(self._sparse, config.n_topics))
         else:
             glob = dolda_chain.topic_globals(probit.eta, self._phi, self.data.X.shape[1],
-                                             config.z_sampler, self._table_rows)
+                                             config.z_sampler, self._table_rows,
+                                             alpha=config.alpha)
         with_loglik = dolda_chain.wants_loglik(iteration, config)
         [glob_f] = client.scatter([glob], broadcast=True, hash=False)
         self._pending.append(glob_f)  # cancelled with the iteration if a worker is lost
@@ -527,7 +532,7 @@ class DaskLDAChain(ShardedDaskChain):
 
     def __init__(self, client, seed, shards, z, phi_wk, alpha, beta, table_rows=None,
                  snapshot_every=10):
-        self.alpha, self.beta = float(alpha), float(beta)
+        self.alpha, self.beta = alpha_value(alpha), float(beta)
         self.n_words = phi_wk.shape[0]
         self._rows = table_rows
         self._phi = phi_wk

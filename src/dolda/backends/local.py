@@ -11,6 +11,7 @@ import numpy as np
 
 from ..sampler import chain as dolda_chain
 from ..sampler import lda as topic_kernels
+from ..sampler.alpha import alpha_value
 
 
 class LocalChain:
@@ -66,7 +67,8 @@ class LocalLDAChain:
     seed : int
     tokens, doc_ptr : the corpus (CSR)
     n_words, n_topics : int
-    alpha, beta : float
+    alpha : float or float (K,)
+    beta : float
     sparse : bool
         Sparse (alias-table) sweep instead of the dense one.
     bounds : int64 (S + 1,) or None
@@ -83,7 +85,7 @@ class LocalLDAChain:
         self.seed = seed
         self.tokens, self.doc_ptr = tokens, doc_ptr
         self.n_words, self.n_topics = int(n_words), int(n_topics)
-        self.alpha, self.beta = float(alpha), float(beta)
+        self.alpha, self.beta = alpha_value(alpha), float(beta)
         self.bounds = bounds
         self.z, self.ndk, self.phi_wk, self.word_ptr, self.order = topic_kernels.initial_state(
             tokens, doc_ptr, n_words, n_topics, beta, seed)

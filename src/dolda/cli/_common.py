@@ -531,23 +531,27 @@ def _table(frame, floatfmt: str = "{:.3f}") -> str:
 
 # ================================================================ options
 class _PositiveOrAuto(click.ParamType):
-    """A float > 0 or the word 'auto' (hyperparameters learned from the data)."""
+    """A float > 0 or one of the ``words`` (hyperparameters learned from the data)."""
 
-    name = "FLOAT|auto"
+    def __init__(self, words=("auto",)):
+        self.words = tuple(words)
+        self.name = "|".join(self.words) + "|FLOAT"
 
     def convert(self, value, param, ctx):
-        if isinstance(value, str) and value.strip().lower() == "auto":
-            return "auto"
+        if isinstance(value, str) and value.strip().lower() in self.words:
+            return value.strip().lower()
+        words = " or ".join(repr(w) for w in self.words)
         try:
             number = float(value)
         except (TypeError, ValueError):
-            self.fail(f"{value!r} is neither a number nor 'auto'", param, ctx)
+            self.fail(f"{value!r} is neither a number nor {words}", param, ctx)
         if not number > 0 or number == float("inf"):
-            self.fail(f"{value!r} must be a finite number > 0 or 'auto'", param, ctx)
+            self.fail(f"{value!r} must be a finite number > 0 or {words}", param, ctx)
         return number
 
 
 _POSITIVE_OR_AUTO = _PositiveOrAuto()
+_ALPHA_TYPE = _PositiveOrAuto(("auto", "auto_symmetric"))
 
 
 class _CountOrAuto(click.ParamType):
@@ -579,9 +583,10 @@ def _model_options(func):
                      show_default=True, help="Gibbs iterations, burn-in included."),
         click.option("--burn-in", "burn_in", type=click.IntRange(min=0), default=None,
                      help="Iterations discarded before averaging  [default: half]."),
-        click.option("--alpha", type=_POSITIVE_OR_AUTO, default=0.01, show_default=True,
-                     help="Dirichlet prior of the topic proportions, or 'auto' (learned "
-                          "during the burn-in)."),
+        click.option("--alpha", type=_ALPHA_TYPE, default=0.01, show_default=True,
+                     help="Dirichlet prior of the topic proportions, or 'auto' (one value "
+                          "per topic, learned during the burn-in) or 'auto_symmetric' "
+                          "(one value, learned)."),
         click.option("--beta", type=_POSITIVE_OR_AUTO, default=0.01, show_default=True,
                      help="Dirichlet prior of the topics, or 'auto' (learned during the "
                           "burn-in)."),

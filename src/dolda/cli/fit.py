@@ -153,7 +153,7 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
              "--iterations", str(opts["n_iter"])]
     if opts["burn_in"] is not None:
         args += ["--burn-in", str(opts["burn_in"])]
-    args += ["--alpha", str(opts["alpha"]) if opts["alpha"] == "auto" else repr(opts["alpha"]),
+    args += ["--alpha", opts["alpha"] if isinstance(opts["alpha"], str) else repr(opts["alpha"]),
              "--beta", str(opts["beta"]) if opts["beta"] == "auto" else repr(opts["beta"]),
              "--rare-share", repr(opts["rare_share"]), "--min-df", str(opts["min_df"]),
              "--min-count", str(opts["covariate_min_count"]), "--seed", str(opts["seed"])]

@@ -9,6 +9,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from .alpha import as_alpha, is_symmetric
 from .rng import uniform
 
 
@@ -19,7 +20,9 @@ class AliasTables(NamedTuple):
     ----------
     prob : float64 (R, K)   keep probability of the uniformly drawn column.
     alias : int32 (R, K)    the other topic of the column.
-    mass : float64 (V,)     ``sum_k phi_{k,w}`` of every word.
+    mass : float64 (V,)     ``sum_k phi_{k,w}`` of every word (``sum_k alpha_k phi_{k,w}``,
+                            the word bucket of the z-sweeps, for tables built
+                            with ``alpha``: see :func:`build_alias_tables`).
     row : int32 (V,)        table row of word ``w``, or -1: no table, the
                             sparse sweep then draws from ``phi_{.,w}`` by a
                             linear scan.
@@ -41,16 +44,16 @@ _ALIAS_CHUNK = 256
 
 
 @njit(cache=True, parallel=True)
-def _word_mass(phi_wk, mass):
+def _word_mass(phi_wk, weights, mass):
     for w in prange(phi_wk.shape[0]):
         total = 0.0
         for k in range(phi_wk.shape[1]):
-            total += phi_wk[w, k]
+            total += weights[k] * phi_wk[w, k]
         mass[w] = total
 
 
 @njit(cache=True, parallel=True)
-def _build_alias(phi_wk, table_words, prob, alias, mass):
+def _build_alias(phi_wk, weights, table_words, prob, alias, mass):
     n_topics = phi_wk.shape[1]
     n_rows = len(table_words)
     n_chunks = (n_rows + _ALIAS_CHUNK - 1) // _ALIAS_CHUNK
@@ -64,7 +67,7 @@ def _build_alias(phi_wk, table_words, prob, alias, mass):
             n_large = 0
             scale = n_topics / total if total > 0.0 else 0.0
             for k in range(n_topics):
-                p = phi_wk[w, k] * scale if total > 0.0 else 1.0
+                p = weights[k] * phi_wk[w, k] * scale if total > 0.0 else 1.0
                 prob[r, k] = p
                 alias[r, k] = k
                 if p < 1.0:
@@ -99,8 +102,13 @@ def alias_rows(word_counts, min_tokens=ALIAS_MIN_TOKENS):
     return row
 
 
-def build_alias_tables(phi_wk, row=None, out: AliasTables | None = None):
+def build_alias_tables(phi_wk, row=None, out: AliasTables | None = None, alpha=None):
     """Alias tables of the words' topic columns ``phi_{.,w}``, parallel over words.
+
+    With ``alpha`` the tables are those of the z-sweeps' word bucket
+    ``alpha_k phi_{k,w}`` and ``mass[w] = sum_k alpha_k phi_{k,w}``; a symmetric
+    ``alpha`` keeps the tables of ``phi_{.,w}`` (the same law) and only scales
+    ``mass``.
 
     Parameters
     ----------
@@ -110,11 +118,13 @@ def build_alias_tables(phi_wk, row=None, out: AliasTables | None = None):
         Which words get a table (:func:`alias_rows`); None: every word.
     out : AliasTables or None
         Buffers to fill (reused across iterations); new ones when None.
+    alpha : None, float or float (K,)
+        The Dirichlet prior of theta; None: weights 1.
 
     Returns
     -------
     AliasTables
-        Drawing ``k`` with probability ``phi_{k,w} / mass[w]`` costs O(1).
+        Drawing ``k`` with probability ``alpha_k phi_{k,w} / mass[w]`` costs O(1).
     """
     n_words, n_topics = phi_wk.shape
     if out is None:
@@ -125,9 +135,29 @@ def build_alias_tables(phi_wk, row=None, out: AliasTables | None = None):
                           np.empty((n_rows, n_topics), np.int32),
                           np.empty(n_words, np.float64), np.asarray(row, np.int32))
     table_words = np.flatnonzero(out.row >= 0).astype(np.int64)
-    _word_mass(phi_wk, out.mass)
-    _build_alias(phi_wk, table_words, out.prob, out.alias, out.mass)
+    weights = np.ones(n_topics)
+    scale = 1.0
+    if alpha is not None:
+        if is_symmetric(alpha):
+            scale = float(np.asarray(alpha, dtype=np.float64).flat[0])
+        else:
+            weights = as_alpha(alpha, n_topics)
+    _word_mass(phi_wk, weights, out.mass)
+    _build_alias(phi_wk, weights, table_words, out.prob, out.alias, out.mass)
+    if scale != 1.0:
+        out.mass[:] *= scale
     return out
+
+
+def bucket_tables(tables: AliasTables, phi_wk, alpha) -> AliasTables:
+    """The word-bucket tables of ``alpha_k phi_{k,w}`` from the plain tables of ``phi_{.,w}``.
+
+    A symmetric ``alpha`` costs O(V) (``mass`` scaled, the tables shared); an
+    asymmetric one rebuilds the tables (new buffers) for the same words.
+    """
+    if is_symmetric(alpha):
+        return tables._replace(mass=tables.mass * float(np.asarray(alpha).flat[0]))
+    return build_alias_tables(phi_wk, tables.row, alpha=alpha)
 
 
 @njit(cache=True, inline="always")

@@ -26,6 +26,7 @@ from . import polya
 from . import probit as probit_blocks
 from . import shard as shard_blocks
 from . import sparse_eta
+from .alpha import as_alpha
 from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
 
 
@@ -59,7 +60,7 @@ class DOLDAConfig(NamedTuple):
     """Model and sampler settings."""
 
     n_topics: int
-    alpha: float
+    alpha: object  # float, or float64 (K,): the per-topic alpha_k (asymmetric prior)
     beta: float
     prior: probit_blocks.ProbitPrior
     z_sampler: str  # "exact" or "mh"
@@ -188,7 +189,7 @@ def global_eta_step(seed: int, iteration: int, probit, parts, data: TopicData,
 
 
 def topic_globals(eta, phi, n_x: int, z_sampler: str, table_row=None,
-                  phi_sparse=None) -> shard_blocks.TopicGlobals:
+                  phi_sparse=None, alpha=None) -> shard_blocks.TopicGlobals:
     """What every shard needs for its z-sweep, computed once on the driver.
 
     ``S = eta_topics^T eta_topics`` and the alias tables are computed here and
@@ -196,13 +197,18 @@ def topic_globals(eta, phi, n_x: int, z_sampler: str, table_row=None,
     ``z_sampler="mh"``, ``table_row`` (:func:`alias_table_rows`) says which
     words get an alias table (the frequent ones; None: every word).  With a
     Pólya-urn Phi (``phi_sparse``, a :class:`dolda.sampler.polya.SparsePhi`)
-    the tables are its per-word alias tables over the non-zeros, already built.
+    the tables are its per-word alias tables over the non-zeros.  Either way
+    they are the word-bucket tables of ``alpha_k phi_{k,w}`` (``alpha``: float
+    or float (K,); None: 1), the form the MH z-step reads.
     """
     eta_topics = np.ascontiguousarray(eta[:, n_x:])
-    if phi_sparse is not None:
-        tables = phi_sparse if z_sampler == "mh" else None
+    if z_sampler != "mh":
+        tables = None
+    elif phi_sparse is not None:
+        tables = (phi_sparse if alpha is None
+                  else polya.bucket_tables(phi_sparse, as_alpha(alpha, eta_topics.shape[1])))
     else:
-        tables = topic_kernels.build_alias_tables(phi, table_row) if z_sampler == "mh" else None
+        tables = topic_kernels.build_alias_tables(phi, table_row, alpha=alpha)
     return shard_blocks.TopicGlobals(eta, phi, eta_topics.T @ eta_topics, tables)
 
 
@@ -327,7 +333,7 @@ def dolda_step(seed: int, iteration: int, state: DOLDAState, data: TopicData,
         sparse = polya.from_dense(state.phi)
     rows = alias_table_rows(data) if config.z_sampler == "mh" and not polya_phi else None
     glob = topic_globals(probit.eta, state.phi, data.X.shape[1], config.z_sampler, rows,
-                         sparse if polya_phi else None)
+                         sparse if polya_phi else None, config.alpha)
     with_loglik = wants_loglik(iteration, config)
     stats = [shard_blocks.topic_step(seed, iteration, sh, z[sh.token_range], ndk[sh.docs], part[0],
                                      glob, config.alpha, config.z_sampler,

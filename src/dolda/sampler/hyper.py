@@ -17,10 +17,22 @@ make; here it is evaluated from integer *histograms* of the counts (how many
 ``n_{g,j}`` equal 1, 2, ...; Minka's and MALLET's fast form), which are the
 same on every backend and cost O(max count) per fixed-point step.
 
+``alpha="auto"`` learns an *asymmetric* alpha, one ``alpha_k`` per topic
+(Wallach, Mimno & McCallum 2009, "Rethinking LDA: why priors matter"; what
+MALLET's ``--optimize-interval`` does), by Minka's fixed point for the
+Dirichlet-multinomial (2000, eq. 55 per component)::
+
+    alpha_k <- alpha_k * sum_d [psi(n_{d,k} + alpha_k) - psi(alpha_k)]
+                       / sum_d [psi(N_d + A) - psi(A)],        A = sum_k alpha_k,
+
+again from histograms: one of ``n_{d,k}`` per topic and one of the document
+lengths ``N_d``, as MALLET's optimisation keeps them
+(:func:`asymmetric_dirichlet`).  ``alpha="auto_symmetric"`` and ``beta="auto"``
+use the symmetric update above.
+
 After the burn-in alpha and beta stay fixed, so the kept draws are those of a
 valid Gibbs chain for the learned values (an empirical-Bayes plug-in, not a
-fully Bayesian treatment of alpha and beta).  Only symmetric priors are learned:
-the z-sweep kernels take one scalar ``alpha``.
+fully Bayesian treatment of alpha and beta).
 """
 
 from __future__ import annotations
@@ -89,19 +101,90 @@ def update_alpha(alpha: float, ndk, doc_lengths) -> float:
     return symmetric_dirichlet(alpha, histogram(ndk), histogram(doc_lengths), ndk.shape[1])
 
 
+def topic_histograms(ndk):
+    """The non-zero bins of the per-topic histograms of ``n_{d,k}`` (D, K), flattened.
+
+    Returns
+    -------
+    topic : int64 (B,)   the topic ``k`` of bin ``b``.
+    count : int64 (B,)   the value ``c >= 1`` of ``n_{d,k}`` it counts.
+    docs : int64 (B,)    how many documents have ``n_{d,k} = c``.
+    """
+    ndk = np.asarray(ndk)
+    d, k = np.nonzero(ndk)
+    c = ndk[d, k].astype(np.int64)
+    if not len(c):
+        empty = np.zeros(0, np.int64)
+        return empty, empty, empty
+    width = int(c.max()) + 1
+    keys, docs = np.unique(k.astype(np.int64) * width + c, return_counts=True)
+    return keys // width, keys % width, docs.astype(np.int64)
+
+
+def asymmetric_dirichlet(alpha, bins, total_hist):
+    """Minka's fixed point for an asymmetric Dirichlet ``(alpha_1, ..., alpha_K)``.
+
+    Parameters
+    ----------
+    alpha : float64 (K,)
+        Starting values.
+    bins : tuple of three int arrays
+        :func:`topic_histograms` of the counts ``n_{d,k}``.
+    total_hist : int array
+        :func:`histogram` of the document lengths ``N_d`` (empty documents ignored).
+
+    Returns
+    -------
+    float64 (K,)
+        The maximiser of the Dirichlet-multinomial likelihood
+        ``sum_d [log G(A) - log G(N_d + A) + sum_k (log G(n_dk + alpha_k) - log G(alpha_k))]``,
+        each component clipped to [MIN_VALUE, MAX_VALUE] (a topic no document uses goes
+        to MIN_VALUE).
+    """
+    a = np.array(alpha, dtype=np.float64)
+    topic, count, docs = bins
+    lengths = np.nonzero(total_hist)[0]
+    n_len = np.asarray(total_hist)[lengths]
+    for _ in range(MAX_STEPS):
+        total = float(a.sum())
+        den = float(np.sum(n_len * (digamma(lengths + total) - digamma(total))))
+        if den <= 0:
+            break
+        at = a[topic]
+        num = np.bincount(topic, weights=docs * (digamma(count + at) - digamma(at)),
+                          minlength=len(a))
+        new = np.clip(a * num / den, MIN_VALUE, MAX_VALUE)
+        if np.all(np.abs(new - a) <= TOL * a):
+            return new
+        a = new
+    return a
+
+
+def update_alpha_asymmetric(alpha, ndk, doc_lengths):
+    """Learned asymmetric ``alpha`` (K,) from the document-topic counts ``n_{d,k}`` (D, K)."""
+    from .alpha import as_alpha
+
+    start = as_alpha(alpha, ndk.shape[1])
+    return asymmetric_dirichlet(start, topic_histograms(ndk), histogram(doc_lengths))
+
+
 def update_beta(beta: float, nkw_values, topic_totals, n_words: int) -> float:
     """Learned symmetric ``beta`` from the non-zero topic-word counts and the topic totals."""
     return symmetric_dirichlet(beta, histogram(nkw_values), histogram(topic_totals), n_words)
 
 
-def learn(config, z, ndk, data, learn_alpha: bool, learn_beta: bool):
+def learn(config, z, ndk, data, learn_alpha, learn_beta: bool):
     """The chain's config with alpha and/or beta re-estimated from the current topics.
 
     ``z`` (N,) and ``ndk`` (D, K) are the chain's topic indicators and counts
     (:meth:`runner.topics`), ``data`` its :class:`dolda.sampler.chain.TopicData`.
+    ``learn_alpha``: ``"asymmetric"`` (a vector, :func:`update_alpha_asymmetric`),
+    ``"symmetric"`` or True (:func:`update_alpha`), or False.
     """
     alpha, beta = config.alpha, config.beta
-    if learn_alpha:
+    if learn_alpha == "asymmetric":
+        alpha = update_alpha_asymmetric(alpha, ndk, data.doc_lengths)
+    elif learn_alpha:
         alpha = update_alpha(alpha, ndk, data.doc_lengths)
     if learn_beta:
         K = config.n_topics

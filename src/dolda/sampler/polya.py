@@ -39,6 +39,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import get_num_threads, njit, prange
 
+from .alpha import is_symmetric
 from .rng import STEP_INIT, STEP_PHI, stream, uniform, uniform_open
 
 #: Block offset of the topic streams (prior hits), apart from the word streams.
@@ -488,6 +489,39 @@ def finish_sparse_phi(ptr, topics, values, n_topics) -> SparsePhi:
     alias = np.empty(len(values), np.int32)
     _finish(ptr, values, _chunks(ptr, _n_chunks()), int(n_topics), mass, prob, alias)
     return SparsePhi(ptr, topics, values, mass, prob, alias)
+
+
+def _weighted_tables(ptr, topics, weighted, n_topics):
+    """``(prob, alias, mass)``: the per-word alias tables and sums of the entries ``weighted``."""
+    mass = np.empty(len(ptr) - 1)
+    prob = np.empty(len(weighted))
+    alias = np.empty(len(weighted), np.int32)
+    _finish(ptr, weighted, _chunks(ptr, _n_chunks()), int(n_topics), mass, prob, alias)
+    return prob, alias, mass
+
+
+def bucket_tables(phi: SparsePhi, alpha) -> SparsePhi:
+    """``phi`` with the word-bucket tables of the MH z-step: alias tables of
+    ``alpha_k phi_{k,w}`` over each word's non-zeros, ``mass[w] = sum_k alpha_k phi_{k,w}``.
+
+    ``alpha`` float64 (K,).  Symmetric: the tables of ``phi`` are kept (same law)
+    and ``mass`` scaled, O(V); asymmetric: rebuilt, O(nnz), as :func:`finish_sparse_phi`.
+    """
+    if is_symmetric(alpha):
+        return phi._replace(mass=phi.mass * float(np.asarray(alpha).flat[0]))
+    alpha = np.asarray(alpha, dtype=np.float64)
+    weighted = phi.values * alpha[phi.topics]
+    prob, alias, mass = _weighted_tables(phi.ptr, phi.topics, weighted, len(alpha))
+    return SparsePhi(phi.ptr, phi.topics, phi.values, mass, prob, alias)
+
+
+def weighted_word_tables(ptr, topics, phi_wk, alpha):
+    """``(prob, alias, mass)`` of :func:`bucket_tables` from the sparse layout
+    (``ptr``, ``topics``) and the dense word-major ``phi_wk`` (V, K)."""
+    alpha = np.asarray(alpha, dtype=np.float64)
+    words = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+    weighted = phi_wk[words, topics] * alpha[topics]
+    return _weighted_tables(np.asarray(ptr, np.int64), topics, weighted, len(alpha))
 
 
 def _phi_step(iteration):

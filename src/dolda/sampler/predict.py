@@ -2,13 +2,14 @@
 averaged after a burn-in.
 
 Two kernels draw from the same conditional
-``p(z_{d,i} = k) ∝ phibar_{k,w} (n_{d,k}^{-i} + alpha)``:
+``p(z_{d,i} = k) ∝ phibar_{k,w} (n_{d,k}^{-i} + alpha_k)`` (``alpha`` float64 (K,) in the
+kernels, a float or (K,) in :func:`predict_topic_proportions`):
 
 * ``_predict`` (dense): O(K) per token, a cumulative sum over every topic;
 * ``_predict_sparse``: O(K_d) per token (``K_d`` the topics present in the document).  The
   conditional splits into a document bucket ``n_{d,k} phibar_{k,w}`` over the document's
-  non-zero topics and a word bucket ``alpha phibar_{k,w}`` (total ``alpha m_w``,
-  ``m_w = sum_k phibar_{k,w}``); the word bucket, rarely visited once the document has
+  non-zero topics and a word bucket ``alpha_k phibar_{k,w}`` (total
+  ``m_w = sum_k alpha_k phibar_{k,w}``); the word bucket, rarely visited once the document has
   topics, is drawn by a scan of the word's sums over blocks of :data:`BLOCK` topics, then of
   the block's entries: O(K / BLOCK + BLOCK) instead of O(K).
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .alpha import as_alpha
 from .rng import STEP_PREDICT, stream, uniform
 from .sweeps import fill_cumulative as _fill_cumulative
 from .sweeps import search_cumulative as _search
@@ -43,6 +45,15 @@ BLOCK = 32
 
 
 # ------------------------------------------------------------------ dense
+@njit(cache=True, inline="always")
+def _total(alpha):
+    """``sum_k alpha_k``."""
+    total = 0.0
+    for k in range(len(alpha)):
+        total += alpha[k]
+    return total
+
+
 @njit(cache=True)
 def _dense_document(tokens, start, stop, phi_wk, alpha, n_sweeps, burn_in, seed, d, out,
                     doc_offset=0):
@@ -58,7 +69,7 @@ def _dense_document(tokens, start, stop, phi_wk, alpha, n_sweeps, burn_in, seed,
     ndk_row = np.zeros(n_topics, np.int32)
     cum = np.empty(n_topics)
     z = np.empty(n_d, np.int32)
-    # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha)
+    # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha_k)
     for i in range(n_d):
         total = _fill_cumulative(phi_wk[tokens[start + i]], ndk_row, alpha, cum)
         u, state = uniform(state)
@@ -79,9 +90,9 @@ def _dense_document(tokens, start, stop, phi_wk, alpha, n_sweeps, burn_in, seed,
             for k in range(n_topics):
                 acc[k] += ndk_row[k]
     kept = n_sweeps - burn_in
-    denom = kept * (n_d + n_topics * alpha)
+    denom = kept * (n_d + _total(alpha))
     for k in range(n_topics):
-        out[d, k] = (acc[k] + kept * alpha) / denom
+        out[d, k] = (acc[k] + kept * alpha[k]) / denom
 
 
 @njit(cache=True, parallel=True)
@@ -101,10 +112,10 @@ def _predict_serial(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out
 # ----------------------------------------------------------------- sparse
 @njit(cache=True, inline="always")
 def _draw_sparse(phi_row, block_row, word_mass, ndk_row, nz, n_nz, cum, alpha, state):
-    """One draw from ``p(k) ∝ phi_{k,w} (n_{d,k} + alpha)``; returns ``(k, state)``.
+    """One draw from ``p(k) ∝ phi_{k,w} (n_{d,k} + alpha_k)``; returns ``(k, state)``.
 
     ``nz[:n_nz]`` lists the topics with ``n_{d,k} > 0`` (the current token removed);
-    ``block_row[b]`` is ``sum_{k in block b} phi_{k,w}``, ``word_mass`` their sum
+    ``block_row[b]`` is ``sum_{k in block b} alpha_k phi_{k,w}``, ``word_mass`` their sum
     ``m_w``; ``cum`` is scratch space.
     """
     doc_mass = 0.0
@@ -113,12 +124,12 @@ def _draw_sparse(phi_row, block_row, word_mass, ndk_row, nz, n_nz, cum, alpha, s
         doc_mass += ndk_row[k] * phi_row[k]
         cum[j] = doc_mass
     u, state = uniform(state)
-    target = u * (alpha * word_mass + doc_mass)
+    target = u * (word_mass + doc_mass)
     if target < doc_mass:
         return nz[_search(cum, n_nz, target)], state
-    # word bucket: (target - doc_mass) / alpha is uniform on [0, m_w); find its block,
-    # then its topic in the block
-    target = (target - doc_mass) / alpha
+    # word bucket: target - doc_mass is uniform on [0, m_w); find its block, then its topic
+    # in the block
+    target = target - doc_mass
     n_blocks = len(block_row)
     b = 0
     acc = block_row[0]
@@ -128,10 +139,10 @@ def _draw_sparse(phi_row, block_row, word_mass, ndk_row, nz, n_nz, cum, alpha, s
     target -= acc - block_row[b]
     k = b * BLOCK
     last = min(k + BLOCK, len(phi_row)) - 1
-    acc = phi_row[k]
+    acc = alpha[k] * phi_row[k]
     while acc <= target and k < last:
         k += 1
-        acc += phi_row[k]
+        acc += alpha[k] * phi_row[k]
     return k, state
 
 
@@ -179,7 +190,7 @@ def _sparse_document(tokens, start, stop, phi_wk, blocks, mass, alpha, n_sweeps,
     cum = np.empty(width)
     z = np.empty(n_d, np.int32)
     n_nz = 0
-    # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha)
+    # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha_k)
     for i in range(n_d):
         w = tokens[start + i]
         k, state = _draw_sparse(phi_wk[w], blocks[w], mass[w], ndk_row, nz, n_nz, cum,
@@ -199,9 +210,9 @@ def _sparse_document(tokens, start, stop, phi_wk, blocks, mass, alpha, n_sweeps,
             for j in range(n_nz):
                 acc[nz[j]] += ndk_row[nz[j]]
     kept = n_sweeps - burn_in
-    denom = kept * (n_d + n_topics * alpha)
+    denom = kept * (n_d + _total(alpha))
     for k in range(n_topics):
-        out[d, k] = (acc[k] + kept * alpha) / denom
+        out[d, k] = (acc[k] + kept * alpha[k]) / denom
 
 
 @njit(cache=True, parallel=True)
@@ -301,31 +312,34 @@ def _predict_chunk(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed, method,
                    doc_offset):
     """Documents ``doc_offset ...`` (their ``tokens``, ``doc_ptr`` from 0) into ``out``."""
     n_topics = phi.shape[0]
+    alpha = as_alpha(alpha, n_topics)
     local, phi_wk = local_topics(tokens, phi)
     # a small batch runs serially: waking the worker threads would cost more than it saves
     # (documents are the parallel tasks; one document is one task anyway)
     serial = len(local) <= SERIAL_MAX_TOKENS
     if method == "dense":
         kernel = _predict_serial if serial else _predict
-        kernel(local, doc_ptr, phi_wk, float(alpha), n_sweeps, burn_in, np.int64(seed), out,
+        kernel(local, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, np.int64(seed), out,
                np.int64(doc_offset))
     else:
-        blocks = np.add.reduceat(phi_wk, np.arange(0, n_topics, BLOCK), axis=1,
+        # the word bucket alpha_k phi_{k,w}, summed by blocks of topics
+        blocks = np.add.reduceat(phi_wk * alpha, np.arange(0, n_topics, BLOCK), axis=1,
                                  dtype=np.float64) \
             if len(phi_wk) else np.zeros((0, -(-n_topics // BLOCK)))
         mass = blocks.sum(axis=1)
         kernel = _predict_sparse_serial if serial else _predict_sparse
         kernel(local, doc_ptr, phi_wk, np.ascontiguousarray(blocks), mass,
-               float(alpha), n_sweeps, burn_in, np.int64(seed), out, np.int64(doc_offset))
+               alpha, n_sweeps, burn_in, np.int64(seed), out, np.int64(doc_offset))
 
 
 def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed,
                               method="auto"):
     """Topic proportions of documents with Phi fixed (paper section 3.3).
 
-    The indicators are drawn from ``p(z = k) ∝ phi_{k,w} (n_{d,k}^{-i} + alpha)``
+    The indicators are drawn from ``p(z = k) ∝ phi_{k,w} (n_{d,k}^{-i} + alpha_k)``
     (first sequentially, then ``n_sweeps`` Gibbs sweeps);
-    ``(n_{d,k} + alpha) / (N_d + K alpha)`` is averaged over the sweeps after ``burn_in``.
+    ``(n_{d,k} + alpha_k) / (N_d + sum_j alpha_j)`` is averaged over the sweeps after
+    ``burn_in``.
     Document ``d`` uses the single stream ``stream(seed, STEP_PREDICT, d)``, documents run in
     parallel on the current numba threads; the result is the same for any thread count.
 
@@ -335,7 +349,8 @@ def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, se
         The documents (CSR).
     phi : float (K, V)
         ``Phi``, e.g. the posterior mean of the kept draws.
-    alpha : float
+    alpha : float or float (K,)
+        The Dirichlet prior of theta (symmetric or per topic).
     n_sweeps, burn_in : int
         ``0 <= burn_in < n_sweeps``.
     seed : int
@@ -353,6 +368,7 @@ def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, se
         raise ValueError(f"need 0 <= burn_in < n_sweeps, got burn_in={burn_in}, "
                          f"n_sweeps={n_sweeps}")
     n_topics = phi.shape[0]
+    alpha = as_alpha(alpha, n_topics)
     method = resolve_predict_method(method, n_topics)
     doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
     tokens = np.asarray(tokens)

@@ -35,7 +35,8 @@ from . import lda as topic_kernels
 from . import sparse_eta
 from .likelihood import do_log_likelihood
 from . import polya
-from .supervised import sweep_supervised, sweep_supervised_mh, sweep_supervised_mh_sparse
+from .alpha import as_alpha
+from .supervised import _sweep_supervised, _sweep_supervised_mh, _sweep_supervised_mh_sparse
 from .truncnorm import draw_utilities
 
 #: Tokens per shard when the number of shards is not given.  A shard is the
@@ -93,7 +94,11 @@ class TopicGlobals(NamedTuple):
     eta : float64 (L, P_x + K)   the new ``eta``.
     phi_wk : float32 (V, K)      ``Phi`` word-major (the chain's own layout).
     gram_topics : float64 (K, K) ``S = eta_topics^T eta_topics``.
-    tables : AliasTables or None alias tables of ``phi_wk`` (``z_sampler="mh"`` only).
+    tables : AliasTables or SparsePhi or None
+                                 the word-bucket alias tables of ``alpha_k phi_{k,w}``, with
+                                 ``mass[w] = sum_k alpha_k phi_{k,w}``, for the alpha the
+                                 shards are given (``z_sampler="mh"`` only;
+                                 :func:`dolda.sampler.chain.topic_globals`).
     """
 
     eta: np.ndarray
@@ -372,7 +377,7 @@ def utility_step(seed: int, iteration: int, shard: Shard, ndk, eta):
 
 
 def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGlobals,
-               alpha: float, z_sampler: str, word_major: bool = False,
+               alpha, z_sampler: str, word_major: bool = False,
                with_loglik: bool = True) -> TopicStatistics:
     """The supervised z-sweep of one shard, then its counts and log-likelihood parts.
 
@@ -382,7 +387,8 @@ def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGl
     (for the Pólya-urn Phi step) instead of by topic.  ``with_loglik=False``
     skips the log-likelihood parts (NaN).  With ``glob.tables`` a
     :class:`dolda.sampler.polya.SparsePhi`, the MH sweep reads the sparse
-    Phi (:func:`dolda.sampler.supervised.sweep_supervised_mh_sparse`).
+    Phi (:func:`dolda.sampler.supervised.sweep_supervised_mh_sparse`).  ``alpha``: a
+    float or float (K,), the one ``glob.tables`` were built with.
     """
     n_x = shard.X.shape[1]
     eta = glob.eta
@@ -391,20 +397,21 @@ def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGl
     base = a - (sparse_eta.covariate_products(shard.X, eta[:, :n_x]) if sparse_x
                 else row_products(shard.X, eta[:, :n_x]))
     n_topics = ndk.shape[1]
+    alpha = as_alpha(alpha, n_topics)
     if z_sampler == "mh" and isinstance(glob.tables, polya.SparsePhi):
         t = glob.tables
-        sweep_supervised_mh_sparse(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, t.ptr,
-                                   t.topics, t.prob, t.alias, t.mass, alpha, eta_topics, base,
-                                   seed, iteration, shard.doc_offset)
+        _sweep_supervised_mh_sparse(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, t.ptr,
+                                    t.topics, t.prob, t.alias, t.mass, alpha, eta_topics, base,
+                                    seed, iteration, shard.doc_offset)
     elif z_sampler == "mh":
         t = glob.tables
-        sweep_supervised_mh(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, t.prob, t.alias,
-                            t.mass, t.row, alpha, eta_topics, base, seed, iteration,
-                            shard.doc_offset)
+        _sweep_supervised_mh(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, t.prob, t.alias,
+                             t.mass, t.row, alpha, eta_topics, base, seed, iteration,
+                             shard.doc_offset)
     else:
-        sweep_supervised(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, alpha, eta_topics,
-                         base, glob.gram_topics, seed, iteration, np.empty((0, n_topics)),
-                         shard.doc_offset)
+        _sweep_supervised(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, alpha, eta_topics,
+                          base, glob.gram_topics, seed, iteration, np.empty((0, n_topics)),
+                          shard.doc_offset)
     if word_major:
         nkw = polya.word_counts(shard.word_ptr, shard.order, z, n_topics)
     else:

@@ -2,7 +2,7 @@
 
 With Phi sampled, documents are independent given ``(Phi, eta, a)``, and
 
-    p(z_{di} = k | .) ∝ phi_{k,w} (n_{dk}^{-i} + alpha) exp(g_{dk}^{-i}),
+    p(z_{di} = k | .) ∝ phi_{k,w} (n_{dk}^{-i} + alpha_k) exp(g_{dk}^{-i}),
     g_{dk}^{-i} = (1/N_d) sum_l eta_{lk} r_{dl}^{-i} - (1/(2 N_d^2)) sum_l eta_{lk}^2,
     r_{dl}^{-i} = a_{dl} - mu_{dl}^{-i}.
 
@@ -20,8 +20,8 @@ Two kernels share this conditional:
 * :func:`sweep_supervised` -- exact Gibbs draw from the full conditional,
   O(K) per token.
 * :func:`sweep_supervised_mh` -- for large K: a Metropolis-Hastings step whose
-  proposal is the LDA part ``q(k) ∝ phi_{k,w} (n_{dk}^{-i} + alpha)``, drawn
-  sparsely (an alias table of ``alpha phi_{.,w}`` per word plus the
+  proposal is the LDA part ``q(k) ∝ phi_{k,w} (n_{dk}^{-i} + alpha_k)``, drawn
+  sparsely (an alias table of ``alpha_k phi_{k,w}`` per word plus the
   document's non-zero topics), accepted with ``exp(g_{k'} - g_{k0})``.  The
   residual ``r_d`` is kept instead of ``h``, so ``g_k`` costs O(L) on demand
   and a token costs O(K_d + L) instead of O(K).
@@ -29,6 +29,9 @@ Two kernels share this conditional:
 Every document draws from its own stream ``stream(seed, iteration*16+STEP_Z, d)``
 (``d`` the global document index, see ``doc_offset``): the result does not
 depend on the number of threads nor on the sharding of the documents.
+
+``alpha`` is a float64 array (K,) in the compiled kernels (``_sweep_*``); the
+public wrappers of the same names without underscore also take a float.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .alias import build_alias_tables
+from .alpha import as_alpha, is_symmetric
 from .rng import STEP_Z, stream, uniform
 
 
@@ -79,7 +84,7 @@ def _document_exact(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics, 
                 top = gk
         total = 0.0
         for k in range(n_topics):
-            total += phi_wk[w, k] * (ndk[d, k] + alpha) * math.exp(g[k] - top)
+            total += phi_wk[w, k] * (ndk[d, k] + alpha[k]) * math.exp(g[k] - top)
             cum[k] = total
         u, state = uniform(state)
         target = u * total
@@ -107,7 +112,7 @@ def _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics,
 
     Removing a token of topic ``j`` multiplies ``E_k`` by ``F_{jk} = exp(S_jk / N_d^2)``,
     adding one divides by it; ``F_{j.}`` is computed once per document for each
-    topic ``j`` met.  ``B_k = (n_dk + alpha) E_k`` is kept too, so a token costs
+    topic ``j`` met.  ``B_k = (n_dk + alpha_k) E_k`` is kept too, so a token costs
     one vectorised pass of products, a sum in four fixed partial sums and a
     search with early exit (no ``exp``); a changed topic adds one O(K) rescale.  Used when :data:`CACHE_MAX_SHIFT`
     bounds the drift of ``g`` (see :func:`sweep_supervised`).
@@ -120,10 +125,10 @@ def _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics,
         if gk > top:
             top = gk
     E = np.empty(n_topics)
-    B = np.empty(n_topics)  # B_k = (n_dk + alpha) E_k, the document's factor of the conditional
+    B = np.empty(n_topics)  # B_k = (n_dk + alpha_k) E_k, the document's factor of the conditional
     for k in range(n_topics):
         E[k] = math.exp(h[k] * inv_n - half_diag[k] - top)
-        B[k] = (ndk[d, k] + alpha) * E[k]
+        B[k] = (ndk[d, k] + alpha[k]) * E[k]
     F = np.empty((n_topics, n_topics))
     have = np.zeros(n_topics, np.bool_)
     p = np.empty(n_topics)
@@ -133,7 +138,7 @@ def _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics,
         k0 = z[i]
         ndk[d, k0] -= 1
         if ndk[d, k0] == 0:
-            B[k0] = alpha * E[k0]  # exact refresh: no cancellation left behind
+            B[k0] = alpha[k0] * E[k0]  # exact refresh: no cancellation left behind
         else:
             B[k0] -= E[k0]
         if not have[k0]:
@@ -186,8 +191,8 @@ def _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics,
 
 
 @njit(cache=True, parallel=True)
-def sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, gram_topics,
-                     seed, iteration, record, doc_offset=0, max_shift=CACHE_MAX_SHIFT):
+def _sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, gram_topics,
+                      seed, iteration, record, doc_offset=0, max_shift=CACHE_MAX_SHIFT):
     """One exact supervised Gibbs sweep over all tokens, documents in parallel.
 
     Parameters
@@ -197,7 +202,7 @@ def sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, g
     z : int32 (N,)            topic indicators, updated in place.
     ndk : int32 (D, K)        document-topic counts, updated in place.
     phi_wk : float (V, K)     Phi transposed (word-major, for cache locality).
-    alpha : float             Dirichlet prior of theta.
+    alpha : float64 (K,)      Dirichlet prior of theta, ``alpha_k`` (a float in the wrapper).
     eta_topics : (L, K)       the topic block of eta.
     base : (D, L)             ``a_{dl} - x_d . eta_{l,x}``: the residual before topics.
     gram_topics : (K, K)      ``S = eta_topics^T eta_topics``.
@@ -350,24 +355,26 @@ def _move_residual(k0, k1, eta_kl, r, inv_n):
 
 
 @njit(cache=True, parallel=True)
-def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, alpha,
-                        eta_topics, base, seed, iteration, doc_offset=0):
+def _sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, alpha,
+                         eta_topics, base, seed, iteration, doc_offset=0):
     """One Metropolis-Hastings supervised sweep, documents in parallel (for large K).
 
     For every token the proposal is the LDA conditional
-    ``q(k) ∝ phi_{k,w} (n_{dk}^{-i} + alpha)``, drawn exactly and sparsely:
-    with probability ``alpha * mass[w] / (alpha * mass[w] + sum_{k in d} n_{dk} phi_{k,w})``
-    from the word's alias table, otherwise from the document's non-zero topics.
+    ``q(k) ∝ phi_{k,w} (n_{dk}^{-i} + alpha_k)``, drawn exactly and sparsely:
+    with probability ``mass[w] / (mass[w] + sum_{k in d} n_{dk} phi_{k,w})``,
+    ``mass[w] = sum_k alpha_k phi_{k,w}``, from the word's alias table of
+    ``alpha_k phi_{k,w}`` (the word-bucket tables of
+    :func:`dolda.sampler.alias.build_alias_tables` with ``alpha``), otherwise from
+    the document's non-zero topics.
     The proposal ``k'`` replaces the current ``k0`` with probability
     ``min(1, exp(g_{k'} - g_{k0}))``, ``g_k = eta_{.,k} . r^{-i} / N_d - S_kk / (2 N_d^2)``;
     the supervised factor is the only part of the target the proposal lacks.
     Cost per token: O(K_d + L).  Arguments as :func:`sweep_supervised`, plus
-    the alias tables of :func:`dolda.sampler.lda.build_alias_tables`
-    (``prob``, ``alias`` with one row per word that has a table, ``mass`` (V,)
-    and ``table_row`` (V,), -1 for a word without a table: its proposal from
-    the alias part is then drawn by a linear scan of ``phi_{.,w}``, which is
-    cheap because such words are rare), and ``doc_offset`` as in
-    :func:`sweep_supervised`.
+    the word-bucket alias tables (``prob``, ``alias`` with one row per word that
+    has a table, ``mass`` (V,) and ``table_row`` (V,), -1 for a word without a
+    table: its proposal from the alias part is then drawn by a linear scan of
+    ``alpha_k phi_{k,w}``, which is cheap because such words are rare), and
+    ``doc_offset`` as in :func:`sweep_supervised`.
     """
     n_docs = len(doc_ptr) - 1
     n_classes, n_topics = eta_topics.shape
@@ -397,7 +404,7 @@ def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tabl
             # r keeps the current token in; r^{-i} = r + eta_{.,k0} / N_d is never formed
             # proposal from q
             doc_mass = _document_bucket(ndk[d], phi_wk[w], nz, n_nz, cum)
-            word_mass = alpha * mass[w]
+            word_mass = mass[w]
             u, state = uniform(state)
             target = u * (word_mass + doc_mass)
             if target < word_mass or n_nz == 0:
@@ -408,12 +415,12 @@ def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tabl
                     kk = min(int(x), n_topics - 1)
                     k1 = kk if (x - kk) < prob[row, kk] else alias[row, kk]
                 else:
-                    target = u2 * mass[w]
+                    target = u2 * word_mass
                     k1 = 0
-                    acc = float(phi_wk[w, 0])
+                    acc = alpha[0] * phi_wk[w, 0]
                     while acc <= target and k1 < n_topics - 1:
                         k1 += 1
-                        acc += phi_wk[w, k1]
+                        acc += alpha[k1] * phi_wk[w, k1]
             else:
                 target -= word_mass
                 k1 = _pick_nonzero(cum, nz, n_nz, target)
@@ -428,8 +435,9 @@ def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tabl
 
 
 @njit(cache=True, parallel=True)
-def sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_topics, prob, alias,
-                               mass, alpha, eta_topics, base, seed, iteration, doc_offset=0):
+def _sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_topics, prob,
+                                alias, mass, alpha, eta_topics, base, seed, iteration,
+                                doc_offset=0):
     """The Metropolis-Hastings supervised sweep of :func:`sweep_supervised_mh` with a sparse Phi.
 
     Phi is a Pólya-urn draw (:class:`dolda.sampler.polya.SparsePhi`): word
@@ -437,7 +445,10 @@ def sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_top
     (topics ``phi_topics``) with a Walker alias table over them (``prob``,
     ``alias``: offsets within the word), ``mass[w] = sum_k phi_{k,w}``, and
     ``phi_wk`` (V, K) the same values dense (read for the document's topics).
-    The proposal is the LDA conditional ``q(k) ∝ phi_{k,w} (n_{dk}^{-i} + alpha)``:
+    Here the alias tables are those of the word bucket ``alpha_k phi_{k,w}`` over
+    the word's non-zeros and ``mass[w] = sum_k alpha_k phi_{k,w}``
+    (:func:`dolda.sampler.polya.bucket_tables`).
+    The proposal is the LDA conditional ``q(k) ∝ phi_{k,w} (n_{dk}^{-i} + alpha_k)``:
     the word part from the alias table (O(1), any K), the document part from
     the document's non-zero topics (O(K_d)); the supervised factor is the MH
     correction ``min(1, exp(g_{k'} - g_{k0}))`` in O(L).  Doubly sparse: no
@@ -478,7 +489,7 @@ def sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_top
             if ndk[d, k0] == 0:
                 n_nz = _drop_topic(k0, nz, pos, n_nz)
             doc_mass = _document_bucket(ndk[d], phi_wk[w], nz, n_nz, cum)
-            word_mass = alpha * mass[w]
+            word_mass = mass[w]
             u, state = uniform(state)
             target = u * (word_mass + doc_mass)
             if target < word_mass or doc_mass <= 0.0:
@@ -499,3 +510,44 @@ def sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_top
             if ndk[d, k1] == 0:
                 n_nz = _add_topic(k1, nz, pos, n_nz)
             ndk[d, k1] += 1
+
+
+# ------------------------------------------------ wrappers (alpha a float or (K,))
+def sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, gram_topics,
+                     seed, iteration, record, doc_offset=0, max_shift=CACHE_MAX_SHIFT):
+    """:func:`_sweep_supervised` with ``alpha`` a float or float (K,) (broadcast here)."""
+    _sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, as_alpha(alpha, ndk.shape[1]),
+                      eta_topics, base, gram_topics, seed, iteration, record, doc_offset,
+                      max_shift)
+
+
+def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, alpha,
+                        eta_topics, base, seed, iteration, doc_offset=0):
+    """:func:`_sweep_supervised_mh` from the plain alias tables of ``phi_{.,w}``
+    (:func:`dolda.sampler.alias.build_alias_tables` without alpha) and ``alpha`` a
+    float or float (K,): the word-bucket tables are derived here."""
+    alpha = as_alpha(alpha, ndk.shape[1])
+    if is_symmetric(alpha):
+        mass = mass * alpha[0]
+    else:
+        t = build_alias_tables(phi_wk, table_row, alpha=alpha)
+        prob, alias, mass = t.prob, t.alias, t.mass
+    _sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, alpha,
+                         eta_topics, base, seed, iteration, doc_offset)
+
+
+def sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_topics, prob, alias,
+                               mass, alpha, eta_topics, base, seed, iteration, doc_offset=0):
+    """:func:`_sweep_supervised_mh_sparse` from the plain tables of a
+    :class:`dolda.sampler.polya.SparsePhi` and ``alpha`` a float or float (K,):
+    the word-bucket tables are derived here."""
+    from .polya import weighted_word_tables
+
+    alpha = as_alpha(alpha, ndk.shape[1])
+    if is_symmetric(alpha):
+        mass = mass * alpha[0]
+    else:
+        prob, alias, mass = weighted_word_tables(phi_ptr, phi_topics, phi_wk, alpha)
+    _sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_topics, prob,
+                                alias, mass, alpha, eta_topics, base, seed, iteration,
+                                doc_offset)

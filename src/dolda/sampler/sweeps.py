@@ -1,6 +1,6 @@
-"""The unsupervised z-sweeps given Phi: p(z_{d,i}=k) ∝ phi_{k,w} (n_{d,k}^{-i} + alpha), dense O(K)
-per token or sparse O(K_d) with alias tables; one document per parallel task, one random stream per
-(seed, iteration, document), so any thread count gives the same chain.
+"""The unsupervised z-sweeps given Phi: p(z_{d,i}=k) ∝ phi_{k,w} (n_{d,k}^{-i} + alpha_k), dense
+O(K) per token or sparse O(K_d) with alias tables; one document per parallel task, one random
+stream per (seed, iteration, document), so any thread count gives the same chain.
 """
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import numpy as np
 from numba import njit, prange
 
 from .rng import STEP_Z, stream, uniform
-from .alias import alias_draw
+from .alias import alias_draw, bucket_tables
+from .alpha import as_alpha
 
 
 #: ``sampler="auto"`` uses the sparse sweep from this many topics on (see
@@ -19,14 +20,14 @@ SPARSE_MIN_TOPICS = 100
 
 @njit(cache=True, inline="always")
 def fill_cumulative(phi_row, ndk_row, alpha, cum):
-    """``cum[k] = sum_{j<=k} phi_{j,w} (n_{d,j} + alpha)``; returns the total.
+    """``cum[k] = sum_{j<=k} phi_{j,w} (n_{d,j} + alpha_j)``; returns the total.
 
     ``phi_row`` is ``phi_wk[w]`` (K,), ``ndk_row`` the document's counts with
-    the current token removed.
+    the current token removed, ``alpha`` float64 (K,).
     """
     total = 0.0
     for k in range(len(cum)):
-        total += phi_row[k] * (ndk_row[k] + alpha)
+        total += phi_row[k] * (ndk_row[k] + alpha[k])
         cum[k] = total
     return total
 
@@ -69,7 +70,7 @@ def sweep_dense(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, iteration, doc_off
     z : int32 (N,)            topic indicators, updated in place.
     ndk : int32 (D, K)        ``n_{d,k}``, updated in place (each document its own row).
     phi_wk : float64 (V, K)   ``Phi^T`` (word-major).
-    alpha : float             Dirichlet prior of theta.
+    alpha : float64 (K,)      Dirichlet prior of theta, ``alpha_k``.
     seed, iteration : int     document ``d`` uses ``stream(seed, iteration*16+STEP_Z, d)``.
     doc_offset : int          global index of document 0 when the arrays are one shard of a
                               corpus: document ``d`` then draws from the stream of
@@ -91,11 +92,11 @@ def resample_document_sparse(start, stop, tokens, z, ndk_row, phi_wk, prob, alia
                              table_row, alpha, nz, pos, cum, state):
     """Sparse exact Gibbs resampling of one document's tokens; returns the state.
 
-    ``p(k) ∝ alpha phi_{k,w} + n_{d,k} phi_{k,w}``: with probability
-    ``alpha mass_w / (alpha mass_w + sum_k n_{d,k} phi_{k,w})`` the topic comes
-    from the word's alias table (or, for a word without one, a linear scan of
-    ``phi_{.,w}``), otherwise from the document's non-zero topics.  ``nz``,
-    ``pos`` and ``cum`` (K,) are scratch space.
+    ``p(k) ∝ alpha_k phi_{k,w} + n_{d,k} phi_{k,w}``: with probability
+    ``mass_w / (mass_w + sum_k n_{d,k} phi_{k,w})``, ``mass_w = sum_k alpha_k phi_{k,w}``,
+    the topic comes from the word's alias table of ``alpha_k phi_{k,w}`` (or, for a
+    word without one, a linear scan of ``alpha_k phi_{k,w}``), otherwise from the
+    document's non-zero topics.  ``nz``, ``pos`` and ``cum`` (K,) are scratch space.
     """
     n_topics = len(ndk_row)
     n_nz = 0
@@ -123,7 +124,7 @@ def resample_document_sparse(start, stop, tokens, z, ndk_row, phi_wk, prob, alia
             k = nz[j]
             doc_mass += ndk_row[k] * phi_row[k]
             cum[j] = doc_mass
-        word_mass = alpha * mass[w]
+        word_mass = mass[w]
         u, state = uniform(state)
         target = u * (word_mass + doc_mass)
         if target < word_mass or n_nz == 0:
@@ -132,12 +133,12 @@ def resample_document_sparse(start, stop, tokens, z, ndk_row, phi_wk, prob, alia
                 k1, state = alias_draw(prob[r], alias[r], state)
             else:
                 u2, state = uniform(state)
-                target = u2 * mass[w]
+                target = u2 * word_mass
                 k1 = 0
-                acc = float(phi_row[0])
+                acc = alpha[0] * phi_row[0]
                 while acc <= target and k1 < n_topics - 1:
                     k1 += 1
-                    acc += phi_row[k1]
+                    acc += alpha[k1] * phi_row[k1]
         else:
             k1 = nz[search_cumulative(cum, n_nz, target - word_mass)]
         z[i] = k1
@@ -155,7 +156,8 @@ def sweep_sparse(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, 
     """One sparse exact Gibbs sweep, documents in parallel, O(K_d) per token.
 
     Samples the same conditional as :func:`sweep_dense`; ``prob``, ``alias``,
-    ``mass``, ``table_row`` are the :class:`AliasTables` of ``phi_wk``.  Other arguments as
+    ``mass``, ``table_row`` are the word-bucket :class:`AliasTables` of ``alpha_k phi_{k,w}``
+    (:func:`dolda.sampler.alias.build_alias_tables` with ``alpha``).  Other arguments as
     :func:`sweep_dense`.
     """
     n_docs, n_topics = ndk.shape
@@ -182,15 +184,20 @@ def resolve_sampler(sampler: str, n_topics: int) -> str:
 def sweep(tokens, doc_ptr, z, ndk, phi_wk, alpha, seed, iteration, tables=None, doc_offset=0):
     """One z-sweep: sparse when alias ``tables`` are given, dense otherwise.
 
+    ``alpha`` is a float or float (K,); ``tables`` the plain tables of
+    ``phi_{.,w}`` (:func:`dolda.sampler.alias.build_alias_tables` without alpha),
+    turned into the word-bucket tables here (:func:`dolda.sampler.alias.bucket_tables`).
     ``doc_offset``: global index of the first document when the arrays are a
     shard (see :func:`sweep_dense`).
     """
+    alpha = as_alpha(alpha, ndk.shape[1])
     if tables is None:
-        sweep_dense(tokens, doc_ptr, z, ndk, phi_wk, float(alpha), np.int64(seed),
+        sweep_dense(tokens, doc_ptr, z, ndk, phi_wk, alpha, np.int64(seed),
                     np.int64(iteration), np.int64(doc_offset))
     else:
+        tables = bucket_tables(tables, phi_wk, alpha)
         sweep_sparse(tokens, doc_ptr, z, ndk, phi_wk, tables.prob, tables.alias, tables.mass,
-                     tables.row, float(alpha), np.int64(seed), np.int64(iteration),
+                     tables.row, alpha, np.int64(seed), np.int64(iteration),
                      np.int64(doc_offset))
 
 

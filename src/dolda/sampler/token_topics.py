@@ -2,7 +2,7 @@
 
 The prediction sweep of paper section 3.3 draws the topic indicators of a new
 document with Phi fixed and no supervision,
-``p(z_i = k) ∝ phibar_{k,w_i} (n_{d,k}^{-i} + alpha)``, and averages the
+``p(z_i = k) ∝ phibar_{k,w_i} (n_{d,k}^{-i} + alpha_k)``, and averages the
 empirical proportions ``zbar_d = n_{d,.} / N_d`` over the sweeps after a
 burn-in.  :func:`token_topic_frequencies` runs the same sweep and keeps, for
 every token ``i``, the share of kept sweeps in which ``z_i = k``: an estimate
@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .alpha import as_alpha
 from .rng import STEP_PREDICT, stream, uniform
 
 __all__ = ["token_topic_frequencies"]
@@ -27,11 +28,11 @@ __all__ = ["token_topic_frequencies"]
 
 @njit(cache=True, inline="always")
 def _draw(phi_row, ndk_row, alpha, cum, state):
-    """One draw from ``p(k) ∝ phi_row[k] (ndk_row[k] + alpha)``; returns ``(k, state)``."""
+    """One draw from ``p(k) ∝ phi_row[k] (ndk_row[k] + alpha[k])``; returns ``(k, state)``."""
     n_topics = len(cum)
     total = 0.0
     for k in range(n_topics):
-        total += phi_row[k] * (ndk_row[k] + alpha)
+        total += phi_row[k] * (ndk_row[k] + alpha[k])
         cum[k] = total
     u, state = uniform(state)
     target = u * total
@@ -81,7 +82,8 @@ def token_topic_frequencies(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed
         The documents (CSR, as in :class:`dolda.corpus.Corpus`).
     phi : float (K, V)
         ``Phi`` held fixed (the model's ``phi_``).
-    alpha : float
+    alpha : float or float (K,)
+        The Dirichlet prior of theta (symmetric or per topic).
     n_sweeps, burn_in : int
         ``0 <= burn_in < n_sweeps``; sweeps ``burn_in .. n_sweeps-1`` are kept.
     seed : int
@@ -100,6 +102,7 @@ def token_topic_frequencies(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed
     doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
     phi_wk = np.ascontiguousarray(np.asarray(phi, dtype=np.float64).T)
     out = np.zeros((len(tokens), phi_wk.shape[1]), np.float64)
-    _token_frequencies(tokens, doc_ptr, phi_wk, float(alpha), n_sweeps, burn_in,
+    _token_frequencies(tokens, doc_ptr, phi_wk, as_alpha(alpha, phi_wk.shape[1]), n_sweeps,
+                       burn_in,
                        np.int64(seed), out)
     return out

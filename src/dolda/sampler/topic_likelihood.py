@@ -9,23 +9,30 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .alpha import as_alpha
 from .counts import SparseCounts
 
 
 @njit(cache=True, parallel=True)
 def _doc_loglik(ndk, alpha, doc_part):
+    """``log p(z_d | alpha)`` of every document; ``alpha`` float64 (K,)."""
     n_docs, n_topics = ndk.shape
-    lg_alpha = math.lgamma(alpha)
+    lg_alpha = np.empty(n_topics)
+    alpha_sum = 0.0
+    for k in range(n_topics):
+        lg_alpha[k] = math.lgamma(alpha[k])
+        alpha_sum += alpha[k]
+    lg_sum = math.lgamma(alpha_sum)
     for d in prange(n_docs):
         acc = 0.0
         n_d = 0
         for k in range(n_topics):
             c = ndk[d, k]
             if c > 0:
-                acc += math.lgamma(c + alpha) - lg_alpha
+                acc += math.lgamma(c + alpha[k]) - lg_alpha[k]
                 n_d += c
         if n_d > 0:
-            acc += math.lgamma(n_topics * alpha) - math.lgamma(n_d + n_topics * alpha)
+            acc += lg_sum - math.lgamma(n_d + alpha_sum)
         doc_part[d] = acc
 
 
@@ -53,10 +60,12 @@ def lda_doc_log_likelihood(ndk, alpha):
     Parameters
     ----------
     ndk : int (D, K)   ``n_{d,k}``.
-    alpha : float
+    alpha : float or float (K,)
+        ``log p(z_d | alpha) = log G(A) - log G(N_d + A) + sum_k [log G(n_dk + alpha_k)
+        - log G(alpha_k)]``, ``A = sum_k alpha_k``.
     """
     doc_part = np.empty(ndk.shape[0])
-    _doc_loglik(ndk, float(alpha), doc_part)
+    _doc_loglik(ndk, as_alpha(alpha, ndk.shape[1]), doc_part)
     return float(np.sum(doc_part))
 
 
@@ -86,7 +95,8 @@ def lda_log_likelihood(ndk, nkw, alpha, beta):
     ----------
     ndk : int (D, K)   ``n_{d,k}``.
     nkw : int (K, V)   ``n_{k,w}``.
-    alpha, beta : float
+    alpha : float or float (K,)   (per topic: see :func:`lda_doc_log_likelihood`)
+    beta : float
     """
     return float(lda_doc_log_likelihood(ndk, alpha) + lda_topic_log_likelihood(nkw, beta))
 
