@@ -20,7 +20,7 @@ from scipy.optimize import linear_sum_assignment, minimize
 from scipy.special import gammaln
 from test_lda import _chi_square_p, _exact_sweep_distribution, _run_one_sweep, _tiny_problem
 from test_predict import _copies, _law_after_init_and_sweeps
-from test_supervised_z import _exact_joint, tiny_problem
+from test_supervised_z import _exact_joint, brute_force_conditional, tiny_problem
 
 import dolda
 from dolda import DOLDA, LDA
@@ -96,22 +96,6 @@ def test_unsupervised_sweep_joint_law_with_asymmetric_alpha(sampler):
 
 
 # ------------------------------------------------------------------ supervised sweeps
-def _brute_supervised(p, d, i, z, alpha):
-    """The paper's conditional recomputed from scratch, ``alpha_k`` per topic (K,)."""
-    start, stop = p["doc_ptr"][d], p["doc_ptr"][d + 1]
-    K = p["phi"].shape[0]
-    logp = np.empty(K)
-    for k in range(K):
-        zz = z[start:stop].copy()
-        zz[i - start] = k
-        counts = np.bincount(zz, minlength=K)
-        mu = p["X"][d] @ p["eta_x"].T + p["eta_t"] @ (counts / (stop - start))
-        logp[k] = (np.log(p["phi"][k, p["tokens"][i]]) + np.log(counts[k] - 1 + alpha[k])
-                   - 0.5 * np.sum((p["a"][d] - mu) ** 2))
-    w = np.exp(logp - logp.max())
-    return w / w.sum()
-
-
 @pytest.mark.parametrize("max_shift", [0.0, np.inf], ids=["log-space", "products"])
 def test_exact_supervised_conditional_with_asymmetric_alpha(max_shift):
     p = tiny_problem(seed=1)
@@ -127,7 +111,7 @@ def test_exact_supervised_conditional_with_asymmetric_alpha(max_shift):
         for d in range(len(p["doc_ptr"]) - 1):
             for i in range(p["doc_ptr"][d], p["doc_ptr"][d + 1]):
                 state = np.concatenate([z[:i], before[i:]])
-                np.testing.assert_allclose(record[i], _brute_supervised(p, d, i, state, alpha),
+                np.testing.assert_allclose(record[i], brute_force_conditional(p, d, i, state, alpha),
                                            rtol=1e-9, atol=1e-12)
 
 

@@ -25,9 +25,11 @@ def tiny_problem(seed=0, n_docs=6, n_topics=4, n_classes=3, n_words=9, n_cov=2):
                 eta_t=eta_t, a=a, alpha=0.3)
 
 
-def brute_force_conditional(p, d, i, z):
+def brute_force_conditional(p, d, i, z, alpha=None):
     """Paper's formula, recomputed from scratch: for every k set z_i = k, rebuild
-    zbar_d and mu_d, and evaluate phi_{k,w} (n_dk^{-i} + alpha) prod_l N(a_dl; mu_dl, 1)."""
+    zbar_d and mu_d, and evaluate phi_{k,w} (n_dk^{-i} + alpha_k) prod_l N(a_dl; mu_dl, 1).
+    ``alpha``: a scalar or one value per topic (K,); None: ``p["alpha"]``."""
+    alpha = np.broadcast_to(p["alpha"] if alpha is None else alpha, p["phi"].shape[:1])
     start, stop = p["doc_ptr"][d], p["doc_ptr"][d + 1]
     n_topics = p["phi"].shape[0]
     logp = np.empty(n_topics)
@@ -39,7 +41,7 @@ def brute_force_conditional(p, d, i, z):
         counts_minus[k] -= 1
         mu = p["X"][d] @ p["eta_x"].T + p["eta_t"] @ (counts / (stop - start))
         loglik = -0.5 * np.sum((p["a"][d] - mu) ** 2)
-        logp[k] = np.log(p["phi"][k, p["tokens"][i]]) + np.log(counts_minus[k] + p["alpha"]) + loglik
+        logp[k] = np.log(p["phi"][k, p["tokens"][i]]) + np.log(counts_minus[k] + alpha[k]) + loglik
     w = np.exp(logp - logp.max())
     return w / w.sum()
 
