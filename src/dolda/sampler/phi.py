@@ -9,9 +9,13 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .rng import STEP_INIT, STEP_PHI, log_gamma_variate, stream
+from .rng import STEP_INIT, STEP_PHI, log_gamma_variate, mix64, stream
 from .counts import _INIT_PHI_BLOCK, SparseCounts
-from .gamma import _integer_inverse, gamma_small, log_gamma_small
+from .gamma import _integer_inverse, gamma_small_row, log_gamma_small
+
+
+#: The non-zero entries of a row draw from ``mix64(s0 ^ _NONZERO_TAG)``, ``s0`` the row's stream.
+_NONZERO_TAG = np.uint64(0xD1B54A32D192ED03)
 
 
 @njit(cache=True)
@@ -20,28 +24,34 @@ def draw_topic_row(k, ptr, words, counts, beta, n_int, state, row):
 
     ``n_{k,.}`` is given sparsely (:class:`SparseCounts` arrays).  A topic
     holding tokens is drawn in linear space (the ``Gamma(beta + n >= 1)``
-    variates bound the total from below, so nothing relevant underflows) with
-    the cheap zero-count draws of :func:`gamma_small`; an empty topic, all of
-    whose variates may be ~exp(-1000), is drawn and normalised in log space.
+    variates bound the total from below, so nothing relevant underflows): the
+    zero-count entries by the vectorised :func:`gamma_small_row` on the row's
+    stream ``state``, then the non-zero ones, ``Gamma(beta + n)``, from the
+    stream ``mix64(state ^ _NONZERO_TAG)``.  An empty topic, all of whose
+    variates may be ~exp(-1000), is drawn and normalised in log space, entry
+    by entry from ``state``.
     """
     n_words = len(row)
     p, end = ptr[k], ptr[k + 1]
-    next_w = words[p] if p < end else n_words
     if end > p and beta < 1.0:
-        inv_beta = 1.0 / beta
-        b = 1.0 + beta / math.e
-        total = 0.0
-        for w in range(n_words):
-            if w == next_w:
-                g, state = log_gamma_variate(beta + counts[p], state)
-                x = math.exp(g)
-                p += 1
-                next_w = words[p] if p < end else n_words
-            else:
-                x, state = gamma_small(beta, inv_beta, b, n_int, state)
-            row[w] = x
-            total += x
+        gamma_small_row(state, beta, n_int, row)
+        state = mix64(state ^ _NONZERO_TAG)
+        for q in range(p, end):
+            g, state = log_gamma_variate(beta + counts[q], state)
+            row[words[q]] = math.exp(g)
+        # four running sums: the additions need not wait for each other
+        t0 = t1 = t2 = t3 = 0.0
+        n4 = n_words - n_words % 4
+        for w in range(0, n4, 4):
+            t0 += row[w]
+            t1 += row[w + 1]
+            t2 += row[w + 2]
+            t3 += row[w + 3]
+        for w in range(n4, n_words):
+            t0 += row[w]
+        total = (t0 + t1) + (t2 + t3)
     else:
+        next_w = words[p] if p < end else n_words
         top = -np.inf
         for w in range(n_words):
             if w == next_w:
