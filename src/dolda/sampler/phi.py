@@ -22,6 +22,19 @@ _NONZERO_TAG = np.uint64(0xD1B54A32D192ED03)
 def draw_topic_row(k, ptr, words, counts, beta, n_int, state, row):
     """``phi_k ~ Dir(beta + n_{k,.})`` into ``row`` (V,) float64; returns the stream state.
 
+    :func:`topic_row_unnormalised`, then ``row /= total``.
+    """
+    inv, state = topic_row_unnormalised(k, ptr, words, counts, beta, n_int, state, row)
+    for w in range(len(row)):
+        row[w] *= inv
+    return state
+
+
+@njit(cache=True)
+def topic_row_unnormalised(k, ptr, words, counts, beta, n_int, state, row):
+    """The variates of ``phi_k ~ Dir(beta + n_{k,.})`` into ``row`` (V,) float64, before
+    normalisation; returns ``(1 / their total, stream state)``.
+
     ``n_{k,.}`` is given sparsely (:class:`SparseCounts` arrays).  A topic
     holding tokens is drawn in linear space (the ``Gamma(beta + n >= 1)``
     variates bound the total from below, so nothing relevant underflows): the
@@ -70,10 +83,7 @@ def draw_topic_row(k, ptr, words, counts, beta, n_int, state, row):
             e = math.exp(row[w] - top)
             row[w] = e
             total += e
-    inv = 1.0 / total
-    for w in range(n_words):
-        row[w] *= inv
-    return state
+    return 1.0 / total, state
 
 
 @njit(cache=True, parallel=True)
@@ -139,12 +149,14 @@ def _draw_phi_wk(ptr, words, counts, beta, n_int, seed, step, block_offset, phi_
         k_lo = b * _PHI_BLOCK
         nb = min(k_lo + _PHI_BLOCK, n_topics) - k_lo
         scratch = np.empty((nb, n_words))
+        inv = np.empty(nb)
         for j in range(nb):
             state = stream(seed, step, block_offset + k_lo + j)
-            draw_topic_row(k_lo + j, ptr, words, counts, beta, n_int, state, scratch[j])
-        for w in range(n_words):
+            inv[j], state = topic_row_unnormalised(k_lo + j, ptr, words, counts, beta, n_int,
+                                                   state, scratch[j])
+        for w in range(n_words):  # normalised on the way out: the values of draw_topic_row
             for j in range(nb):
-                v = scratch[j, w]
+                v = scratch[j, w] * inv[j]
                 phi_wk[w, k_lo + j] = v if v >= _FLOAT32_TINY else 0.0
 
 
