@@ -452,7 +452,7 @@ def _pcg_classes(indptr, indices, data, t_indptr, t_indices, t_data, col_sq,
 
 
 def draw_pcg(design: SparseDesign, a, prec, e1, e2, start=None, tol: float = CG_TOL,
-             max_iter: int = CG_MAX_ITER, diagonal: str = "jacobi"):
+             max_iter: int = CG_MAX_ITER, diagonal: str = "jacobi", lockstep: bool = True):
     """Perturbation-optimisation draw of every ``eta_l`` by (block-)Jacobi-preconditioned CG.
 
     Parameters
@@ -480,6 +480,11 @@ def draw_pcg(design: SparseDesign, a, prec, e1, e2, start=None, tol: float = CG_
         (default) or the prior precision alone (Nishimura & Suchard's prior
         preconditioner; 4.5x more iterations on the benchmark's state, kept for
         comparison).  The stopping rule is the same for both.
+    lockstep : bool
+        Advance all classes together, one pass over ``U`` per round for all of
+        them (:mod:`dolda.sampler.cg_lockstep`, default), or class by class
+        (:func:`_pcg_one`, in parallel over classes).  The results are bitwise
+        the same; lockstep reads ``U`` once per round instead of once per class.
 
     Returns
     -------
@@ -502,10 +507,15 @@ def draw_pcg(design: SparseDesign, a, prec, e1, e2, start=None, tol: float = CG_
     rhs_d = np.ascontiguousarray(a.T) + e1
     iterations = np.empty(n_classes, dtype=np.int64)
     csr, csr_t = design.csr, design.csr_t
-    _pcg_classes(csr.indptr, csr.indices, csr.data, csr_t.indptr, csr_t.indices, csr_t.data,
-                 design.col_sq, prec, rhs_d, np.ascontiguousarray(e2), x, float(tol),
-                 int(max_iter), iterations, np.ascontiguousarray(design.block, dtype=np.int64),
-                 block_inv, pc_inv, design.group_ptr, design.group_cols, design.group_vals)
+    if lockstep:
+        from .cg_lockstep import pcg_lockstep as solve
+    else:
+        solve = _pcg_classes
+    solve(csr.indptr, csr.indices, csr.data, csr_t.indptr, csr_t.indices, csr_t.data,
+          design.col_sq, prec, rhs_d, np.ascontiguousarray(e2), x, float(tol),
+          int(max_iter), iterations, np.ascontiguousarray(design.block, dtype=np.int64),
+          block_inv, np.ascontiguousarray(pc_inv), design.group_ptr, design.group_cols,
+          design.group_vals)
     if np.any(iterations < 0):
         logger.warning("CG did not reach tolerance %.1e within %d iterations for %d of %d "
                        "classes", tol, max_iter, int(np.sum(iterations < 0)), n_classes)
