@@ -17,8 +17,10 @@ chain state (the same ``a``, ``zbar``, Horseshoe scales and warm start):
 
 * ``block``  -- the CG eta-step now (:func:`dolda.sampler.sparse_eta.eta_step`,
   ``preconditioner="block"``: Jacobi plus the exact intercept-and-topics block
-  of ``Q_l``);
-* ``jacobi`` -- the CG eta-step before (Jacobi preconditioner only);
+  of ``Q_l``; all classes in lockstep, :mod:`dolda.sampler.cg_lockstep`);
+* ``per_class`` -- the same CG class by class (``draw_pcg(lockstep=False)``,
+  the solver before the lockstep one; bitwise the same draw);
+* ``jacobi`` -- the Jacobi preconditioner only (the CG before the block one);
 * optionally (``--dense-peer``) the dense path DOLDA used before sparse X
   (reduced ``U_s^T U_s`` on the shards, a Cholesky per class) on a P_x = 1,000
   design, its own chain (the most it accepted without a warning).
@@ -50,13 +52,31 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_eta import FILMS_ROWS, N_CLASSES, labels, one_hot_design  # noqa: E402
 
+import contextlib  # noqa: E402
+import functools  # noqa: E402
+
 from dolda.sampler import chain as dolda_chain  # noqa: E402
+from dolda.sampler import gaussian  # noqa: E402
 from dolda.sampler import probit as gibbs  # noqa: E402
 from dolda.sampler import shard as shard_blocks  # noqa: E402
 from dolda.sampler import sparse_eta  # noqa: E402
 from dolda.sampler.threads import using_threads  # noqa: E402
 
 N_TOPICS = 100
+
+#: Peer -> (preconditioner, lockstep).
+PEERS = {"block": ("block", True), "per_class": ("block", False), "jacobi": ("jacobi", True)}
+
+
+@contextlib.contextmanager
+def cg_lockstep(on):
+    """``gaussian.draw_pcg`` with ``lockstep=on`` for the calls inside."""
+    original = gaussian.draw_pcg
+    gaussian.draw_pcg = functools.partial(original, lockstep=on)
+    try:
+        yield
+    finally:
+        gaussian.draw_pcg = original
 
 
 def topic_counts(n_docs, rng):
@@ -116,12 +136,17 @@ class Sparse:
         out, states = {}, {}
         for pre in order:
             info = {}
+            preconditioner, lockstep = PEERS[pre]
             t1 = time.perf_counter()
-            states[pre] = sparse_eta.eta_step(1, it, self.probit, self.data.X,
-                                              [p[1] for p in parts], [p[2] for p in parts],
-                                              self.prior, "cg", self.threads, pre, info)
+            with cg_lockstep(lockstep):
+                states[pre] = sparse_eta.eta_step(1, it, self.probit, self.data.X,
+                                                  [p[1] for p in parts], [p[2] for p in parts],
+                                                  self.prior, "cg", self.threads,
+                                                  preconditioner, info)
             out[pre] = (shard_s, time.perf_counter() - t1, info["cg_iterations"])
         self.diff = float(np.max(np.abs(states["block"].eta - states["jacobi"].eta)))
+        self.same_as_per_class = bool(np.array_equal(states["block"].eta,
+                                                     states["per_class"].eta))
         self.probit = states["block"]
         return out
 
@@ -145,13 +170,13 @@ def main(argv=None):
     if args.dense_peer:
         X_peer = one_hot_design(FILMS_ROWS, 1_000, np.random.default_rng(1))
         dense = Dense(X_peer, y, ndk, doc_ptr, args.threads)
-    times = {"block": [], "jacobi": [], "dense": []}
-    iters = {"block": [], "jacobi": []}
-    diffs = []
+    times = {"block": [], "per_class": [], "jacobi": [], "dense": []}
+    iters = {"block": [], "per_class": [], "jacobi": []}
+    diffs, same = [], []
     with using_threads(args.threads):
         for it in range(args.warmup + args.repeats):
             if it < args.warmup:
-                order = ("block", "jacobi") if it == 0 else ()
+                order = tuple(PEERS) if it == 0 else ()
                 if not order:  # untimed warm-up: advance with the block draw only
                     info = {}
                     parts = [shard_blocks.utility_step(1, it, sh, sparse.ndk[sh.docs],
@@ -164,23 +189,26 @@ def main(argv=None):
                         dense.step(it)
                     continue
             else:
-                # alternate who goes first: neither profits from a warm cache
-                order = ("block", "jacobi") if it % 2 else ("jacobi", "block")
+                # rotate who goes first: none profits from a warm cache
+                names_ = list(PEERS)
+                order = tuple(names_[it % 3:] + names_[:it % 3])
             out = sparse.step(it, order)
             if dense is not None:
                 d = dense.step(it)
             if it >= args.warmup:
-                for pre in ("block", "jacobi"):
+                for pre in PEERS:
                     times[pre].append(out[pre][:2])
                     iters[pre].append(out[pre][2].tolist())
                 diffs.append(sparse.diff)
+                same.append(sparse.same_as_per_class)
                 if dense is not None:
                     times["dense"].append(d)
     rows = []
-    names = {"block": "sparse CG, block preconditioner (now)",
-             "jacobi": "sparse CG, Jacobi preconditioner (before)",
+    names = {"block": "sparse CG, block preconditioner, classes in lockstep (now)",
+             "per_class": "sparse CG, block preconditioner, class by class (before)",
+             "jacobi": "sparse CG, Jacobi preconditioner, lockstep",
              "dense": "dense Cholesky (before sparse X), P_x = 1,001"}
-    for key in ("block", "jacobi", "dense"):
+    for key in ("block", "per_class", "jacobi", "dense"):
         if not times[key]:
             continue
         t = np.array(times[key])
@@ -200,12 +228,16 @@ def main(argv=None):
         rows.append(row)
     by = {r["path"]: r for r in rows}
     block, jacobi = by[names["block"]], by[names["jacobi"]]
+    per_class = by[names["per_class"]]
     result = {"benchmark": "eta_dolda", "threads": args.threads, "classes": N_CLASSES,
               "load_average_1min_at_end": os.getloadavg()[0],
               "topics": N_TOPICS, "warmup": args.warmup, "repeats": args.repeats,
               "x_columns": X.shape[1], "nnz_X": int(X.nnz),
               "rows": rows,
               "ratio_jacobi_over_block": jacobi["median_seconds"] / block["median_seconds"],
+              "ratio_per_class_over_lockstep": (per_class["median_seconds"]
+                                                / block["median_seconds"]),
+              "lockstep_draws_bitwise_equal_per_class": bool(all(same)),
               "max_abs_difference_block_vs_jacobi": float(max(diffs))}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -215,7 +247,7 @@ def main(argv=None):
              f"{' --dense-peer' if dense is not None else ''}` (D = {FILMS_ROWS:,}, "
              f"P_x = {X.shape[1]:,} one-hot columns + K = {N_TOPICS} topics, L = {N_CLASSES}, "
              f"Horseshoe, {args.warmup} warm-up iterations, median of {args.repeats}; shard "
-             f"part + driver part per iteration; both CG peers timed on the same chain state, "
+             f"part + driver part per iteration; the CG peers timed on the same chain state, "
              f"interleaved; 1-minute load average at the end "
              f"{result['load_average_1min_at_end']:.1f} on 2 cores).", "",
              "| path | columns P | median s / eta-step | shard s | driver s | "
@@ -227,6 +259,9 @@ def main(argv=None):
         lines.append(f"| {r['path']} | {r['columns']:,} | {r['median_seconds']:.3f} | "
                      f"{r['median_shard_seconds']:.3f} | {r['median_driver_seconds']:.3f} | "
                      f"{cg} |")
+    lines += ["", f"Class by class, the same CG takes {result['ratio_per_class_over_lockstep']:.1f}x "
+              f"the time of the lockstep solver; their draws are bitwise equal on every timed "
+              f"iteration: {result['lockstep_draws_bitwise_equal_per_class']}."]
     lines += ["", f"The Jacobi-only CG takes {result['ratio_jacobi_over_block']:.1f}x the time "
               f"of the block-preconditioned CG on the same states; the two draws differ by at "
               f"most {result['max_abs_difference_block_vs_jacobi']:.1e} (both solve the same "
