@@ -276,22 +276,37 @@ KW = dict(n_topics=3, n_iter=60, burn_in=50, random_state=3, progress=False, rar
           n_words=0)
 
 
-def test_learned_alpha_recovers_the_simulated_shape(skewed, tmp_path):
-    model = DOLDA(alpha="auto", **KW).fit(skewed.texts, skewed.y)
-    assert isinstance(model.alpha_, np.ndarray) and model.alpha_.shape == (3,)
-    # match the fitted topics to the simulated ones by their word distributions
+def _matched_alpha(model, corpus):
+    """(worst correlation of a fitted topic with its simulated match, alpha in simulated order)."""
     words = list(model.vocabulary_.words)
-    index = {w: v for v, w in enumerate(skewed.vocabulary)}
-    cols = [index[w] for w in words]
-    true_phi = skewed.phi[:, cols]
+    index = {w: v for v, w in enumerate(corpus.vocabulary)}
+    true_phi = corpus.phi[:, [index[w] for w in words]]
     cost = -np.corrcoef(model.phi_, true_phi)[:3, 3:]
     fitted, true = linear_sum_assignment(cost)
-    assert -cost[fitted, true].max() > 0.7  # every topic found
-    learned = model.alpha_[fitted[np.argsort(true)]]  # learned alpha in the simulated order
-    # the order of the alphas is recovered and the spread is large (measured, seeds 11-13
-    # of the corpus: 0.66-0.89, 0.33-0.35, 0.07-0.16 for the simulated 1.2, 0.4, 0.08)
-    np.testing.assert_array_equal(np.argsort(learned), [2, 1, 0])
-    assert learned[0] / learned[2] > 4
+    return -cost[fitted, true].max(), model.alpha_[fitted[np.argsort(true)]]
+
+
+def test_learned_alpha_recovers_the_simulated_shape(skewed, tmp_path):
+    # A Gibbs chain on this corpus can settle in a local mode where two simulated topics share
+    # one fitted topic and another is split in two, whatever alpha is (measured at 100
+    # iterations, chain seeds 1-8: seeds 2, 3, 7 stuck with alpha = 0.1, 0.01, "auto" and
+    # "auto_symmetric" alike).  So six chains are run; the alpha learned by every chain that
+    # found the three topics must recover the simulated shape, and at least half must find
+    # them (measured: 4 of 6).
+    found = []
+    for seed in range(1, 7):
+        model = DOLDA(alpha="auto", **dict(KW, n_iter=100, burn_in=80, random_state=seed)
+                      ).fit(skewed.texts, skewed.y)
+        assert isinstance(model.alpha_, np.ndarray) and model.alpha_.shape == (3,)
+        worst, learned = _matched_alpha(model, skewed)
+        if worst > 0.7:  # every topic found
+            found.append(model)
+            # the order of the alphas is recovered and the spread is large (measured, seeds
+            # 1, 4, 5, 6: 1.09-1.20, 0.39-0.41, 0.072-0.075 for the simulated 1.2, 0.4, 0.08)
+            np.testing.assert_array_equal(np.argsort(learned), [2, 1, 0])
+            assert learned[0] / learned[2] > 4
+    assert len(found) >= 3
+    model = found[0]
     # saved and loaded: the vector, and the predictions it gives
     model.save(tmp_path / "m")
     again = dolda.load(tmp_path / "m")
