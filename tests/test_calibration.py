@@ -142,6 +142,12 @@ def test_loo_predictors_integrate_out_a_rows_own_columns_exactly():
     np.testing.assert_allclose(loo[0], w @ mu_rest, rtol=1e-12)
     plain = calibration.loo_predictors(U[1:, :2], eta[:, :, :2], y[1:])
     np.testing.assert_allclose(loo[1:], plain, rtol=1e-12)
+    # a dense U gives the same (its column 2 is left out through the coefficients, in place)
+    dense = U.toarray()
+    again = calibration.loo_predictors(dense, eta, y,
+                                       prior_sd=lambda draws, cols: sd[draws][:, :, None])
+    np.testing.assert_allclose(again, loo, rtol=1e-12)
+    np.testing.assert_array_equal(dense, before)
 
 
 @pytest.mark.parametrize("seed", [1, 5, 6])

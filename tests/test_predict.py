@@ -215,3 +215,30 @@ def test_chunked_batch_gives_the_same_proportions(method, monkeypatch):
         assert n_distinct <= 50 or hi - lo == 1
     chunked = predict_topic_proportions(tokens, doc_ptr, phi, 0.1, 4, 2, 7, method=method)
     np.testing.assert_array_equal(chunked, whole)
+
+    # written into a strided view (the topic columns of a regressor matrix): the same values,
+    # the other columns untouched, chunk by chunk through a small buffer
+    U = np.full((len(lengths), 3 + K), -5.0)
+    out = predict_topic_proportions(tokens, doc_ptr, phi, 0.1, 4, 2, 7, method=method,
+                                    out=U[:, 3:])
+    assert np.shares_memory(out, U)
+    np.testing.assert_array_equal(U[:, 3:], whole)
+    assert (U[:, :3] == -5.0).all()
+    with pytest.raises(ValueError, match="out must be float64"):
+        predict_topic_proportions(tokens, doc_ptr, phi, 0.1, 4, 2, 7, method=method,
+                                  out=np.empty((len(lengths), K), np.float32))
+
+
+@pytest.mark.parametrize("K,V", [(1000, 700), (7, 3), (50, 0), (300, 2000)])
+def test_word_bucket_blocks_are_the_whole_array_expression(K, V, monkeypatch):
+    # built a slice of rows at a time, bitwise the one-expression value
+    monkeypatch.setattr(predict_module, "_BUCKET_ROWS_ENTRIES", 3 * K + 1)  # 3 rows a slice
+    rng = np.random.default_rng(K)
+    phi_wk = rng.random((V, K)).astype(np.float32)
+    alpha = rng.random(K)
+    starts = np.arange(0, K, predict_module.BLOCK)
+    expected = (np.add.reduceat(phi_wk * alpha, starts, axis=1, dtype=np.float64) if V
+                else np.zeros((0, len(starts))))
+    got = predict_module.word_bucket_blocks(phi_wk, alpha)
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)

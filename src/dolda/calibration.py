@@ -48,10 +48,13 @@ def _linear_predictors(U, block):
     return np.einsum("dp,slp->sdl", U, block)
 
 
-def _draw_chunks(U, eta_draws, max_elements=2e7):
+def _draw_chunks(U, eta_draws, max_elements=2e7, keep=None):
+    """``mu`` (s, D, L) of consecutive slices of the draws; ``keep`` (P,) bool: only those
+    columns of U count (the others' coefficients are zeroed in the slice, not U copied)."""
     chunk = max(1, int(max_elements // max(1, U.shape[0] * eta_draws.shape[1])))
     for start in range(0, len(eta_draws), chunk):
-        yield _linear_predictors(U, eta_draws[start:start + chunk])
+        block = eta_draws[start:start + chunk]
+        yield _linear_predictors(U, block if keep is None else block * keep)
 
 
 def average_rule_probabilities(U, eta_draws, rule):
@@ -155,15 +158,16 @@ def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e7):
     n_rows, n_draws = U.shape[0], len(eta_draws)
     single = singleton_columns(U)
     if single.any():
-        keep = sp.diags((~single).astype(np.float64))  # U's own arrays stay untouched
-        U_rest = (sp.csr_matrix(U) @ keep).tocsr() if sp.issparse(U) else np.asarray(U) * ~single
+        # the other columns' predictors: those coefficients zeroed draw by draw (U itself,
+        # D x P, is neither changed nor copied)
+        rest = (~single).astype(np.float64)
         U_own = sp.csr_matrix(U)[:, np.flatnonzero(single)].power(2).tocsr()
     else:
-        U_rest, U_own = U, None
+        rest, U_own = None, None
     sign = np.where(np.arange(eta_draws.shape[1])[None, :] == y[:, None], 1.0, -1.0)
     log_w = np.empty((n_draws, n_rows))
     start = 0
-    for mu in _draw_chunks(U_rest, eta_draws, max_elements / 2):
+    for mu in _draw_chunks(U, eta_draws, max_elements / 2, rest):
         scaled = mu
         if U_own is not None and prior_sd is not None:
             var = np.asarray(prior_sd(slice(start, start + len(mu)), np.flatnonzero(single)),
@@ -183,7 +187,7 @@ def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e7):
     mean = np.zeros((n_rows, eta_draws.shape[1]))
     kept = np.empty((len(keep), n_rows, eta_draws.shape[1]))
     start = 0
-    for mu in _draw_chunks(U_rest, eta_draws, max_elements / 2):
+    for mu in _draw_chunks(U, eta_draws, max_elements / 2, rest):
         mean += np.einsum("sd,sdl->dl", w[start:start + len(mu)], mu)
         inside = (keep >= start) & (keep < start + len(mu))
         kept[inside] = mu[keep[inside] - start]

@@ -26,6 +26,7 @@ from sklearn.base import (
 from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import check_is_fitted
 
+from ._heap import release_free_heap
 from ._inputs import check_covariate_columns, legacy_covariates_keyword, split_documents
 from ._validation import (
     check_alpha,
@@ -418,8 +419,11 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                 stop_words=read_stop_words(self.stop_words),
                 token_pattern=check_token_pattern(
                     TOKEN_PATTERN if self.token_pattern is None else self.token_pattern))
-            return self.vocabulary_.fit_transform(texts)
-        return self.vocabulary_.transform(texts)
+            corpus = self.vocabulary_.fit_transform(texts)
+        else:
+            corpus = self.vocabulary_.transform(texts)
+        release_free_heap(corpus.n_tokens)  # the token lists' strings and lists are freed
+        return corpus
 
     def _covariates(self, X, n_docs: int, fit: bool):
         """Design matrix ``[1, x_d]`` (D, P_x) and its column names.
@@ -626,6 +630,8 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
             chains.append(self._run_chain(data, config, p, chain_seed(base_seed, c),
                                           chain_resume, ckpt, c))
         self._combine_chains(chains, p["n_iter"])
+        chains = None
+        release_free_heap(corpus.n_tokens)  # the chains' working arrays are freed
         self._fit_proba_stacking(corpus, Xd, y_index)
         self._report_convergence()
         return self
@@ -641,10 +647,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
     def _fit_proba_stacking(self, corpus, Xd, y_index):
         """``stacking_``: the ``proba="calibrated"`` map, fitted on the training documents'
         regressors recomputed as for new documents (unsupervised z, :meth:`transform`)."""
-        zbar = np.asarray(self.transform(corpus))
-        U = (sp.hstack([Xd, sp.csr_matrix(zbar)], format="csr") if sp.issparse(Xd)
-             else np.hstack([Xd, zbar]))
-        zbar = None  # U holds a copy: D x K less while the map is fitted
+        U = self._regressor_matrix(corpus, Xd)
         prior_sd = coefficient_prior_sd(self.tau_draws_, self.lambda_draws_,
                                         check_positive_float(self.prior_variance,
                                                              "prior_variance"))
@@ -894,7 +897,11 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         """
         check_is_fitted(self, "phi_")
         texts, _ = split_documents(X, self.text_column, [], None)
-        corpus = self._make_corpus(texts, fit=False)
+        return self._topic_proportions(self._make_corpus(texts, fit=False))
+
+    def _topic_proportions(self, corpus, out=None):
+        """:meth:`transform` of a :class:`Corpus`, written into ``out`` (D, K) when given
+        (e.g. the topic columns of a regressor matrix: no D x K copy)."""
         from .sampler.lda import predict_topic_proportions
 
         burn = (self.predict_sweeps // 2 if self.predict_burn_in is None
@@ -902,7 +909,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         with using_threads(check_n_jobs(self.n_jobs)):
             theta = predict_topic_proportions(corpus.tokens, corpus.doc_ptr, self.phi_,
                                               self._alpha(), int(self.predict_sweeps),
-                                              int(burn), int(self.seed_))
+                                              int(burn), int(self.seed_), out=out)
         # theta averages (n_dk + alpha_k) / (N_d + sum alpha); the regression uses the
         # empirical proportions n_dk / N_d, an exact linear function of it.
         n_d = corpus.doc_lengths.astype(np.float64)[:, None]
@@ -914,6 +921,17 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         zbar /= np.maximum(n_d, 1.0)
         zbar[n_d[:, 0] == 0] = 0.0  # no words: no topic information, as in training
         return np.clip(zbar, 0.0, 1.0, out=zbar)
+
+    def _regressor_matrix(self, corpus, Xd):
+        """``U = [Xd, zbar]`` (D, P) of ``corpus``: zbar is written straight into U's topic
+        columns when Xd is dense (one D x P array, not zbar and a stacked copy)."""
+        if sp.issparse(Xd):
+            return sp.hstack([Xd, self._topic_proportions(corpus)], format="csr")
+        Xd = np.asarray(Xd, dtype=np.float64)
+        U = np.empty((Xd.shape[0], Xd.shape[1] + self.phi_.shape[0]))
+        U[:, :Xd.shape[1]] = Xd
+        self._topic_proportions(corpus, out=U[:, Xd.shape[1]:])
+        return U
 
     @property
     def _n_features_out(self):
@@ -944,12 +962,9 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         texts, covariates = split_documents(X, self.text_column, self.covariate_columns,
                                             covariates)
         corpus = self._make_corpus(texts, fit=False)
-        zbar = np.asarray(self.transform(corpus))  # an array even under set_output(pandas)
-        Xd, _ = self._covariates(covariates, zbar.shape[0], fit=False)
+        Xd, _ = self._covariates(covariates, corpus.n_docs, fit=False)
         Xd, _ = self._add_word_features(corpus, Xd, [])
-        if sp.issparse(Xd):
-            return sp.hstack([Xd, zbar], format="csr")
-        return np.hstack([Xd, zbar])
+        return self._regressor_matrix(corpus, Xd)
 
     def _class_probabilities(self, U):
         """Class probabilities (D, L) of regressor rows ``U`` (D, P) by the rule ``proba``."""

@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from .._heap import release_in_iteration
 from . import lda as topic_kernels
 from . import polya
 from . import probit as probit_blocks
@@ -346,6 +347,7 @@ def dolda_step(seed: int, iteration: int, state: DOLDAState, data: TopicData,
                                            state.phi, sparse, counts)
         return DOLDAState(z, ndk, phi, probit, sparse, counts), info
     nkw = reduce_counts([part.nkw for part in stats], config.n_topics, data.n_words)
+    release_in_iteration(data.n_words, config.n_topics)  # the sweeps' scratch, before the Phi draw's
     phi, info = phi_step(seed, iteration, stats, config, data.n_words, state.phi, nkw)
     if not with_loglik:
         info = StepInfo(np.nan, np.nan)

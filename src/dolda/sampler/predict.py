@@ -308,6 +308,28 @@ def chunk_bounds(tokens, doc_ptr, n_words, max_words):
     return _chunk_bounds(tokens, doc_ptr, int(n_words), int(max_words))
 
 
+#: Rows of ``phi_wk`` whose ``alpha_k phi_{k,w}`` are formed at once by
+#: :func:`word_bucket_blocks` (a float64 temporary of rows x K, not V_chunk x K).
+_BUCKET_ROWS_ENTRIES = 1 << 18
+
+
+def word_bucket_blocks(phi_wk, alpha):
+    """The word bucket ``alpha_k phi_{k,w}`` summed by blocks of ``BLOCK`` topics (V', B).
+
+    Formed a slice of rows at a time, so the float64 products never exist for all
+    rows at once (32 MB at K = 1000 for a full chunk); each row's values are the
+    same as from one whole-array expression.
+    """
+    n_rows, n_topics = phi_wk.shape
+    starts = np.arange(0, n_topics, BLOCK)
+    out = np.empty((n_rows, len(starts)), np.float64)
+    step = max(1, _BUCKET_ROWS_ENTRIES // max(1, n_topics))
+    for lo in range(0, n_rows, step):
+        out[lo:lo + step] = np.add.reduceat(phi_wk[lo:lo + step] * alpha, starts, axis=1,
+                                            dtype=np.float64)
+    return out
+
+
 def _predict_chunk(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed, method, out,
                    doc_offset):
     """Documents ``doc_offset ...`` (their ``tokens``, ``doc_ptr`` from 0) into ``out``."""
@@ -322,10 +344,7 @@ def _predict_chunk(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed, method,
         kernel(local, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, np.int64(seed), out,
                np.int64(doc_offset))
     else:
-        # the word bucket alpha_k phi_{k,w}, summed by blocks of topics
-        blocks = np.add.reduceat(phi_wk * alpha, np.arange(0, n_topics, BLOCK), axis=1,
-                                 dtype=np.float64) \
-            if len(phi_wk) else np.zeros((0, -(-n_topics // BLOCK)))
+        blocks = word_bucket_blocks(phi_wk, alpha)
         mass = blocks.sum(axis=1)
         kernel = _predict_sparse_serial if serial else _predict_sparse
         kernel(local, doc_ptr, phi_wk, np.ascontiguousarray(blocks), mass,
@@ -333,7 +352,7 @@ def _predict_chunk(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed, method,
 
 
 def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed,
-                              method="auto"):
+                              method="auto", out=None):
     """Topic proportions of documents with Phi fixed (paper section 3.3).
 
     The indicators are drawn from ``p(z = k) ∝ phi_{k,w} (n_{d,k}^{-i} + alpha_k)``
@@ -357,11 +376,15 @@ def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, se
     method : {"auto", "dense", "sparse"}
         The kernel (same conditional): dense O(K) or sparse O(K_d) per token; ``"auto"``
         picks by K (:data:`SPARSE_PREDICT_MIN_TOPICS`).
+    out : float64 (D, K) or None
+        Where to write theta (e.g. the topic columns of a regressor matrix, a strided
+        view: each chunk of documents is then drawn into a small buffer and copied);
+        None: a new array.
 
     Returns
     -------
     theta : float64 (D, K)
-        Rows sum to one; an empty document gets ``1/K`` everywhere.
+        Rows sum to one; an empty document gets ``1/K`` everywhere.  ``out`` when given.
     """
     n_sweeps, burn_in = int(n_sweeps), int(burn_in)
     if not 0 <= burn_in < n_sweeps:
@@ -375,14 +398,22 @@ def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, se
     if len(tokens) and (tokens.min() < 0 or tokens.max() >= phi.shape[1]):
         raise ValueError(f"token ids must lie in [0, {phi.shape[1]}), got {tokens.min()} .. "
                          f"{tokens.max()}")
-    out = np.empty((len(doc_ptr) - 1, n_topics), np.float64)
+    shape = (len(doc_ptr) - 1, n_topics)
+    if out is None:
+        out = np.empty(shape, np.float64)
+    elif out.shape != shape or out.dtype != np.float64:
+        raise ValueError(f"out must be float64 {shape}, got {out.dtype} {out.shape}")
+    direct = out.flags.c_contiguous  # a row block of it is then contiguous too
     # the batch's Phi columns are copied word-major; a large batch is cut into chunks of
     # documents whose distinct words fit CHUNK_ENTRIES, so the copy stays bounded
     bounds = chunk_bounds(np.ascontiguousarray(tokens, dtype=np.int64), doc_ptr, phi.shape[1],
                           max(1, CHUNK_ENTRIES // n_topics))
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         t0, t1 = int(doc_ptr[lo]), int(doc_ptr[hi])
+        target = out[lo:hi] if direct else np.empty((hi - lo, n_topics), np.float64)
         _predict_chunk(tokens[t0:t1], doc_ptr[lo:hi + 1] - t0, phi, alpha, n_sweeps, burn_in,
-                       seed, method, out[lo:hi], int(lo))
+                       seed, method, target, int(lo))
+        if not direct:
+            out[lo:hi] = target
     return out
 
