@@ -63,8 +63,10 @@ def _reference_row(s0, shape, n_int, n):
     return out, retried
 
 
+# n = 100 (beta = 0.01, the default) sets bits 2, 5, 6 of the squaring masks; 10 (beta = 0.1)
+# bits 1 and 3; 127 every bit (a mask computed wrongly for one bit survived without them)
 @pytest.mark.parametrize("shape, n_int", [(0.01, 100), (0.3, 0), (0.5, 2), (1 / 7, 7),
-                                          (0.05, 20), (0.005, 200)])
+                                          (0.05, 20), (0.005, 200), (0.1, 10), (1 / 127, 127)])
 def test_every_entry_is_gs_on_its_own_counters(shape, n_int):
     s0 = int(stream(11, 3, 5))
     n = 4000
@@ -104,3 +106,11 @@ def test_branch_free_power_is_the_integer_power(n):
         if want < 1e-290:
             continue  # taken by log and exp in the scalar pass, never by squarings
         assert G._power_by_bits(p, *bits) == pytest.approx(want, rel=1e-13)
+
+
+def test_counter_uniforms_are_the_documented_draws():
+    # bitwise: draws 2w+1 (open, offset by half a step) and 2w+2 (half-open) of the stream
+    # (the replay above compares values at rtol 1e-11, which a half-step offset passes)
+    s0 = int(stream(7, 2, 9))
+    for w in list(range(200)) + [2**20, 2**31 + 5]:
+        assert G._counter_uniforms(np.uint64(s0), w) == _first_attempt(s0, w)
