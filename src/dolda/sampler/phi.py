@@ -12,6 +12,7 @@ from numba import njit, prange
 from .rng import STEP_INIT, STEP_PHI, log_gamma_variate, mix64, stream
 from .counts import _INIT_PHI_BLOCK, SparseCounts
 from .gamma import _integer_inverse, gamma_small_row, log_gamma_small
+from .sums import sum4
 
 
 #: The non-zero entries of a row draw from ``mix64(s0 ^ _NONZERO_TAG)``, ``s0`` the row's stream.
@@ -52,17 +53,7 @@ def topic_row_unnormalised(k, ptr, words, counts, beta, n_int, state, row):
         for q in range(p, end):
             g, state = log_gamma_variate(beta + counts[q], state)
             row[words[q]] = math.exp(g)
-        # four running sums: the additions need not wait for each other
-        t0 = t1 = t2 = t3 = 0.0
-        n4 = n_words - n_words % 4
-        for w in range(0, n4, 4):
-            t0 += row[w]
-            t1 += row[w + 1]
-            t2 += row[w + 2]
-            t3 += row[w + 3]
-        for w in range(n4, n_words):
-            t0 += row[w]
-        total = (t0 + t1) + (t2 + t3)
+        total = sum4(row, n_words)  # four running sums: the additions need not wait
     else:
         next_w = words[p] if p < end else n_words
         top = -np.inf

@@ -44,6 +44,7 @@ from numba import njit, prange
 from .alias import build_alias_tables
 from .alpha import as_alpha, is_symmetric
 from .rng import STEP_Z, stream, uniform
+from .sums import sum4
 
 
 @njit(cache=True)
@@ -132,7 +133,6 @@ def _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics,
     F = np.empty((n_topics, n_topics))
     have = np.zeros(n_topics, np.bool_)
     p = np.empty(n_topics)
-    n_quad = n_topics - n_topics % 4
     for i in range(start, stop):
         w = tokens[i]
         k0 = z[i]
@@ -147,15 +147,7 @@ def _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics,
             have[k0] = True
         for k in range(n_topics):  # independent products: vectorised
             p[k] = phi_wk[w, k] * B[k] * F[k0, k]
-        s0 = s1 = s2 = s3 = 0.0  # four partial sums in a fixed order
-        for k in range(0, n_quad, 4):
-            s0 += p[k]
-            s1 += p[k + 1]
-            s2 += p[k + 2]
-            s3 += p[k + 3]
-        for k in range(n_quad, n_topics):
-            s0 += p[k]
-        total = (s0 + s1) + (s2 + s3)
+        total = sum4(p, n_topics)  # four partial sums in a fixed order
         u, state = uniform(state)
         target = u * total
         k1 = -1
