@@ -31,6 +31,16 @@ _ITERATING = 1      # its next product is Q p: a CG step
 _FINISHED = 2
 
 
+@njit(cache=True, inline="always")
+def _preconditioned_dot(r, pc_inv, block, block_inv, rb, z, g_ptr, g_cols, g_vals, prec):
+    """``z = M^{-1} r`` (:func:`dolda.sampler.gaussian._precondition`); returns ``r . z``."""
+    _precondition(r, pc_inv, block, block_inv, rb, z, g_ptr, g_cols, g_vals, prec)
+    s = 0.0
+    for col in range(len(r)):
+        s += r[col] * z[col]
+    return s
+
+
 @njit(cache=True, parallel=True)
 def _block_product(indptr, indices, data, vt, n_act, out):
     """``out[i, :n_act] = sum_k data[k] * vt[indices[k], :n_act]`` over the CSR row ``i``."""
@@ -125,13 +135,10 @@ def pcg_lockstep(indptr, indices, data, t_indptr, t_indices, t_data, col_sq,
                     iterations[l] = -1
                     phase[l] = _FINISHED
                 else:
-                    _precondition(r[l], pc_inv[l], block, block_inv[l], rb[l], z[l], g_ptr,
-                                  g_cols, g_vals, prec[l])
-                    s = 0.0
+                    rz[l] = _preconditioned_dot(r[l], pc_inv[l], block, block_inv[l], rb[l],
+                                                z[l], g_ptr, g_cols, g_vals, prec[l])
                     for col in range(n_col):
                         p[l, col] = z[l, col]
-                        s += r[l, col] * z[l, col]
-                    rz[l] = s
                     phase[l] = _ITERATING if done[l] < max_iter else _TRUE_RESIDUAL
             else:
                 pq = 0.0
@@ -147,11 +154,8 @@ def pcg_lockstep(indptr, indices, data, t_indptr, t_indices, t_data, col_sq,
                 if res2 <= stop2[l]:
                     phase[l] = _TRUE_RESIDUAL
                 else:
-                    _precondition(r[l], pc_inv[l], block, block_inv[l], rb[l], z[l], g_ptr,
-                                  g_cols, g_vals, prec[l])
-                    rz_new = 0.0
-                    for col in range(n_col):
-                        rz_new += r[l, col] * z[l, col]
+                    rz_new = _preconditioned_dot(r[l], pc_inv[l], block, block_inv[l], rb[l],
+                                                 z[l], g_ptr, g_cols, g_vals, prec[l])
                     beta = rz_new / rz[l]
                     rz[l] = rz_new
                     for col in range(n_col):
