@@ -69,12 +69,13 @@ def test_dolda_learns_alpha_and_beta_in_the_burn_in(sim, tmp_path):
 
 
 def test_interrupted_auto_chain_resumes_exactly(sim, tmp_path, monkeypatch):
+    from dolda import _dolda_chain as chain_module
     from dolda import model as model_module
 
     straight = DOLDA(alpha="auto", beta="auto", **KW).fit(sim.texts, sim.y)
     ckpt = tmp_path / "ck"
     calls = {"n": 0}
-    real = model_module._DeferredInterrupt
+    real = chain_module._DeferredInterrupt
 
     class StopAt15(real):  # Ctrl-C during iteration 15 (after the update at 10)
         @property
@@ -86,10 +87,10 @@ def test_interrupted_auto_chain_resumes_exactly(sim, tmp_path, monkeypatch):
         def requested(self, value):
             pass
 
-    monkeypatch.setattr(model_module, "_DeferredInterrupt", StopAt15)
+    monkeypatch.setattr(chain_module, "_DeferredInterrupt", StopAt15)
     with pytest.raises(model_module.FitInterrupted):
         DOLDA(alpha="auto", beta="auto", checkpoint=ckpt, **KW).fit(sim.texts, sim.y)
-    monkeypatch.setattr(model_module, "_DeferredInterrupt", real)
+    monkeypatch.setattr(chain_module, "_DeferredInterrupt", real)
     resumed = DOLDA(alpha="auto", beta="auto", checkpoint=ckpt, **KW).fit(sim.texts, sim.y,
                                                                           resume=ckpt)
     assert resumed.alpha_.shape == (3,)  # alpha="auto": one value per topic

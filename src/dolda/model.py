@@ -9,9 +9,6 @@ Gibbs sampler of Magnusson, Jonsson & Villani (paper sections 2-3).
 from __future__ import annotations
 
 import logging
-import signal
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -26,12 +23,12 @@ from sklearn.base import (
 from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import check_is_fitted
 
+from ._dolda_chain import FitInterrupted, combine_chains, run_chain  # noqa: F401
 from ._heap import release_free_heap
 from ._inputs import check_covariate_columns, legacy_covariates_keyword, split_documents
 from ._validation import (
     check_alpha,
     check_burn_in,
-    check_checkpoint_fits,
     check_choice,
     check_covariate_scale,
     check_fit_sizes,
@@ -51,9 +48,7 @@ from .probit import (
 )
 from .sampler import chain as dolda_chain
 from .sampler.alpha import alpha_json, alpha_value, as_alpha
-from .sampler import hyper
 from .sampler import probit as probit_blocks
-from .sampler import phi_mean
 from .sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-exported)
 from .sampler.threads import obeys_n_jobs, using_threads
 from .topics import (DEFAULT_LABEL_WORDS, DEFAULT_RELEVANCE, model_top_words,
@@ -84,46 +79,6 @@ ALPHA_AUTO = ("auto", "auto_symmetric")
 
 def _topic_name(k: int) -> str:
     return f"topic {k}"
-
-
-class FitInterrupted(KeyboardInterrupt):
-    """Ctrl-C during ``fit``: the chain so far was saved to ``checkpoint``."""
-
-    def __init__(self, checkpoint):
-        super().__init__(f"fit interrupted; checkpoint saved to {checkpoint}; "
-                         f"continue with fit(..., resume={str(checkpoint)!r})")
-        self.checkpoint = checkpoint
-
-
-class _DeferredInterrupt:
-    """Turn the first Ctrl-C into a flag checked between iterations.
-
-    The chain state is only consistent between Gibbs iterations, so the fit
-    finishes the current iteration, writes a checkpoint and stops.  A second
-    Ctrl-C interrupts at once.  Outside the main thread signals cannot be
-    caught, and Ctrl-C behaves as usual.
-    """
-
-    def __init__(self):
-        self.requested = False
-        self._old = None
-
-    def _handler(self, signum, frame):
-        if self.requested:
-            raise KeyboardInterrupt
-        self.requested = True
-        logger.warning("interrupt received: stopping after this iteration "
-                       "(press Ctrl-C again to stop at once)")
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            self._old = signal.signal(signal.SIGINT, self._handler)
-        return self
-
-    def __exit__(self, *exc):
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
-        return False
 
 
 class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, BaseEstimator):
@@ -656,184 +611,13 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                                             prior_sd)
 
     def _combine_chains(self, chains, n_iter):
-        """Align every chain's topics to chain 0 (label switching), then pool the draws."""
-        from .diagnostics import align_topics
-
-        K = chains[0]["phi"].shape[0]
-        n_x = chains[0]["eta_draws"].shape[2] - K
-        perms = [np.arange(K)] + [align_topics(chains[0]["phi"], ch["phi"]) for ch in chains[1:]]
-        for ch, perm in zip(chains, perms):
-            cols = np.concatenate([np.arange(n_x), n_x + perm])
-            if not np.array_equal(perm, np.arange(K)):  # no K x V copy for chain 0
-                ch["phi"] = ch["phi"][perm]
-            ch["eta_draws"] = ch["eta_draws"][:, :, cols]
-            if ch["lambda_draws"] is not None:
-                ch["lambda_draws"] = ch["lambda_draws"][:, :, cols]
-            ch["ndk"] = ch["ndk"][:, perm]
-        self.n_chains_ = len(chains)
-        self.topic_alignment_ = np.array(perms)
-        self.seed_ = chains[0]["seed"]
-        self.n_iter_ = n_iter
-        self.eta_draws_ = np.concatenate([ch["eta_draws"] for ch in chains])
-        horseshoe = chains[0]["tau_draws"] is not None
-        self.tau_draws_ = (np.concatenate([ch["tau_draws"] for ch in chains])
-                           if horseshoe else None)
-        self.lambda_draws_ = (np.concatenate([ch["lambda_draws"] for ch in chains])
-                              if horseshoe else None)
-        # the mean of the chains' Phi, renormalised: summed into chain 0's array in place (the
-        # chains' draws are not used after this), no stacked or K x V temporary copies
-        phi = chains[0]["phi"]
-        for ch in chains[1:]:
-            phi += ch["phi"]
-            ch["phi"] = None
-        phi /= phi.sum(axis=1, keepdims=True)
-        self.phi_ = phi
-        self.doc_topic_counts_ = chains[0]["ndk"]
-        # per-topic alphas follow their topics through the alignment
-        alphas = [ch["alpha"] if np.ndim(ch["alpha"]) == 0 else np.asarray(ch["alpha"])[perm]
-                  for ch, perm in zip(chains, perms)]
-        alpha = (np.mean([as_alpha(a, K) for a in alphas], axis=0)
-                 if self._alpha_mode() == "asymmetric" else np.mean(alphas, axis=0))
-        self.alpha_ = alpha_value(alpha)
-        self.beta_ = float(np.mean([ch["beta"] for ch in chains]))
-        self._set_loglik(np.stack([ch["loglik"] for ch in chains]))
-        self.timings_ = {"iteration_seconds": np.stack([ch["seconds"] for ch in chains])}
-        self._finish(self.eta_draws_)
+        """Align every chain's topics to chain 0 (label switching), then pool the draws
+        (:func:`dolda._dolda_chain.combine_chains`)."""
+        combine_chains(self, chains, n_iter)
 
     def _run_chain(self, data, config, p, seed, resume, checkpoint, chain):
-        """Run (or resume) one chain; returns its draws as a dict."""
-        from . import io
-
-        n_iter, burn_in, thin = p["n_iter"], p["burn_in"], p["thin"]
-        keep = np.arange(burn_in, n_iter)[::thin]
-        n_keep, K = len(keep), config.n_topics
-        n_cols = data.X.shape[1] + K
-        horseshoe = config.prior.horseshoe
-        phi_from = max(burn_in, n_iter - p["phi_draws"])
-        if resume is not None:
-            meta, arr = io.load_checkpoint(resume)
-            self._check_resume(meta, data, n_iter)
-            check_checkpoint_fits(arr, len(data.y), len(data.tokens), data.n_classes, n_cols, K)
-            start = int(meta["next_iteration"])
-            if int(meta["seed"]) != seed:
-                raise ValueError(f"the checkpoint {resume} belongs to a chain with another "
-                                 "seed: pass the same random_state as the interrupted fit")
-            state = dolda_chain.DOLDAState(
-                arr["z"].astype(np.int32), arr["ndk"].astype(np.int32), arr["phi"],
-                probit_blocks.ProbitState(np.zeros((len(data.y), data.n_classes)), arr["eta"],
-                                          arr["lam2"], arr["tau2"], arr["nu"], arr["xi"]))
-            eta_draws, loglik = arr["eta_draws"], arr["loglik"]
-            phi_acc = phi_mean.from_arrays(arr)
-            tau_draws, lam_draws = arr.get("tau_draws"), arr.get("lambda_draws")
-            if int(meta["n_iter"]) != n_iter:  # extending a finished chain (checked above)
-                from .extend import extend_draws
-
-                eta_draws, tau_draws, lam_draws, loglik, phi_acc = extend_draws(
-                    meta, arr, n_iter, burn_in, thin, phi_from)
-        else:
-            start = 0
-            with using_threads(config.n_jobs):
-                state = dolda_chain.init_state(seed, data, config)
-            eta_draws = np.zeros((n_keep, data.n_classes, n_cols))
-            tau_draws = np.zeros((n_keep, data.n_classes)) if horseshoe else None
-            lam_draws = np.zeros((n_keep, data.n_classes, n_cols)) if horseshoe else None
-            loglik = np.full((n_iter, 2), np.nan)
-            # the running posterior mean of Phi, sparse (Rao-Blackwellised over the kept z)
-            phi_acc = phi_mean.empty(data.n_words, K)
-
-        from .backends import make_chain
-
-        runner = make_chain(self.backend, seed, state, data, config, p["n_shards"],
-                            self.client, p["snapshot_every"])
-        learn_alpha = self._alpha_mode()
-        learn_beta = isinstance(self.beta, str) and self.beta == "auto"
-        if resume is not None and "alpha" in meta:  # values learned before the checkpoint
-            runner.config = runner.config._replace(alpha=alpha_value(meta["alpha"]),
-                                                   beta=meta["beta"])
-
-        def save_checkpoint(next_iteration):
-            z, ndk = runner.topics()
-            meta = {"seed": seed, "next_iteration": int(next_iteration), "n_iter": n_iter,
-                    "n_tokens": int(len(data.tokens)), "n_docs": int(len(data.y)),
-                    "params": io.encode_params(self.get_params(deep=False)),
-                    "alpha": alpha_json(runner.config.alpha),
-                    "beta": float(runner.config.beta)}
-            arrays = {"z": z, "ndk": ndk, "phi": state.phi,
-                      "eta": state.probit.eta, "lam2": state.probit.lam2,
-                      "tau2": state.probit.tau2, "nu": state.probit.nu, "xi": state.probit.xi,
-                      "eta_draws": eta_draws, "tau_draws": tau_draws,
-                      "lambda_draws": lam_draws, "loglik": loglik,
-                      **phi_mean.to_arrays(phi_acc)}
-            return io.save_checkpoint(checkpoint, meta, arrays)
-
-        bar = None
-        if self.progress:
-            from tqdm.auto import tqdm
-
-            desc = "DOLDA" if p["n_chains"] == 1 else f"DOLDA chain {chain + 1}/{p['n_chains']}"
-            bar = tqdm(total=n_iter, initial=start, desc=desc, unit="it")
-        slot = int(np.searchsorted(keep, start))
-        seconds = np.full(n_iter, np.nan)  # wall time of every iteration run here
-        tic = time.perf_counter()
-        with _DeferredInterrupt() as interrupt, using_threads(config.n_jobs):
-            try:
-                for it in range(start, n_iter):
-                    t_it = time.perf_counter()
-                    state, info = runner.step(it)
-                    if (learn_alpha or learn_beta) and it < burn_in and \
-                            (it + 1) % hyper.UPDATE_EVERY == 0:
-                        runner.config = hyper.learn(runner.config, *runner.topics(), data,
-                                                    learn_alpha, learn_beta)
-                    loglik[it] = (info.loglik_do, info.loglik_lda)
-                    if slot < n_keep and it == keep[slot]:
-                        eta_draws[slot] = state.probit.eta
-                        if horseshoe:
-                            tau_draws[slot] = np.sqrt(state.probit.tau2)
-                            lam_draws[slot] = np.sqrt(state.probit.lam2)
-                        slot += 1
-                    if it >= phi_from:
-                        phi_acc = phi_mean.add(phi_acc, state.counts, runner.config.beta)
-                    seconds[it] = time.perf_counter() - t_it
-                    if bar is not None:
-                        rate = len(data.tokens) * (it + 1 - start) / (time.perf_counter() - tic)
-                        bar.set_postfix(loglik=f"{info.loglik_do + info.loglik_lda:.4g}",
-                                        tokens_per_s=f"{rate:.3g}", refresh=False)
-                        bar.update(1)
-                    if interrupt.requested and it + 1 < n_iter:
-                        if checkpoint is None:
-                            raise KeyboardInterrupt(
-                                "fit interrupted (pass checkpoint=... to be able to resume)")
-                        save_checkpoint(it + 1)
-                        raise FitInterrupted(self.checkpoint)
-                    if checkpoint is not None and (
-                            (it + 1) % p["checkpoint_every"] == 0 or it + 1 == n_iter):
-                        save_checkpoint(it + 1)
-                ndk = runner.topics()[1].copy()
-            finally:
-                runner.close()
-                if bar is not None:
-                    bar.close()
-
-        alpha, beta = alpha_value(runner.config.alpha), float(runner.config.beta)
-        # the chain's state (Phi, alias tables) is no longer needed: release it before the
-        # one K x V array of phi_ is written from the sparse running mean
-        runner = state = None
-        phi = phi_mean.dense_mean(phi_acc)
-        return {"seed": seed, "eta_draws": eta_draws, "tau_draws": tau_draws,
-                "lambda_draws": lam_draws, "phi": phi,
-                "ndk": ndk, "loglik": loglik, "seconds": seconds,
-                "alpha": alpha, "beta": beta}
-
-    def _check_resume(self, meta, data, n_iter):
-        if meta.get("n_tokens") != len(data.tokens) or meta.get("n_docs") != len(data.y):
-            raise ValueError(
-                "the checkpoint was written for other data: it has "
-                f"{meta.get('n_docs')} documents and {meta.get('n_tokens')} tokens, the data "
-                f"given has {len(data.y)} and {len(data.tokens)}")
-        if meta.get("n_iter") != n_iter:
-            from .extend import check_extension
-
-            check_extension(meta, n_iter, self)
+        """Run (or resume) one chain (:func:`dolda._dolda_chain.run_chain`)."""
+        return run_chain(self, data, config, p, seed, resume, checkpoint, chain)
 
     def _set_loglik(self, loglik):
         """``loglik`` (C, n_iter, 2) or (n_iter, 2) -> DataFrame indexed by (chain, iteration)."""

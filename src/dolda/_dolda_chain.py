@@ -1,0 +1,256 @@
+"""Running one DOLDA chain for the estimator, and pooling several chains' draws.
+
+:func:`run_chain` drives a backend's chain (:mod:`dolda.backends`) through its
+iterations: checkpoints, resuming and extending, Ctrl-C between iterations, the
+burn-in updates of learned alpha and beta, the kept draws and the running mean of
+Phi.  :func:`combine_chains` aligns the chains' topics (label switching) and pools
+their draws into the fitted attributes.  Both work on a :class:`dolda.DOLDA`.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+
+import numpy as np
+
+from ._validation import check_checkpoint_fits
+from .sampler import chain as dolda_chain
+from .sampler import hyper
+from .sampler import phi_mean
+from .sampler import probit as probit_blocks
+from .sampler.alpha import alpha_json, alpha_value, as_alpha
+from .sampler.threads import using_threads
+
+logger = logging.getLogger("dolda.model")
+
+
+class FitInterrupted(KeyboardInterrupt):
+    """Ctrl-C during ``fit``: the chain so far was saved to ``checkpoint``."""
+
+    def __init__(self, checkpoint):
+        super().__init__(f"fit interrupted; checkpoint saved to {checkpoint}; "
+                         f"continue with fit(..., resume={str(checkpoint)!r})")
+        self.checkpoint = checkpoint
+
+
+class _DeferredInterrupt:
+    """Turn the first Ctrl-C into a flag checked between iterations.
+
+    The chain state is only consistent between Gibbs iterations, so the fit
+    finishes the current iteration, writes a checkpoint and stops.  A second
+    Ctrl-C interrupts at once.  Outside the main thread signals cannot be
+    caught, and Ctrl-C behaves as usual.
+    """
+
+    def __init__(self):
+        self.requested = False
+        self._old = None
+
+    def _handler(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        logger.warning("interrupt received: stopping after this iteration "
+                       "(press Ctrl-C again to stop at once)")
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+        return False
+
+
+def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
+    """Run (or resume) chain number ``chain`` of ``model`` (a DOLDA) on ``data``.
+
+    ``p`` are the checked parameters, ``checkpoint`` where to write checkpoints (or
+    None), ``resume`` a checkpoint to continue or extend.  Returns the chain's
+    draws as a dict (eta, tau and lambda draws, the posterior-mean Phi, n_dk,
+    the log-likelihood trace, iteration seconds, alpha and beta).
+    """
+    from . import io
+
+    n_iter, burn_in, thin = p["n_iter"], p["burn_in"], p["thin"]
+    keep = np.arange(burn_in, n_iter)[::thin]
+    n_keep, K = len(keep), config.n_topics
+    n_cols = data.X.shape[1] + K
+    horseshoe = config.prior.horseshoe
+    phi_from = max(burn_in, n_iter - p["phi_draws"])
+    if resume is not None:
+        meta, arr = io.load_checkpoint(resume)
+        check_resume(model, meta, data, n_iter)
+        check_checkpoint_fits(arr, len(data.y), len(data.tokens), data.n_classes, n_cols, K)
+        start = int(meta["next_iteration"])
+        if int(meta["seed"]) != seed:
+            raise ValueError(f"the checkpoint {resume} belongs to a chain with another "
+                             "seed: pass the same random_state as the interrupted fit")
+        state = dolda_chain.DOLDAState(
+            arr["z"].astype(np.int32), arr["ndk"].astype(np.int32), arr["phi"],
+            probit_blocks.ProbitState(np.zeros((len(data.y), data.n_classes)), arr["eta"],
+                                      arr["lam2"], arr["tau2"], arr["nu"], arr["xi"]))
+        eta_draws, loglik = arr["eta_draws"], arr["loglik"]
+        phi_acc = phi_mean.from_arrays(arr)
+        tau_draws, lam_draws = arr.get("tau_draws"), arr.get("lambda_draws")
+        if int(meta["n_iter"]) != n_iter:  # extending a finished chain (checked above)
+            from .extend import extend_draws
+
+            eta_draws, tau_draws, lam_draws, loglik, phi_acc = extend_draws(
+                meta, arr, n_iter, burn_in, thin, phi_from)
+    else:
+        start = 0
+        with using_threads(config.n_jobs):
+            state = dolda_chain.init_state(seed, data, config)
+        eta_draws = np.zeros((n_keep, data.n_classes, n_cols))
+        tau_draws = np.zeros((n_keep, data.n_classes)) if horseshoe else None
+        lam_draws = np.zeros((n_keep, data.n_classes, n_cols)) if horseshoe else None
+        loglik = np.full((n_iter, 2), np.nan)
+        # the running posterior mean of Phi, sparse (Rao-Blackwellised over the kept z)
+        phi_acc = phi_mean.empty(data.n_words, K)
+
+    from .backends import make_chain
+
+    runner = make_chain(model.backend, seed, state, data, config, p["n_shards"],
+                        model.client, p["snapshot_every"])
+    learn_alpha = model._alpha_mode()
+    learn_beta = isinstance(model.beta, str) and model.beta == "auto"
+    if resume is not None and "alpha" in meta:  # values learned before the checkpoint
+        runner.config = runner.config._replace(alpha=alpha_value(meta["alpha"]),
+                                               beta=meta["beta"])
+
+    def save_checkpoint(next_iteration):
+        z, ndk = runner.topics()
+        meta = {"seed": seed, "next_iteration": int(next_iteration), "n_iter": n_iter,
+                "n_tokens": int(len(data.tokens)), "n_docs": int(len(data.y)),
+                "params": io.encode_params(model.get_params(deep=False)),
+                "alpha": alpha_json(runner.config.alpha),
+                "beta": float(runner.config.beta)}
+        arrays = {"z": z, "ndk": ndk, "phi": state.phi,
+                  "eta": state.probit.eta, "lam2": state.probit.lam2,
+                  "tau2": state.probit.tau2, "nu": state.probit.nu, "xi": state.probit.xi,
+                  "eta_draws": eta_draws, "tau_draws": tau_draws,
+                  "lambda_draws": lam_draws, "loglik": loglik,
+                  **phi_mean.to_arrays(phi_acc)}
+        return io.save_checkpoint(checkpoint, meta, arrays)
+
+    bar = None
+    if model.progress:
+        from tqdm.auto import tqdm
+
+        desc = "DOLDA" if p["n_chains"] == 1 else f"DOLDA chain {chain + 1}/{p['n_chains']}"
+        bar = tqdm(total=n_iter, initial=start, desc=desc, unit="it")
+    slot = int(np.searchsorted(keep, start))
+    seconds = np.full(n_iter, np.nan)  # wall time of every iteration run here
+    tic = time.perf_counter()
+    with _DeferredInterrupt() as interrupt, using_threads(config.n_jobs):
+        try:
+            for it in range(start, n_iter):
+                t_it = time.perf_counter()
+                state, info = runner.step(it)
+                if (learn_alpha or learn_beta) and it < burn_in and \
+                        (it + 1) % hyper.UPDATE_EVERY == 0:
+                    runner.config = hyper.learn(runner.config, *runner.topics(), data,
+                                                learn_alpha, learn_beta)
+                loglik[it] = (info.loglik_do, info.loglik_lda)
+                if slot < n_keep and it == keep[slot]:
+                    eta_draws[slot] = state.probit.eta
+                    if horseshoe:
+                        tau_draws[slot] = np.sqrt(state.probit.tau2)
+                        lam_draws[slot] = np.sqrt(state.probit.lam2)
+                    slot += 1
+                if it >= phi_from:
+                    phi_acc = phi_mean.add(phi_acc, state.counts, runner.config.beta)
+                seconds[it] = time.perf_counter() - t_it
+                if bar is not None:
+                    rate = len(data.tokens) * (it + 1 - start) / (time.perf_counter() - tic)
+                    bar.set_postfix(loglik=f"{info.loglik_do + info.loglik_lda:.4g}",
+                                    tokens_per_s=f"{rate:.3g}", refresh=False)
+                    bar.update(1)
+                if interrupt.requested and it + 1 < n_iter:
+                    if checkpoint is None:
+                        raise KeyboardInterrupt(
+                            "fit interrupted (pass checkpoint=... to be able to resume)")
+                    save_checkpoint(it + 1)
+                    raise FitInterrupted(model.checkpoint)
+                if checkpoint is not None and (
+                        (it + 1) % p["checkpoint_every"] == 0 or it + 1 == n_iter):
+                    save_checkpoint(it + 1)
+            ndk = runner.topics()[1].copy()
+        finally:
+            runner.close()
+            if bar is not None:
+                bar.close()
+
+    alpha, beta = alpha_value(runner.config.alpha), float(runner.config.beta)
+    # the chain's state (Phi, alias tables) is no longer needed: release it before the
+    # one K x V array of phi_ is written from the sparse running mean
+    runner = state = None
+    phi = phi_mean.dense_mean(phi_acc)
+    return {"seed": seed, "eta_draws": eta_draws, "tau_draws": tau_draws,
+            "lambda_draws": lam_draws, "phi": phi,
+            "ndk": ndk, "loglik": loglik, "seconds": seconds,
+            "alpha": alpha, "beta": beta}
+
+def check_resume(model, meta, data, n_iter):
+    """A checkpoint must belong to this data; a longer ``n_iter`` must be a valid extension."""
+    if meta.get("n_tokens") != len(data.tokens) or meta.get("n_docs") != len(data.y):
+        raise ValueError(
+            "the checkpoint was written for other data: it has "
+            f"{meta.get('n_docs')} documents and {meta.get('n_tokens')} tokens, the data "
+            f"given has {len(data.y)} and {len(data.tokens)}")
+    if meta.get("n_iter") != n_iter:
+        from .extend import check_extension
+
+        check_extension(meta, n_iter, model)
+
+
+def combine_chains(model, chains, n_iter):
+    """Align every chain's topics to chain 0 (label switching), then pool the draws."""
+    from .diagnostics import align_topics
+
+    K = chains[0]["phi"].shape[0]
+    n_x = chains[0]["eta_draws"].shape[2] - K
+    perms = [np.arange(K)] + [align_topics(chains[0]["phi"], ch["phi"]) for ch in chains[1:]]
+    for ch, perm in zip(chains, perms):
+        cols = np.concatenate([np.arange(n_x), n_x + perm])
+        if not np.array_equal(perm, np.arange(K)):  # no K x V copy for chain 0
+            ch["phi"] = ch["phi"][perm]
+        ch["eta_draws"] = ch["eta_draws"][:, :, cols]
+        if ch["lambda_draws"] is not None:
+            ch["lambda_draws"] = ch["lambda_draws"][:, :, cols]
+        ch["ndk"] = ch["ndk"][:, perm]
+    model.n_chains_ = len(chains)
+    model.topic_alignment_ = np.array(perms)
+    model.seed_ = chains[0]["seed"]
+    model.n_iter_ = n_iter
+    model.eta_draws_ = np.concatenate([ch["eta_draws"] for ch in chains])
+    horseshoe = chains[0]["tau_draws"] is not None
+    model.tau_draws_ = (np.concatenate([ch["tau_draws"] for ch in chains])
+                       if horseshoe else None)
+    model.lambda_draws_ = (np.concatenate([ch["lambda_draws"] for ch in chains])
+                          if horseshoe else None)
+    # the mean of the chains' Phi, renormalised: summed into chain 0's array in place (the
+    # chains' draws are not used after this), no stacked or K x V temporary copies
+    phi = chains[0]["phi"]
+    for ch in chains[1:]:
+        phi += ch["phi"]
+        ch["phi"] = None
+    phi /= phi.sum(axis=1, keepdims=True)
+    model.phi_ = phi
+    model.doc_topic_counts_ = chains[0]["ndk"]
+    # per-topic alphas follow their topics through the alignment
+    alphas = [ch["alpha"] if np.ndim(ch["alpha"]) == 0 else np.asarray(ch["alpha"])[perm]
+              for ch, perm in zip(chains, perms)]
+    alpha = (np.mean([as_alpha(a, K) for a in alphas], axis=0)
+             if model._alpha_mode() == "asymmetric" else np.mean(alphas, axis=0))
+    model.alpha_ = alpha_value(alpha)
+    model.beta_ = float(np.mean([ch["beta"] for ch in chains]))
+    model._set_loglik(np.stack([ch["loglik"] for ch in chains]))
+    model.timings_ = {"iteration_seconds": np.stack([ch["seconds"] for ch in chains])}
+    model._finish(model.eta_draws_)
