@@ -11,12 +11,12 @@ words that decide a class and shrinks the rest to zero.
 :class:`dolda.corpus.Corpus` with the same vocabulary to a sparse CSR matrix
 (D, n_words) of
 
+* ``"log"``: ``log(1 + n_{d,w})`` (default; a word seen 20 times counts about
+  three times as much as a word seen once);
+* ``"binary"``: ``1`` if the word occurs in the document;
 * ``"tfidf"``: ``(1 + log n_{d,w}) * idf_w`` with scikit-learn's smoothed
   ``idf_w = 1 + log((1 + D) / (1 + df_w))``, each row scaled to unit
-  Euclidean norm over the selected words (DOLDA's default);
-* ``"log"``: ``log(1 + n_{d,w})`` (a word seen 20 times counts about
-  three times as much as a word seen once; :class:`WordFeatures`' default);
-* ``"binary"``: ``1`` if the word occurs in the document.
+  Euclidean norm over the selected words.
 
 The words are the ``n_words`` with the highest document frequency in the
 training corpus (ties broken by word id, i.e. alphabetically), which uses no

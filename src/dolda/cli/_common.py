@@ -610,9 +610,9 @@ def _model_options(func):
                           "words enter the regression beside the topics ('word=<w>'); "
                           "'auto': one per two training documents, 2,000 to 5,000; "
                           "0: topics only."),
-        click.option("--word-features", type=click.Choice(["tfidf", "log", "binary"]),
-                     default="tfidf", show_default=True,
-                     help="How a word covariate counts: tf-idf (unit rows), log(1 + count), or 0/1."),
+        click.option("--word-features", type=click.Choice(["log", "binary", "tfidf"]),
+                     default="log", show_default=True,
+                     help="How a word covariate counts: log(1 + count), 0/1, or tf-idf (unit rows)."),
         click.option("--min-count", "covariate_min_count", type=click.IntRange(min=1),
                      default=1, show_default=True,
                      help="Pool the levels of a categorical covariate seen in fewer training "
