@@ -197,6 +197,7 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
             "ndk": ndk, "loglik": loglik, "seconds": seconds,
             "alpha": alpha, "beta": beta}
 
+
 def check_resume(model, meta, data, n_iter):
     """A checkpoint must belong to this data; a longer ``n_iter`` must be a valid extension."""
     if meta.get("n_tokens") != len(data.tokens) or meta.get("n_docs") != len(data.y):

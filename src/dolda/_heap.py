@@ -14,9 +14,10 @@ import functools
 
 #: Below this many tokens a corpus frees too little to be worth a trim (it costs ~1 ms).
 TRIM_MIN_TOKENS = 200_000
-#: Trims inside every iteration only from this many Phi entries (V x K) on: the pages a
-#: trim returns are faulted in again by the next iteration (6% of a K = 100 iteration on
-#: 20 Newsgroups, V x K = 8.3 M), which pays only where memory is the limit.
+#: The trim inside every iteration (one, before the Phi draw) runs only from this many Phi
+#: entries (V x K) on: the pages it returns are faulted in again by the next iteration (6%
+#: of a K = 100 iteration on 20 Newsgroups, V x K = 8.3 M), which pays only where memory is
+#: the limit.
 ITERATION_TRIM_MIN_ENTRIES = 1 << 25
 
 
