@@ -50,6 +50,52 @@ def test_word_features_match_scikit_learn(kind):
     np.testing.assert_array_equal(back.transform(corpus).toarray(), got.toarray())
 
 
+def test_chi2_selection_matches_scikit_learn_and_skips_rare_words():
+    # 8 documents, two classes: "alpha" marks class 0 (in 3 of its 4 documents),
+    # "beta" is spread evenly, "gamma" marks class 1 but is in only 2 documents
+    docs = ["alpha beta delta", "alpha beta", "alpha delta", "beta delta",
+            "beta gamma delta", "beta gamma", "delta epsilon", "beta epsilon"]
+    y = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    corpus = Corpus(docs, rare_share=0)
+    present = CountVectorizer(vocabulary=corpus.vocabulary.words, binary=True).fit_transform(docs)
+    from sklearn.feature_selection import chi2
+
+    score = chi2(present, y)[0]
+    wf = WordFeatures(2, selection="chi2").fit(corpus, y)
+    words = corpus.vocabulary.words
+    eligible = [w for w in words if present[:, words.index(w)].sum() >= 3]
+    best = sorted(eligible, key=lambda w: (-score[words.index(w)], w))[:2]
+    assert wf.words_ == sorted(best)
+    assert "alpha" in wf.words_ and "gamma" not in wf.words_  # gamma: df 2 < 3
+    # asking for more words than qualify fills the rest by document frequency
+    everything = WordFeatures(len(words), selection="chi2").fit(corpus, y)
+    assert sorted(everything.words_) == sorted(words)
+    # state survives the model file's dict; df selection is the default and label-free
+    assert WordFeatures.from_dict(wf.to_dict()).selection == "chi2"
+    assert WordFeatures(2).fit(corpus).words_ == ["beta", "delta"]
+    with pytest.raises(ValueError, match="one label per training document"):
+        WordFeatures(2, selection="chi2").fit(corpus)
+    with pytest.raises(ValueError, match="word_selection"):
+        WordFeatures(2, selection="mi").fit(corpus, y)
+
+
+def test_dolda_word_selection_chi2_keeps_the_class_word(planted, tmp_path):
+    texts, y, target = planted
+    # 10 words by document frequency miss the planted class word; chi2 picks it first
+    by_df = DOLDA(n_topics=4, n_iter=5, n_words=10, random_state=1, progress=False,
+                  rare_share=0).fit(texts, y)
+    assert "word=zebra" not in by_df.feature_names_
+    model = DOLDA(n_topics=4, n_iter=5, n_words=10, word_selection="chi2", random_state=1,
+                  progress=False, rare_share=0).fit(texts, y)
+    assert "word=zebra" in model.feature_names_
+    model.save(tmp_path / "m")
+    again = dolda.load(tmp_path / "m")
+    assert again.word_selection == "chi2" and again.word_features_.selection == "chi2"
+    np.testing.assert_array_equal(again.predict_proba(texts[:10]), model.predict_proba(texts[:10]))
+    with pytest.raises(ValueError, match="word_selection"):
+        DOLDA(n_words=2, word_selection="mutual").fit(DOCS, [0, 1, 0, 1, 0])
+
+
 def test_word_features_reject_bad_arguments():
     corpus = Corpus(DOCS, rare_share=0)
     with pytest.raises(ValueError, match="n_words"):

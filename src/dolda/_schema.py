@@ -234,11 +234,13 @@ def _positive_finite(value, where):
 
 def _word_features(wf, n_words):
     """A :meth:`WordFeatures.to_dict`; returns its number of columns."""
-    from .word_features import WORD_FEATURES
+    from .word_features import WORD_FEATURES, WORD_SELECTIONS
 
     if not isinstance(wf, dict):
         _fail("meta.word_features must be an object")
     _str(_key(wf, "kind", "meta.word_features"), "meta.word_features.kind", WORD_FEATURES)
+    if "selection" in wf:  # absent in files written before word_selection existed
+        _str(wf["selection"], "meta.word_features.selection", WORD_SELECTIONS)
     ids = _key(wf, "word_ids", "meta.word_features")
     if not isinstance(ids, list):
         _fail("meta.word_features.word_ids must be a list")

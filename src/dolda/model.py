@@ -53,7 +53,8 @@ from .sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-expo
 from .sampler.threads import obeys_n_jobs, using_threads
 from .topics import (DEFAULT_LABEL_WORDS, DEFAULT_RELEVANCE, model_top_words,
                      model_topic_labels)
-from .word_features import WORD_FEATURES, WordFeatures, check_n_words, resolve_n_words
+from .word_features import (WORD_FEATURES, WORD_SELECTIONS, WordFeatures, check_n_words,
+                            resolve_n_words)
 
 logger = logging.getLogger(__name__)
 
@@ -175,6 +176,11 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         How a word's count enters: ``log(1 + n_{d,w})``, an indicator, or
         l2-normalised sublinear tf-idf (better on 20 Newsgroups stripped, mixed on
         the bug reports over two seeds: see the README).
+    word_selection : {"df", "chi2"}, default="df"
+        Which ``n_words`` words: highest document frequency, or most associated
+        with the class on the training documents (chi-squared of presence
+        against label, words in 3 or more documents), see
+        :mod:`dolda.word_features`.
     eta_sampler : {"auto", "cholesky", "cg", "bcm"}, default="auto"
         The eta-step.  ``"cholesky"``: dense ``[1, X]`` and a P x P
         factorisation per class (tens to hundreds of covariates).
@@ -269,7 +275,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                  checkpoint=None, checkpoint_every=100, rare_share=0.01, min_df=1,
                  max_df=1.0, covariate_min_count=1, n_chains=1, random_state=None,
                  stop_words="english", token_pattern=None, n_words="auto", word_features="log",
-                 eta_sampler="auto",
+                 word_selection="df", eta_sampler="auto",
                  n_jobs=None, progress=True,
                  text_column="text", covariate_columns=None,
                  backend="local", client=None, n_shards=None, snapshot_every=10,
@@ -309,6 +315,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         self.token_pattern = token_pattern
         self.n_words = n_words
         self.word_features = word_features
+        self.word_selection = word_selection
         self.eta_sampler = eta_sampler
         self.proba = proba
 
@@ -348,6 +355,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
             eta_sampler=check_choice(self.eta_sampler, "eta_sampler",
                                      ("auto",) + probit_blocks.ETA_SAMPLERS),
             word_features=check_choice(self.word_features, "word_features", WORD_FEATURES),
+            word_selection=check_choice(self.word_selection, "word_selection", WORD_SELECTIONS),
         )
 
     def _resolved_z_sampler(self, n_topics):
@@ -454,12 +462,14 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
             return sp.hstack([np.ones((n_docs, 1)), M], format="csr"), names
         return np.hstack([np.ones((n_docs, 1)), M]), names
 
-    def _add_word_features(self, corpus, Xd, names, p=None):
-        """Append the word covariates (:mod:`dolda.word_features`) to ``[1, x_d]``."""
+    def _add_word_features(self, corpus, Xd, names, p=None, y_index=None):
+        """Append the word covariates (:mod:`dolda.word_features`) to ``[1, x_d]``
+        (``p``, ``y_index``: the fit's parameters and class indices)."""
         if p is not None:  # fit
             n_words = resolve_n_words(p["n_words"], corpus.n_docs)
-            self.word_features_ = (WordFeatures(n_words, p["word_features"]).fit(corpus)
-                                   if n_words > 0 else None)
+            self.word_features_ = (
+                WordFeatures(n_words, p["word_features"], p["word_selection"])
+                .fit(corpus, y_index) if n_words > 0 else None)
         wf = getattr(self, "word_features_", None)
         if wf is None:
             return Xd, names
@@ -552,7 +562,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         n_docs = corpus.n_docs
         self.classes_, y_index = encode_labels(y, n_docs, self)
         Xd, names = self._covariates(covariates, n_docs, fit=True)
-        Xd, names = self._add_word_features(corpus, Xd, names, p)
+        Xd, names = self._add_word_features(corpus, Xd, names, p, y_index)
         K = p["n_topics"]
         check_fit_sizes(self.classes_, y_index, K, corpus, Xd.shape[1] + K, p)
         Xd, self.eta_sampler_ = self._design(Xd, K, p, sp.issparse(covariates))

@@ -18,9 +18,20 @@ words that decide a class and shrinks the rest to zero.
   ``idf_w = 1 + log((1 + D) / (1 + df_w))``, each row scaled to unit
   Euclidean norm over the selected words.
 
-The words are the ``n_words`` with the highest document frequency in the
-training corpus (ties broken by word id, i.e. alphabetically), which uses no
-labels.  Columns are named ``"word=<word>"``.
+Which words (``selection``):
+
+* ``"df"``: the ``n_words`` with the highest document frequency in the training
+  corpus, which uses no labels;
+* ``"chi2"``: the ``n_words`` most associated with the class, by the chi-squared
+  statistic of the word's presence against the label on the training documents
+  (scikit-learn's :func:`~sklearn.feature_selection.chi2`), among the words in at
+  least :data:`CHI2_MIN_DF` training documents (a word seen once or twice cannot be
+  judged); when fewer words qualify, the rest are filled by document frequency.  A
+  common word spread evenly over the classes is left to the topics; a rarer word
+  that marks one class ("druid", a newsgroup's sign-off) is kept.
+
+Ties are broken by document frequency, then by word id (alphabetically).
+Columns are named ``"word=<word>"``.
 """
 
 from __future__ import annotations
@@ -32,6 +43,12 @@ import scipy.sparse as sp
 
 #: The word-feature transforms :class:`WordFeatures` knows.
 WORD_FEATURES = ("log", "binary", "tfidf")
+
+#: How :class:`WordFeatures` picks its words.
+WORD_SELECTIONS = ("df", "chi2")
+
+#: ``selection="chi2"`` ranks only words in at least this many training documents.
+CHI2_MIN_DF = 3
 
 #: Prefix of the column names of word covariates.
 WORD_PREFIX = "word="
@@ -78,6 +95,20 @@ def _count_matrix(corpus) -> sp.csr_matrix:
                          shape=(corpus.n_docs, corpus.n_words)).tocsr()
 
 
+def _chi2_scores(counts: sp.csr_matrix, y: np.ndarray, df: np.ndarray) -> np.ndarray:
+    """Chi-squared statistic of each word's presence against the class (0 where undefined:
+    a word in no document, or a single class)."""
+    from sklearn.feature_selection import chi2
+
+    present = sp.csr_matrix((np.ones_like(counts.data), counts.indices, counts.indptr),
+                            shape=counts.shape)
+    if len(np.unique(y)) < 2:
+        return np.zeros(counts.shape[1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score, _ = chi2(present, y)
+    return np.where((df > 0) & np.isfinite(score), score, 0.0)
+
+
 class WordFeatures:
     """Selected vocabulary words as sparse covariates (see the module doc).
 
@@ -86,6 +117,9 @@ class WordFeatures:
     n_words : int
         Number of words to keep (at most the vocabulary size).
     kind : {"log", "binary", "tfidf"}, default="log"
+    selection : {"df", "chi2"}, default="df"
+        Which words: highest document frequency, or most associated with the
+        label (``fit`` then needs ``y``); see the module doc.
 
     Attributes
     ----------
@@ -96,22 +130,34 @@ class WordFeatures:
         Inverse document frequencies (used by ``"tfidf"`` only).
     """
 
-    def __init__(self, n_words: int, kind: str = "log"):
+    def __init__(self, n_words: int, kind: str = "log", selection: str = "df"):
         self.n_words = n_words
         self.kind = kind
+        self.selection = selection
 
-    def fit(self, corpus) -> WordFeatures:
-        """Pick the ``n_words`` words of highest document frequency in ``corpus``."""
+    def fit(self, corpus, y=None) -> WordFeatures:
+        """Pick ``n_words`` words of ``corpus`` (``y``: class index per document, needed by
+        ``selection="chi2"``)."""
         n = check_n_words(self.n_words)
         if n == "auto":
             raise ValueError("WordFeatures needs a number of words; resolve 'auto' with "
                              "resolve_n_words first")
         if self.kind not in WORD_FEATURES:
             raise ValueError(f"word_features must be one of {WORD_FEATURES}, got {self.kind!r}")
+        if self.selection not in WORD_SELECTIONS:
+            raise ValueError(f"word_selection must be one of {WORD_SELECTIONS}, "
+                             f"got {self.selection!r}")
         counts = _count_matrix(corpus)
         df = np.bincount(counts.indices, minlength=corpus.n_words)
         n = min(n, int(np.count_nonzero(df)))
-        order = np.lexsort((np.arange(len(df)), -df))[:n]  # df descending, then id
+        if self.selection == "chi2":
+            if y is None or len(y) != corpus.n_docs:
+                raise ValueError("word_selection='chi2' needs one label per training document")
+            score = _chi2_scores(counts, np.asarray(y), df)
+            # eligible first, then chi2, then df (descending), then id
+            order = np.lexsort((np.arange(len(df)), -df, -score, -(df >= CHI2_MIN_DF).astype(np.int64)))[:n]
+        else:
+            order = np.lexsort((np.arange(len(df)), -df))[:n]  # df descending, then id
         self.word_ids_ = np.sort(order).astype(np.int64)
         words = corpus.vocabulary.words
         self.words_ = [words[i] for i in self.word_ids_]
@@ -147,13 +193,13 @@ class WordFeatures:
 
     def to_dict(self) -> dict:
         """JSON-able state for the model file (no pickle)."""
-        return {"n_words": int(self.n_words), "kind": self.kind,
+        return {"n_words": int(self.n_words), "kind": self.kind, "selection": self.selection,
                 "word_ids": self.word_ids_.tolist(), "words": list(self.words_),
                 "idf": self.idf_.tolist()}
 
     @classmethod
     def from_dict(cls, data: dict) -> WordFeatures:
-        out = cls(data["n_words"], data["kind"])
+        out = cls(data["n_words"], data["kind"], data.get("selection", "df"))
         out.word_ids_ = np.asarray(data["word_ids"], dtype=np.int64)
         out.words_ = list(data["words"])
         out.idf_ = np.asarray(data["idf"], dtype=np.float64)
