@@ -175,11 +175,13 @@ def test_cli_word_and_vocabulary_options(tmp_path):
     result = CliRunner().invoke(main, [
         "fit", str(data), "--text", "text", "--label", "y", "--topics", "3",
         "--iterations", "20", "--quiet", "--seed", "1", "--words", "15",
-        "--word-features", "binary", "--stop-words", "english", "--stop-words", str(stop),
-        "--max-df", "0.95", "--token-pattern", r"(?u)\b\w\w+\b", "--out", str(out)])
+        "--word-features", "binary", "--word-selection", "chi2", "--stop-words", "english",
+        "--stop-words", str(stop), "--max-df", "0.95", "--token-pattern", r"(?u)\b\w\w+\b",
+        "--out", str(out)])
     assert result.exit_code == 0, result.output
     model = dolda.load(out)
     assert model.word_features_.kind == "binary" and len(model.word_features_.words_) == 15
+    assert model.word_selection == "chi2" and model.word_features_.selection == "chi2"
     assert "w0001" not in model.vocabulary_.words and "the" not in model.vocabulary_.words
     result = CliRunner().invoke(main, ["topics", str(out), "--level", "0.5"])
     assert result.exit_code == 0, result.output

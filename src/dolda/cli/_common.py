@@ -613,6 +613,10 @@ def _model_options(func):
         click.option("--word-features", type=click.Choice(["log", "binary", "tfidf"]),
                      default="log", show_default=True,
                      help="How a word covariate counts: log(1 + count), 0/1, or tf-idf (unit rows)."),
+        click.option("--word-selection", type=click.Choice(["df", "chi2"]),
+                     default="df", show_default=True,
+                     help="Which words: most frequent (df), or most associated with the "
+                          "label (chi2, words in 3+ training documents)."),
         click.option("--min-count", "covariate_min_count", type=click.IntRange(min=1),
                      default=1, show_default=True,
                      help="Pool the levels of a categorical covariate seen in fewer training "
@@ -682,7 +686,7 @@ def _estimator(opts, **extra):
                  rare_share=opts["rare_share"], min_df=opts["min_df"],
                  max_df=opts["max_df"], stop_words=_stop_words(opts["stop_words"]),
                  token_pattern=opts["token_pattern"], n_words=opts["n_words"],
-                 word_features=opts["word_features"],
+                 word_features=opts["word_features"], word_selection=opts["word_selection"],
                  covariate_min_count=opts["covariate_min_count"], two_step=opts["two_step"],
                  random_state=opts["seed"], n_jobs=opts["threads"],
                  progress=not opts["quiet"], **extra)

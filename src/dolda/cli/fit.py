@@ -165,7 +165,8 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
         args += ["--token-pattern", opts["token_pattern"]]
     if "n_words" in opts:
         args += ["--words", str(opts["n_words"]), "--word-features",
-                 opts.get("word_features", "log")]
+                 opts.get("word_features", "log"), "--word-selection",
+                 opts.get("word_selection", "df")]
     if opts["two_step"]:
         args.append("--two-step")
     if opts["threads"] is not None:
