@@ -146,11 +146,17 @@ def test_newsgroups_loader_on_a_fake_copy(fake_data, monkeypatch):
     train = load_20newsgroups(fake_data, subset="train")
     assert list(train.columns) == ["id", "label", "label_id", "text"]
     assert len(train) == 6 and train["text"].iloc[0] == _MESSAGE
+    # texts are the parsed str objects in an object column (no arrow copy), so the list
+    # DOLDA is given holds the same objects, not a second copy of the corpus
+    assert train["text"].dtype == object and train["label_id"].dtype == np.int64
+    texts = train["text"].tolist()
+    assert all(type(t) is str for t in texts) and texts[0] is train["text"].iloc[0]
     assert len(load_20newsgroups(fake_data, subset="all")) == 10
     monkeypatch.setenv("DOLDA_DATA", str(fake_data))
     assert len(load_20newsgroups(subset="test")) == 4
     stripped = load_20newsgroups(subset="test", remove=("headers", "footers", "quotes"))
     assert stripped["text"].iloc[0] == "My answer about engines.\nSecond line.\n"
+    assert stripped["text"].dtype == object
     with pytest.raises(ValueError, match="remove accepts"):
         load_20newsgroups(subset="test", remove=("signatures",))
 
