@@ -47,3 +47,36 @@ def test_trims_inside_iterations_only_for_a_large_phi(monkeypatch):
     assert _heap.release_in_iteration(83_488, 100) is False  # 20 Newsgroups at K = 100
     assert calls == []
     assert _heap.release_in_iteration(83_488, 1000) is True and calls == [0]
+
+
+def test_one_chain_keeps_its_draw_arrays_and_chains_pool_in_order(corpus, monkeypatch):
+    """One chain: the model's S x L x P draws are the chain's own C-ordered arrays (no
+    column-permuted copy, no concatenated copy); several chains: the concatenation of the
+    chains' (aligned) draws, in chain order."""
+    from dolda import _dolda_chain
+
+    seen = []
+    combine = _dolda_chain.combine_chains
+
+    def spy(model, chains, n_iter):
+        seen.append([{k: ch[k] for k in ("eta_draws", "lambda_draws", "tau_draws")}
+                     for ch in chains])
+        return combine(model, chains, n_iter)
+
+    monkeypatch.setattr("dolda.model.combine_chains", spy)
+    one = DOLDA(n_topics=4, n_iter=6, random_state=2, progress=False, n_jobs=1,
+                n_words=0).fit(corpus.texts, corpus.y)
+    assert one.eta_draws_ is seen[0][0]["eta_draws"]
+    assert one.lambda_draws_ is seen[0][0]["lambda_draws"]
+    assert one.eta_draws_.flags.c_contiguous and one.lambda_draws_.flags.c_contiguous
+    two = DOLDA(n_topics=4, n_iter=6, random_state=2, progress=False, n_jobs=1, n_words=0,
+                n_chains=2).fit(corpus.texts, corpus.y)
+    K, n_x = 4, two.eta_draws_.shape[2] - 4
+    first, second = seen[1]
+    np.testing.assert_array_equal(two.eta_draws_[:len(first["eta_draws"])], first["eta_draws"])
+    perm = two.topic_alignment_[1]
+    cols = np.concatenate([np.arange(n_x), n_x + perm])
+    np.testing.assert_array_equal(two.eta_draws_[len(first["eta_draws"]):],
+                                  second["eta_draws"][:, :, cols])
+    np.testing.assert_array_equal(two.tau_draws_,
+                                  np.concatenate([first["tau_draws"], second["tau_draws"]]))

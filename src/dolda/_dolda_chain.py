@@ -211,6 +211,16 @@ def check_resume(model, meta, data, n_iter):
         check_extension(meta, n_iter, model)
 
 
+def _pooled(chains, key):
+    """The chains' ``key`` draws stacked along the draw axis; a single chain's array itself."""
+    if len(chains) == 1:
+        return chains[0][key]
+    out = np.concatenate([ch[key] for ch in chains])
+    for ch in chains:
+        ch[key] = None  # not used after pooling: free each chain's copy
+    return out
+
+
 def combine_chains(model, chains, n_iter):
     """Align every chain's topics to chain 0 (label switching), then pool the draws."""
     from .diagnostics import align_topics
@@ -219,9 +229,10 @@ def combine_chains(model, chains, n_iter):
     n_x = chains[0]["eta_draws"].shape[2] - K
     perms = [np.arange(K)] + [align_topics(chains[0]["phi"], ch["phi"]) for ch in chains[1:]]
     for ch, perm in zip(chains, perms):
+        if np.array_equal(perm, np.arange(K)):
+            continue  # chain 0 (and any chain already aligned): no copies of its arrays
         cols = np.concatenate([np.arange(n_x), n_x + perm])
-        if not np.array_equal(perm, np.arange(K)):  # no K x V copy for chain 0
-            ch["phi"] = ch["phi"][perm]
+        ch["phi"] = ch["phi"][perm]
         ch["eta_draws"] = ch["eta_draws"][:, :, cols]
         if ch["lambda_draws"] is not None:
             ch["lambda_draws"] = ch["lambda_draws"][:, :, cols]
@@ -230,12 +241,12 @@ def combine_chains(model, chains, n_iter):
     model.topic_alignment_ = np.array(perms)
     model.seed_ = chains[0]["seed"]
     model.n_iter_ = n_iter
-    model.eta_draws_ = np.concatenate([ch["eta_draws"] for ch in chains])
+    # one chain: its arrays as they are (S x L x P draws are the largest arrays of a fit
+    # with word covariates: 0.24 GB each for eta and lambda at K = 1000, 5,000 words)
+    model.eta_draws_ = _pooled(chains, "eta_draws")
     horseshoe = chains[0]["tau_draws"] is not None
-    model.tau_draws_ = (np.concatenate([ch["tau_draws"] for ch in chains])
-                       if horseshoe else None)
-    model.lambda_draws_ = (np.concatenate([ch["lambda_draws"] for ch in chains])
-                          if horseshoe else None)
+    model.tau_draws_ = _pooled(chains, "tau_draws") if horseshoe else None
+    model.lambda_draws_ = _pooled(chains, "lambda_draws") if horseshoe else None
     # the mean of the chains' Phi, renormalised: summed into chain 0's array in place (the
     # chains' draws are not used after this), no stacked or K x V temporary copies
     phi = chains[0]["phi"]
