@@ -26,6 +26,8 @@ Models
 ``words_probit``   Horseshoe ``DOProbit`` on l2-normalised sublinear tf-idf of the W
                    most frequent words (no topics), + covariates.
 ``svm``            ``LinearSVC(C=1)`` on tf-idf of DOLDA's whole vocabulary (+ covariates).
+``svm_words``      the same SVM on only the W most frequent words (DOLDA's word covariates
+                   with ``--words W``): how much of the SVM's lead is its vocabulary.
 ``logreg``         ``LogisticRegression(C=10)`` on the same features.
 
 All models use the vocabulary DOLDA's default preprocessing builds on the
@@ -54,7 +56,7 @@ JIRA_PROJECTS = ("hadoop", "hdfs", "mapreduce", "activemq", "yarn", "storm")
 CORPORA = (("newsgroups_raw", "newsgroups_stripped", "debian_sections")
            + tuple(f"jira_{p}" for p in JIRA_PROJECTS)
            + tuple(f"jira_{p}_meta" for p in JIRA_PROJECTS))
-MODELS = ("dolda", "dolda_words", "words_probit", "svm", "logreg")
+MODELS = ("dolda", "dolda_words", "words_probit", "svm", "svm_words", "logreg")
 META_COLUMNS = ("reporter", "priority", "affects_version")
 META_MIN_COUNT = 3
 
@@ -195,8 +197,15 @@ def run(data_dir, corpus, model_name, topics=20, iterations=200, n_words=2000, s
             from sklearn.linear_model import LogisticRegression
             from sklearn.svm import LinearSVC
 
-            A, B = _with_covariates(*_tfidf(vocab, tr, te), Xtr, Xte)
-            est = (LinearSVC(C=1.0, random_state=seed) if model_name == "svm"
+            restrict = None
+            if model_name == "svm_words":
+                from dolda.word_features import resolve_n_words
+
+                restrict = resolve_n_words(n_words, len(tr))
+            A, B = _with_covariates(*_tfidf(vocab, tr, te, restrict), Xtr, Xte)
+            if restrict is not None:
+                result["n_words"] = int(min(restrict, A.shape[1]))
+            est = (LinearSVC(C=1.0, random_state=seed) if model_name.startswith("svm")
                    else LogisticRegression(C=10.0, max_iter=2000))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -223,7 +232,8 @@ def _summary(runs) -> list:
         cell = by.setdefault(r["corpus"], {})
         if key not in cell or r["test_accuracy"] > cell[key]["test_accuracy"]:
             cell[key] = r
-    cols = [("svm", "LinearSVC"), ("logreg", "logistic reg."), ("dolda", "DOLDA topics"),
+    cols = [("svm", "LinearSVC"), ("svm_words", "LinearSVC, W words"),
+            ("logreg", "logistic reg."), ("dolda", "DOLDA topics"),
             ("words_probit", "DOProbit words"), ("dolda_words", "DOLDA topics + words"),
             ("dolda_words_auto", "same, alpha/beta auto")]
     lines = ["Summary: the best run of each model per corpus (test accuracy; in brackets K "
@@ -239,6 +249,8 @@ def _summary(runs) -> list:
                 parts.append("-")
                 continue
             detail = ""
+            if key == "svm_words":
+                detail = f" ({r.get('n_words')}w)"
             if key.startswith("dolda"):
                 detail = f" (K={r.get('topics')}" + (f", {r.get('n_words')}w" if r.get(
                     "n_words") else "") + ")"
