@@ -7,7 +7,7 @@ the code that runs), and the seconds per iteration of every block are printed.  
 (``topic_step`` contains the sweep and the counts), so the inclusive times of the outer
 blocks are listed beside those of their parts.
 
-``memory`` mode: ``DOLDA(n_topics=K, n_words=0).fit`` on train and ``predict`` on test in this process,
+``memory`` mode: ``DOLDA(n_topics=K, n_words=W).fit`` (``--words``, default 0) on train and ``predict`` on test in this process,
 with the resident set size sampled every 10 ms from ``/proc/self/statm`` and attributed to
 the stage running at that moment (the chain's start, its iterations, the combination of the
 draws, the stacking fit on the training documents, ``predict``).
@@ -182,7 +182,7 @@ def memory_mode(args):
         sampler.stage = "fit (other)"
         m = DOLDA(n_topics=K, alpha=0.1, beta=0.01, n_iter=args.iters, random_state=1,
                   n_jobs=args.threads, progress=False, predict_sweeps=10,
-                  phi_sampler=args.phi, n_words=0)
+                  phi_sampler=args.phi, n_words=args.words)
         m.fit(tr.text.tolist(), tr.label)
         sampler.stage = "predict (test)"
         acc = float((m.predict(te.text.tolist()) == te.label.to_numpy()).mean())
@@ -203,6 +203,8 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--iters", type=int, default=2)
     parser.add_argument("--phi", default="exact", choices=["exact", "polya"])
+    parser.add_argument("--words", type=lambda v: v if v == "auto" else int(v), default=0,
+                        help="memory mode: DOLDA's n_words (default 0, topics only)")
     parser.add_argument("--z", default=None, choices=["exact", "mh"])
     args = parser.parse_args(argv)
     (time_mode if args.mode == "time" else memory_mode)(args)

@@ -80,3 +80,24 @@ def test_one_chain_keeps_its_draw_arrays_and_chains_pool_in_order(corpus, monkey
                                   second["eta_draws"][:, :, cols])
     np.testing.assert_array_equal(two.tau_draws_,
                                   np.concatenate([first["tau_draws"], second["tau_draws"]]))
+
+
+@pytest.mark.parametrize("block_rows", [1, 3, 2048])
+def test_hstack_sparse_dense_is_scipys_hstack_array_for_array(block_rows):
+    from dolda.covariates import hstack_sparse_dense
+
+    rng = np.random.default_rng(4)
+    left = sp.random(11, 7, density=0.3, format="csr", random_state=5)
+    left[2] = 0  # an empty sparse row
+    left.eliminate_zeros()
+    right = rng.random((11, 5))
+    right[right < 0.3] = 0.0   # zeros are dropped, as sp.hstack drops them
+    right[6] = 0.0             # a row with no dense entries
+    got = hstack_sparse_dense(left, right, block_rows=block_rows)
+    want = sp.hstack([left, right], format="csr")
+    assert got.shape == want.shape and got.nnz == want.nnz
+    np.testing.assert_array_equal(got.indptr, want.indptr)
+    np.testing.assert_array_equal(got.indices, want.indices)
+    np.testing.assert_array_equal(got.data, want.data)
+    with pytest.raises(ValueError, match="rows"):
+        hstack_sparse_dense(left, right[:5])

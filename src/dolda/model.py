@@ -25,6 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._dolda_chain import FitInterrupted, combine_chains, run_chain  # noqa: F401
 from ._heap import release_free_heap
+from .covariates import hstack_sparse_dense
 from ._inputs import check_covariate_columns, legacy_covariates_keyword, split_documents
 from ._validation import (
     check_alpha,
@@ -721,7 +722,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         """``U = [Xd, zbar]`` (D, P) of ``corpus``: zbar is written straight into U's topic
         columns when Xd is dense (one D x P array, not zbar and a stacked copy)."""
         if sp.issparse(Xd):
-            return sp.hstack([Xd, self._topic_proportions(corpus)], format="csr")
+            return hstack_sparse_dense(Xd, self._topic_proportions(corpus))
         Xd = np.asarray(Xd, dtype=np.float64)
         U = np.empty((Xd.shape[0], Xd.shape[1] + self.phi_.shape[0]))
         U[:, :Xd.shape[1]] = Xd
