@@ -101,3 +101,19 @@ def test_hstack_sparse_dense_is_scipys_hstack_array_for_array(block_rows):
     np.testing.assert_array_equal(got.data, want.data)
     with pytest.raises(ValueError, match="rows"):
         hstack_sparse_dense(left, right[:5])
+
+
+def test_draw_chunks_bound_the_slice_and_keep_the_values():
+    from dolda import calibration
+
+    rng = np.random.default_rng(1)
+    U = sp.random(40, 9, density=0.4, format="csr", random_state=2)
+    draws = rng.standard_normal((25, 3, 9))
+    whole = np.concatenate(list(calibration._draw_chunks(U, draws, max_elements=1e9)))
+    chunks = list(calibration._draw_chunks(U, draws))  # the default bound
+    small = list(calibration._draw_chunks(U, draws, max_elements=40 * 3 * 4))
+    assert len(small) == 7 and all(c.size <= 40 * 3 * 4 for c in small)
+    np.testing.assert_array_equal(np.concatenate(small), whole)
+    np.testing.assert_array_equal(np.concatenate(chunks), whole)
+    # the default is small enough that 20 Newsgroups test x 20 classes is sliced
+    assert calibration._draw_chunks.__defaults__[0] <= 2e6

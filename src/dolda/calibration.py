@@ -48,9 +48,14 @@ def _linear_predictors(U, block):
     return np.einsum("dp,slp->sdl", U, block)
 
 
-def _draw_chunks(U, eta_draws, max_elements=2e7, keep=None):
+def _draw_chunks(U, eta_draws, max_elements=2e6, keep=None):
     """``mu`` (s, D, L) of consecutive slices of the draws; ``keep`` (P,) bool: only those
-    columns of U count (the others' coefficients are zeroed in the slice, not U copied)."""
+    columns of U count (the others' coefficients are zeroed in the slice, not U copied).
+
+    Slices of at most ``max_elements`` values of ``mu`` (16 MB): the callers' softmax and
+    map temporaries are a few times that.  With 2e7, predicting 20 Newsgroups test at
+    K = 1000 with 250 draws peaked 0.76 GB above the model; with 2e6, 0.21 GB, and faster.
+    """
     chunk = max(1, int(max_elements // max(1, U.shape[0] * eta_draws.shape[1])))
     for start in range(0, len(eta_draws), chunk):
         block = eta_draws[start:start + chunk]
