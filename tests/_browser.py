@@ -59,10 +59,17 @@ def console_errors(driver):
 
 
 def wait_for(driver, script, timeout=20):
-    """Wait until the JavaScript expression ``script`` is truthy; return its value."""
+    """Wait until the JavaScript expression ``script`` is truthy; return its value.
+
+    A script error counts as "not yet" until the timeout (then the wait fails as usual):
+    right after ``driver.refresh()`` the page may still be loading and ``getElementById``
+    return null.
+    """
+    from selenium.common.exceptions import JavascriptException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout).until(lambda d: d.execute_script(f"return {script}"))
+    return WebDriverWait(driver, timeout, ignored_exceptions=(JavascriptException,)).until(
+        lambda d: d.execute_script(f"return {script}"))
 
 
 def save_screenshot(driver, name):

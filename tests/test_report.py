@@ -281,7 +281,8 @@ def test_report_in_headless_chromium(report, fitted):
         # the document with "</script>" in its text is listed and shown as text
         driver.get(report.as_uri() + "#doc=DOC-1")
         driver.refresh()
-        wait_for(driver, "document.getElementById('doc-detail').getAttribute('data-doc') "
+        wait_for(driver, "document.getElementById('doc-detail') && "
+                         "document.getElementById('doc-detail').getAttribute('data-doc') "
                          "=== 'DOC-1'")
         assert "</script>" in driver.find_element("id", "doc-text").text
         # picking a topic updates the term bars
