@@ -7,7 +7,8 @@ the code that runs), and the seconds per iteration of every block are printed.  
 (``topic_step`` contains the sweep and the counts), so the inclusive times of the outer
 blocks are listed beside those of their parts.
 
-``memory`` mode: ``DOLDA(n_topics=K, n_words=W).fit`` (``--words``, default 0) on train and ``predict`` on test in this process,
+``memory`` mode: ``DOLDA(n_topics=K, n_words=W).fit`` (``--words``, default 0) on train
+and ``predict`` on test in this process,
 with the resident set size sampled every 10 ms from ``/proc/self/statm`` and attributed to
 the stage running at that moment (the chain's start, its iterations, the combination of the
 draws, the stacking fit on the training documents, ``predict``).

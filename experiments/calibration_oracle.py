@@ -38,6 +38,7 @@ RESULTS = Path(__file__).parent / "results"
 sys.path.insert(0, str(ROOT / "tests"))
 import _simulate  # noqa: E402  (the tests' simulator: never calls dolda)
 
+from dolda.calibration import log_loss  # noqa: E402
 from experiments.calibration import REGIMES  # noqa: E402
 
 
@@ -73,10 +74,6 @@ def fit_oracle(X, y, n_classes, model):
     return res.x.reshape(n_classes, X1.shape[1])
 
 
-def log_loss(proba, y):
-    return float(-np.mean(np.log(np.clip(proba[np.arange(len(y)), y], 1e-300, None))))
-
-
 def run(seeds=(1, 2)):
     saved = {(r["label_model"], r["scale"], r["n_train"], r["prior"], r["seed"]): r
              for r in json.loads((RESULTS / "calibration_simulated.json").read_text())["rows"]}
@@ -108,8 +105,9 @@ def _pct(value, truth):
 
 
 def table(result):
-    lines = ["| labels, signal, rows, prior | truth log loss | k/(2n) vs truth | oracle MLE vs truth "
-             "| calibrated vs truth | LR vs truth |", "|---|---|---|---|---|---|"]
+    lines = ["| labels, signal, rows, prior | truth log loss | k/(2n) vs truth "
+             "| oracle MLE vs truth | calibrated vs truth | LR vs truth |",
+             "|---|---|---|---|---|---|"]
     by_regime = {}
     for r in result["rows"]:
         by_regime.setdefault((r["label_model"], r["scale"], r["n_train"], r["prior"]), []).append(r)

@@ -25,7 +25,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._dolda_chain import FitInterrupted, combine_chains, run_chain  # noqa: F401
 from ._heap import release_free_heap
-from .covariates import hstack_sparse_dense
 from ._inputs import check_covariate_columns, legacy_covariates_keyword, split_documents
 from ._validation import (
     check_alpha,
@@ -38,6 +37,7 @@ from ._validation import (
     check_positive_int,
 )
 from . import calibration
+from .covariates import hstack_sparse_dense
 from .probit import (
     PRIORS,
     PROBA_RULES,

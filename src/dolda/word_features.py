@@ -95,18 +95,18 @@ def _count_matrix(corpus) -> sp.csr_matrix:
                          shape=(corpus.n_docs, corpus.n_words)).tocsr()
 
 
-def _chi2_scores(counts: sp.csr_matrix, y: np.ndarray, df: np.ndarray) -> np.ndarray:
+def _chi2_scores(counts: sp.csr_matrix, y: np.ndarray) -> np.ndarray:
     """Chi-squared statistic of each word's presence against the class (0 where undefined:
     a word in no document, or a single class)."""
     from sklearn.feature_selection import chi2
 
-    present = sp.csr_matrix((np.ones_like(counts.data), counts.indices, counts.indptr),
-                            shape=counts.shape)
     if len(np.unique(y)) < 2:
         return np.zeros(counts.shape[1])
+    present = sp.csr_matrix((np.ones_like(counts.data), counts.indices, counts.indptr),
+                            shape=counts.shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         score, _ = chi2(present, y)
-    return np.where((df > 0) & np.isfinite(score), score, 0.0)
+    return np.where(np.isfinite(score), score, 0.0)  # NaN for words in no document
 
 
 class WordFeatures:
@@ -153,9 +153,10 @@ class WordFeatures:
         if self.selection == "chi2":
             if y is None or len(y) != corpus.n_docs:
                 raise ValueError("word_selection='chi2' needs one label per training document")
-            score = _chi2_scores(counts, np.asarray(y), df)
+            score = _chi2_scores(counts, np.asarray(y))
+            eligible = (df >= CHI2_MIN_DF).astype(np.int64)
             # eligible first, then chi2, then df (descending), then id
-            order = np.lexsort((np.arange(len(df)), -df, -score, -(df >= CHI2_MIN_DF).astype(np.int64)))[:n]
+            order = np.lexsort((np.arange(len(df)), -df, -score, -eligible))[:n]
         else:
             order = np.lexsort((np.arange(len(df)), -df))[:n]  # df descending, then id
         self.word_ids_ = np.sort(order).astype(np.int64)

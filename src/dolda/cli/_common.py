@@ -612,7 +612,8 @@ def _model_options(func):
                           "0: topics only."),
         click.option("--word-features", type=click.Choice(["log", "binary", "tfidf"]),
                      default="log", show_default=True,
-                     help="How a word covariate counts: log(1 + count), 0/1, or tf-idf (unit rows)."),
+                     help="How a word covariate counts: log(1 + count), 0/1, or tf-idf "
+                          "(unit rows)."),
         click.option("--word-selection", type=click.Choice(["df", "chi2"]),
                      default="df", show_default=True,
                      help="Which words: most frequent (df), or most associated with the "
