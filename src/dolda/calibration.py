@@ -15,6 +15,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy import optimize, special
 
+from ._draws import draw_mean
+
 PROBA_RULES = ("calibrated", "ovr", "do")
 
 _EPS = 1e-15
@@ -38,9 +40,11 @@ def do_log_scores(mu):
 
 
 def _linear_predictors(U, block):
-    """``mu[s, d, l] = u_d . eta_l^(s)`` for draws ``block`` (s, L, P); U dense or sparse."""
+    """``mu[s, d, l] = u_d . eta_l^(s)`` (float64) for draws ``block`` (s, L, P); U dense or
+    sparse.  Float32 draws are converted here, one block at a time."""
     import scipy.sparse as sp
 
+    block = np.asarray(block, dtype=np.float64)
     n_rows, (n_draws, n_classes, n_columns) = U.shape[0], block.shape
     if sp.issparse(U):
         mu = np.asarray(U @ block.reshape(-1, n_columns).T)
@@ -52,11 +56,15 @@ def _draw_chunks(U, eta_draws, max_elements=2e6, keep=None):
     """``mu`` (s, D, L) of consecutive slices of the draws; ``keep`` (P,) bool: only those
     columns of U count (the others' coefficients are zeroed in the slice, not U copied).
 
-    Slices of at most ``max_elements`` values of ``mu`` (16 MB): the callers' softmax and
-    map temporaries are a few times that.  With 2e7, predicting 20 Newsgroups test at
-    K = 1000 with 250 draws peaked 0.76 GB above the model; with 2e6, 0.21 GB, and faster.
+    Slices of at most ``max_elements`` values of ``mu`` (16 MB) and of the draws (float32
+    draws are converted to float64 slice by slice, so a few rows never convert them all):
+    the callers' softmax and map temporaries are a few times that.  With 2e7, predicting
+    20 Newsgroups test at K = 1000 with 250 draws peaked 0.76 GB above the model; with
+    2e6, 0.21 GB, and faster.
     """
-    chunk = max(1, int(max_elements // max(1, U.shape[0] * eta_draws.shape[1])))
+    _, n_classes, n_columns = eta_draws.shape
+    per_draw = max(1, U.shape[0] * n_classes, n_classes * n_columns)
+    chunk = max(1, int(max_elements // per_draw))
     for start in range(0, len(eta_draws), chunk):
         block = eta_draws[start:start + chunk]
         yield _linear_predictors(U, block if keep is None else block * keep)
@@ -80,7 +88,7 @@ def average_rule_probabilities(U, eta_draws, rule):
 
 def posterior_mean_predictors(U, eta_draws):
     """``u_d . E[eta_l]`` (D, L): the linear predictors at the posterior mean."""
-    return np.asarray(U @ eta_draws.mean(axis=0).T)
+    return np.asarray(U @ draw_mean(eta_draws).T)
 
 
 def singleton_columns(U):

@@ -32,7 +32,10 @@ COEF_SHARE_MAX = 0.05
 
 
 def _rhat_ess(draws):
-    """Split R-hat and bulk ESS of ``draws`` (chain, draw, ...) -> two arrays of shape ``...``."""
+    """Split R-hat and bulk ESS of ``draws`` (chain, draw, ...) -> two arrays of shape ``...``.
+
+    ``draws`` are a few thousand coefficients at most (or the log-likelihood): converted
+    to float64 whole."""
     import arviz as az
 
     draws = np.asarray(draws, dtype=np.float64)
@@ -68,7 +71,7 @@ def chain_convergence(model) -> dict:
     ll_rhat, ll_ess = (float(v) for v in _rhat_ess(ll))
     flat = eta.reshape(eta.shape[:2] + (-1,))
     if flat.shape[2] > MAX_COEFFICIENTS:  # the coefficients that matter for predictions
-        top = np.argsort(-np.abs(flat.mean(axis=(0, 1))))[:MAX_COEFFICIENTS]
+        top = np.argsort(-np.abs(flat.mean(axis=(0, 1), dtype=np.float64)))[:MAX_COEFFICIENTS]
         flat = flat[:, :, np.sort(top)]
     rhat, ess = _rhat_ess(flat)
     finite = np.isfinite(rhat)

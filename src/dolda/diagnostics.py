@@ -43,8 +43,12 @@ def _coord_labels(labels):
 
 
 def _by_chain(draws, n_chains, name):
-    """(C * S, ...) pooled chain after chain -> (C, S, ...)."""
-    draws = np.asarray(draws, dtype=np.float64)
+    """(C * S, ...) pooled chain after chain -> (C, S, ...), a view in the draws' own float
+    dtype (float32 draws are not copied to float64; the summaries below read them in
+    float64)."""
+    draws = np.asarray(draws)
+    if draws.dtype.kind != "f":
+        draws = draws.astype(np.float64)
     if draws.shape[0] % n_chains:
         raise ValueError(f"{name} has {draws.shape[0]} draws, not a multiple of the "
                          f"{n_chains} chains")
@@ -92,7 +96,8 @@ def draws_to_inference_data(eta_draws, *, n_chains, classes, feature_names, tau_
     -------
     arviz.InferenceData
         ``posterior``: ``eta`` (chain, draw, class, feature), ``tau`` (chain, draw,
-        class), ``lambda`` (chain, draw, class, shrunk_feature).
+        class), ``lambda`` (chain, draw, class, shrunk_feature), views of the draws in
+        their own dtype (float32 for a fit; :func:`convergence_table` sums in float64).
         ``sample_stats``: for every trace ``name`` in ``loglik``, ``name``
         (chain, draw) at the kept draws, and ``name + "_trace"`` (chain,
         iteration) over all iterations, burn-in included.
@@ -157,7 +162,7 @@ def pointwise_do_loglik(U, eta_draws, y_index, max_block=2e7):
     ----------
     U : ndarray or scipy.sparse matrix (D, P)
         Regressors ``u_d``.
-    eta_draws : ndarray (S, L, P)
+    eta_draws : ndarray (S, L, P), float32 or float64 (converted block by block)
     y_index : int array (D,)
         Class index of every document.
     max_block : float
@@ -170,17 +175,17 @@ def pointwise_do_loglik(U, eta_draws, y_index, max_block=2e7):
     import scipy.sparse as sp
     from scipy.special import log_ndtr, logsumexp
 
-    eta_draws = np.asarray(eta_draws, dtype=np.float64)
+    eta_draws = np.asarray(eta_draws)
     y_index = np.asarray(y_index, dtype=np.int64)
     n_draws, n_classes, n_cols = eta_draws.shape
     n_docs = U.shape[0]
     if len(y_index) != n_docs:
         raise ValueError(f"{len(y_index)} labels for {n_docs} documents")
     out = np.empty((n_draws, n_docs))
-    step = max(1, int(max_block // max(1, n_docs * n_classes)))
+    step = max(1, int(max_block // max(1, n_docs * n_classes, n_classes * n_cols)))
     rows = np.arange(n_docs)
     for lo in range(0, n_draws, step):
-        block = eta_draws[lo:lo + step]
+        block = np.asarray(eta_draws[lo:lo + step], dtype=np.float64)
         mu = np.asarray(U @ block.reshape(-1, n_cols).T)  # (D, s * L)
         mu = mu.reshape(n_docs, len(block), n_classes).transpose(1, 0, 2)
         score = log_ndtr(mu) - log_ndtr(-mu)
@@ -344,9 +349,13 @@ def convergence_table(idata, var_name="eta"):
     ds = idata.posterior[[var_name]]
     single = ds.sizes["chain"] == 1
     chains = _split_single_chain(ds) if single else ds
+    # mean and sd accumulated in float64 (a fit's draws are float32; xarray's NaN-skipping
+    # sd would sum in float32: a NaN draw makes them NaN, as it makes R-hat and ESS NaN);
+    # R-hat and ESS work on ranks
+    sample = dict(dim=("chain", "draw"), dtype=np.float64, skipna=False)
     columns = {
-        "mean": ds.mean(dim=("chain", "draw")),
-        "sd": ds.std(dim=("chain", "draw"), ddof=1),
+        "mean": ds.mean(**sample),
+        "sd": ds.std(ddof=1, **sample),
         "ess_bulk": az.ess(chains, method="bulk"),
         "ess_tail": az.ess(chains, method="tail"),
         "r_hat": az.rhat(chains),

@@ -24,6 +24,7 @@ from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import check_is_fitted
 
 from ._dolda_chain import FitInterrupted, combine_chains, run_chain  # noqa: F401
+from ._draws import draw_mean, draw_quantiles
 from ._heap import release_free_heap
 from ._inputs import check_covariate_columns, legacy_covariates_keyword, split_documents
 from ._validation import (
@@ -643,7 +644,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                                      "total": flat.sum(axis=1)}, index=index)
 
     def _finish(self, eta_draws):
-        mean = eta_draws.mean(axis=0)
+        mean = draw_mean(eta_draws)
         self.coef_ = pd.DataFrame(mean, index=pd.Index(self.classes_, name="class"),
                                   columns=self.feature_names_)
 
@@ -842,7 +843,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         """Equal-tailed credible intervals of eta: two DataFrames (lower, upper) like ``coef_``."""
         check_is_fitted(self, "eta_draws_")
         q = (1 - level) / 2
-        lo, hi = np.quantile(self.eta_draws_, [q, 1 - q], axis=0)
+        lo, hi = draw_quantiles(self.eta_draws_, [q, 1 - q])
         mk = lambda a: pd.DataFrame(a, index=self.coef_.index, columns=self.coef_.columns)  # noqa: E731
         return mk(lo), mk(hi)
 

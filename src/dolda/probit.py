@@ -28,6 +28,7 @@ from ._validation import (
     one_line_errors,
 )
 from . import calibration
+from ._draws import draw_mean, draw_quantiles
 from .sampler import gaussian
 from .sampler import probit as gibbs
 from .sampler.rng import chain_seed, seed_from
@@ -148,10 +149,12 @@ def coefficient_prior_sd(tau_draws, lambda_draws, variance, n_unpenalised=0):
         if tau_draws is None:
             n = len(range(*draws.indices(10**12)))
             return np.full((n, 1, len(columns)), sd0)
-        tau = np.asarray(tau_draws[draws])[:, :, None]
+        # float32 draws: the product in float64, one slice of draws at a time
+        tau = np.asarray(tau_draws[draws], dtype=np.float64)[:, :, None]
         out = np.full((len(tau), tau.shape[1], len(columns)), sd0)
         pen = columns >= n_unpenalised
-        out[:, :, pen] = tau * np.asarray(lambda_draws[draws])[:, :, columns[pen] - n_unpenalised]
+        lam = lambda_draws[draws][:, :, columns[pen] - n_unpenalised]
+        out[:, :, pen] = tau * np.asarray(lam, dtype=np.float64)
         return out
 
     return prior_sd
@@ -378,7 +381,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         start = 1 if self.fit_intercept else 0
         self.lambda_draws_ = lam_draws[:, :, start:] if prior.horseshoe else None
         self.loglik_ = loglik
-        mean = eta_draws.mean(axis=0)
+        mean = draw_mean(eta_draws)
         self.coef_ = mean[:, start:]
         self.intercept_ = mean[:, 0] if self.fit_intercept else np.zeros(n_classes)
         self.n_iter_ = n_iter
@@ -398,7 +401,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
     def linear_predictor(self, X):
         """Posterior-mean linear predictors ``mu_{dl} = u_d . E[eta_l]``, shape (D, L)."""
         U = self._design(self._check_X(X))
-        return np.asarray(U @ self.eta_draws_.mean(axis=0).T)
+        return calibration.posterior_mean_predictors(U, self.eta_draws_)
 
     @obeys_n_jobs
     def decision_function(self, X):
@@ -502,7 +505,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         start = 1 if self.fit_intercept else 0
         draws = self.eta_draws_[:, :, start:]
         tail = (1.0 - float(level)) / 2.0
-        lower, upper = np.quantile(draws, [tail, 1.0 - tail], axis=0)
+        lower, upper = draw_quantiles(draws, [tail, 1.0 - tail])
         n_classes, n_features = lower.shape
         return pd.DataFrame({
             "class": np.repeat(self.classes_, n_features),
@@ -590,7 +593,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         self.tau_draws_ = pooled("tau_draws_")
         self.lambda_draws_ = pooled("lambda_draws_")
         self.loglik_ = pooled("loglik_")
-        mean = self.eta_draws_.mean(axis=0)
+        mean = draw_mean(self.eta_draws_)
         start = 1 if self.fit_intercept else 0
         self.coef_ = mean[:, start:]
         self.intercept_ = mean[:, 0] if self.fit_intercept else np.zeros(len(self.classes_))

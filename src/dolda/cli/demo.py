@@ -144,6 +144,7 @@ def _demo_probit(iterations, seed, progress):
     from sklearn.model_selection import train_test_split
     from sklearn.preprocessing import StandardScaler
 
+    from .._draws import draw_quantiles
     from ..probit import DOProbit
 
     X, y = load_digits(return_X_y=True)
@@ -160,7 +161,7 @@ def _demo_probit(iterations, seed, progress):
     click.echo(f"DOProbit (Horseshoe): test accuracy {acc:.3f}  ({iterations} iterations, "
                f"{took:.1f} s)")
     click.echo(f"LogisticRegression  : test accuracy {acc_lr:.3f}")
-    lo, hi = np.quantile(model.eta_draws_[:, :, 1:], [0.025, 0.975], axis=0)
+    lo, hi = draw_quantiles(model.eta_draws_[:, :, 1:], [0.025, 0.975])
     kept = (lo > 0) | (hi < 0)
     click.echo(f"95% intervals excluding zero: {kept.sum()} of {kept.size} coefficients")
     for digit in (0, 1):

@@ -24,12 +24,13 @@ ESS_TARGET = 100
 
 
 def _split_chains(draws):
-    """(C, S, ...) -> (2C, S//2, n): every chain cut in two halves, quantities flattened."""
-    x = np.asarray(draws, dtype=np.float64)
+    """(C, S, ...) -> (2C, S//2, n) float64: every chain cut in two halves, quantities
+    flattened (float32 draws are converted by the concatenation, the one copy made)."""
+    x = np.asarray(draws)
     C, S = x.shape[:2]
     x = x.reshape(C, S, -1)
     half = S // 2
-    return np.concatenate([x[:, :half], x[:, S - half:]], axis=0)
+    return np.concatenate([x[:, :half], x[:, S - half:]], axis=0, dtype=np.float64)
 
 
 def _z_scale(a):
