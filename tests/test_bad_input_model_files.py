@@ -332,7 +332,10 @@ EXPLICIT = [
         p, eta_draws=lambda a: a[:, :-1])),
     ("dolda", "eta with a column too many", lambda p: _edit_arrays(
         p, eta_draws=lambda a: np.concatenate([a, a[..., :1]], -1))),
-    ("dolda", "eta float32", lambda p: _edit_arrays(p, eta_draws=lambda a: a.astype("f4"))),
+    # float32 (dolda's own) and float64 (older files) draws load: tests/test_draws_float32.py
+    ("dolda", "eta float16", lambda p: _edit_arrays(p, eta_draws=lambda a: a.astype("f2"))),
+    ("dolda", "lambda big-endian", lambda p: _edit_arrays(
+        p, lambda_draws=lambda a: a.astype(a.dtype.newbyteorder(">")))),
     ("dolda", "eta as strings", lambda p: _edit_arrays(p, eta_draws=lambda a: a.astype("U8"))),
     ("dolda", "arrays_file ../", lambda p: _set(p, ("arrays_file",), "../lda/arrays.npz")),
     ("dolda", "arrays_file absolute", lambda p: _set(p, ("arrays_file",), "/etc/passwd")),

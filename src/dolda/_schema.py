@@ -33,6 +33,9 @@ MAX_PATTERN_LENGTH = 1_000
 ARRAY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 #: Rows of ``phi`` must sum to one within this tolerance.
 SIMPLEX_TOL = 1e-6
+#: The dtypes of kept draws (eta, tau, lambda): float32 since dolda stores them so
+#: (``dolda._draws``), float64 in files written before; both load as saved.
+DRAWS = "f*"
 INTERCEPT = "(intercept)"
 
 
@@ -319,7 +322,10 @@ class _Shapes:
             return None
         shape = spec["shape"]
         dtype = np.dtype(spec["dtype"])
-        if kinds == "f*":  # float32 or float64 (the chain keeps Phi in float32)
+        if kinds == "f*":  # float32 or float64 (Phi, the kept draws: see dolda._draws)
+            if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+                _fail(f"array {name!r} has dtype {spec['dtype']}, expected native float32 "
+                      "('<f4') or float64 ('<f8')")
             kinds = "f"
         elif kinds == "f" and dtype != np.dtype(np.float64):
             _fail(f"array {name!r} has dtype {spec['dtype']}, expected float64 ('<f8')")
@@ -379,10 +385,11 @@ def _dolda_manifest(cls, meta, manifest):
     if wf is not None and names[1 + n_cov:1 + n_cov + n_wf] != ["word=" + w for w in wf["words"]]:
         _fail("meta.feature_names disagree with meta.word_features.words")
     shapes = _Shapes(manifest)
-    S = shapes.need("eta_draws", [None, n_classes, P])[0]
+    S = shapes.need("eta_draws", [None, n_classes, P], kinds=DRAWS)[0]
     horseshoe = params.get("prior", "horseshoe") == "horseshoe"
-    shapes.need("tau_draws", [S, n_classes], optional=not horseshoe)
-    shapes.need("lambda_draws", [S, n_classes, P], optional=not horseshoe)
+    shapes.need("tau_draws", [S, n_classes], kinds=DRAWS, optional=not horseshoe)
+    shapes.need("lambda_draws", [S, n_classes, P], kinds=DRAWS,
+                optional=not horseshoe)
     if not horseshoe and ("tau_draws" in manifest or "lambda_draws" in manifest):
         _fail("tau_draws/lambda_draws are stored but the prior is 'normal'")
     shapes.need("phi", [K, n_words], kinds="f*")
@@ -407,10 +414,11 @@ def _probit_manifest(cls, meta, manifest):
     if P < 1:
         _fail("a DOProbit needs at least one column (features or intercept)")
     shapes = _Shapes(manifest)
-    S = shapes.need("eta_draws", [None, n_classes, P])[0]
+    S = shapes.need("eta_draws", [None, n_classes, P], kinds=DRAWS)[0]
     horseshoe = params.get("prior", "horseshoe") == "horseshoe"
-    shapes.need("tau_draws", [S, n_classes], optional=not horseshoe)
-    shapes.need("lambda_draws", [S, n_classes, n_features], optional=not horseshoe)
+    shapes.need("tau_draws", [S, n_classes], kinds=DRAWS, optional=not horseshoe)
+    shapes.need("lambda_draws", [S, n_classes, n_features], kinds=DRAWS,
+                optional=not horseshoe)
     if not horseshoe and ("tau_draws" in manifest or "lambda_draws" in manifest):
         _fail("tau_draws/lambda_draws are stored but the prior is 'normal'")
     shapes.need("loglik", [n_iter * n_chains])
@@ -466,9 +474,9 @@ def check_checkpoint_manifest(meta: dict, manifest: dict) -> dict:
         shapes.need(name, [L, P])
     for name in ("tau2", "xi"):
         shapes.need(name, [L])
-    S = shapes.need("eta_draws", [None, L, P])[0]
-    shapes.need("tau_draws", [S, L], optional=True)
-    shapes.need("lambda_draws", [S, L, P], optional=True)
+    S = shapes.need("eta_draws", [None, L, P], kinds=DRAWS)[0]
+    shapes.need("tau_draws", [S, L], kinds=DRAWS, optional=True)
+    shapes.need("lambda_draws", [S, L, P], kinds=DRAWS, optional=True)
     shapes.need("loglik", [n_iter, 2])
     # the running mean of Phi (dolda.sampler.phi_mean.PhiMean): word-major CSR + topic part
     shapes.need("phi_mean_ptr", [V + 1], kinds="iu")
