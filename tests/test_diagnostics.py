@@ -88,7 +88,9 @@ def test_probit_chains_and_inference_data():
     assert two.eta_draws_.shape == (200, 2, 4) and two.loglik_.shape == (400,)
     np.testing.assert_array_equal(two.eta_draws_[:100], one.eta_draws_)  # chain 0 = one chain
     assert not np.array_equal(two.eta_draws_[100:], one.eta_draws_)
-    np.testing.assert_allclose(two.coef_, two.eta_draws_.mean(axis=0)[:, 1:])
+    # the mean of the float32 draws, accumulated in float64
+    np.testing.assert_allclose(two.coef_, two.eta_draws_.mean(axis=0, dtype=np.float64)[:, 1:],
+                               rtol=1e-12)
     idata = two.to_inference_data(feature_names=["u", "v", "w"])
     assert idata.posterior["eta"].shape == (2, 100, 2, 4)
     assert list(idata.posterior["feature"].values) == ["(intercept)", "u", "v", "w"]

@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from ._draws import as_draws, new_draws
 from ._validation import check_checkpoint_fits
 from .sampler import chain as dolda_chain
 from .sampler import hyper
@@ -95,9 +96,11 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
             arr["z"].astype(np.int32), arr["ndk"].astype(np.int32), arr["phi"],
             probit_blocks.ProbitState(np.zeros((len(data.y), data.n_classes)), arr["eta"],
                                       arr["lam2"], arr["tau2"], arr["nu"], arr["xi"]))
-        eta_draws, loglik = arr["eta_draws"], arr["loglik"]
+        # float32 draws (a checkpoint written before they were float32: rounded now, as
+        # the uninterrupted chain rounds them)
+        eta_draws, loglik = as_draws(arr["eta_draws"]), arr["loglik"]
         phi_acc = phi_mean.from_arrays(arr)
-        tau_draws, lam_draws = arr.get("tau_draws"), arr.get("lambda_draws")
+        tau_draws, lam_draws = as_draws(arr.get("tau_draws")), as_draws(arr.get("lambda_draws"))
         if int(meta["n_iter"]) != n_iter:  # extending a finished chain (checked above)
             from .extend import extend_draws
 
@@ -107,9 +110,10 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
         start = 0
         with using_threads(config.n_jobs):
             state = dolda_chain.init_state(seed, data, config)
-        eta_draws = np.zeros((n_keep, data.n_classes, n_cols))
-        tau_draws = np.zeros((n_keep, data.n_classes)) if horseshoe else None
-        lam_draws = np.zeros((n_keep, data.n_classes, n_cols)) if horseshoe else None
+        # the kept draws in float32 (dolda._draws); the chain's state stays float64
+        eta_draws = new_draws((n_keep, data.n_classes, n_cols))
+        tau_draws = new_draws((n_keep, data.n_classes)) if horseshoe else None
+        lam_draws = new_draws((n_keep, data.n_classes, n_cols)) if horseshoe else None
         loglik = np.full((n_iter, 2), np.nan)
         # the running posterior mean of Phi, sparse (Rao-Blackwellised over the kept z)
         phi_acc = phi_mean.empty(data.n_words, K)
@@ -242,7 +246,8 @@ def combine_chains(model, chains, n_iter):
     model.seed_ = chains[0]["seed"]
     model.n_iter_ = n_iter
     # one chain: its arrays as they are (S x L x P draws are the largest arrays of a fit
-    # with word covariates: 0.24 GB each for eta and lambda at K = 1000, 5,000 words)
+    # with word covariates: 0.12 GB each (float32) for eta and lambda at K = 1000, 5,000
+    # words); several: one float32 concatenation
     model.eta_draws_ = _pooled(chains, "eta_draws")
     horseshoe = chains[0]["tau_draws"] is not None
     model.tau_draws_ = _pooled(chains, "tau_draws") if horseshoe else None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._draws import DRAW_DTYPE
 from ._validation import check_burn_in
 from .sampler import phi_mean
 
@@ -70,7 +71,7 @@ def extend_draws(meta, arr, n_iter, burn_in, thin, phi_from):
     def relayout(draws):
         if draws is None:
             return None
-        out = np.zeros((len(keep),) + draws.shape[1:], dtype=draws.dtype)
+        out = np.zeros((len(keep),) + draws.shape[1:], dtype=DRAW_DTYPE)
         out[:len(reuse)] = draws[src]
         return out
 

@@ -241,13 +241,15 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         ``"(intercept)"``, covariate columns, ``"topic 0"`` ... ``"topic K-1"``.
     coef_ : pandas.DataFrame (L, P)
         Posterior mean of eta, rows = classes, columns = ``feature_names_``.
-    eta_draws_ : ndarray (C * S, L, P)
-        Kept draws of all chains, chain after chain (topics aligned).
+    eta_draws_ : float32 ndarray (C * S, L, P)
+        Kept draws of all chains, chain after chain (topics aligned): the chain's
+        float64 state rounded to float32 (``dolda._draws``; a model loaded from an
+        older file with float64 draws keeps them as saved).
     n_chains_ : int
     topic_alignment_ : ndarray (C, K)
         ``topic_alignment_[c][k]``: the topic of chain ``c`` shown as topic ``k``.
-    tau_draws_ : ndarray (S, L) or None
-    lambda_draws_ : ndarray (S, L, P) or None
+    tau_draws_ : float32 ndarray (S, L) or None
+    lambda_draws_ : float32 ndarray (S, L, P) or None
     phi_ : ndarray (K, V) float32
         Posterior mean of Phi over the last ``phi_draws`` iterations (the mean of
         ``E[phi | z]``; rows sum to 1).

@@ -28,7 +28,7 @@ from ._validation import (
     one_line_errors,
 )
 from . import calibration
-from ._draws import draw_mean, draw_quantiles
+from ._draws import draw_mean, draw_quantiles, new_draws
 from .sampler import gaussian
 from .sampler import probit as gibbs
 from .sampler.rng import chain_seed, seed_from
@@ -242,11 +242,13 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         Posterior mean of ``eta_l`` (without the intercept).
     intercept_ : ndarray (L,)
         Posterior mean of the intercepts (zeros when ``fit_intercept=False``).
-    eta_draws_ : ndarray (S, L, P)
-        Kept draws of eta; column 0 is the intercept when ``fit_intercept``.
-    tau_draws_ : ndarray (S, L) or None
+    eta_draws_ : float32 ndarray (S, L, P)
+        Kept draws of eta; column 0 is the intercept when ``fit_intercept``.  The
+        chain runs in float64; its kept draws are rounded to float32 (``dolda._draws``;
+        a model loaded from an older file with float64 draws keeps them as saved).
+    tau_draws_ : float32 ndarray (S, L) or None
         Kept draws of the global scale ``tau_l`` (Horseshoe only).
-    lambda_draws_ : ndarray (S, L, n_features) or None
+    lambda_draws_ : float32 ndarray (S, L, n_features) or None
         Kept draws of the local scales ``lambda_{lp}`` (Horseshoe only).
     loglik_ : ndarray (n_iter,)
         DO probit log-likelihood of the training data at every iteration.
@@ -342,9 +344,10 @@ class DOProbit(ClassifierMixin, BaseEstimator):
 
         keep = np.arange(burn_in, n_iter)[::thin]
         n_keep = len(keep)
-        eta_draws = np.empty((n_keep, n_classes, n_columns))
-        tau_draws = np.empty((n_keep, n_classes)) if prior.horseshoe else None
-        lam_draws = np.empty((n_keep, n_classes, n_columns)) if prior.horseshoe else None
+        # the draws in float32 (dolda._draws), the chain's state in float64
+        eta_draws = new_draws((n_keep, n_classes, n_columns))
+        tau_draws = new_draws((n_keep, n_classes)) if prior.horseshoe else None
+        lam_draws = new_draws((n_keep, n_classes, n_columns)) if prior.horseshoe else None
         loglik = np.empty(n_iter)
 
         method = self.eta_sampler
