@@ -215,9 +215,12 @@ METHODS = [
         TEXTS, X=XF.assign(cat="zz")), "warn", "not seen in fit"),
     ("DOLDA.predict", "token lists", lambda f, t: f["plain"].predict_proba(
         [["apple", "pear"], ["kiwi"]]), "ok", None),
+    # to the last bits only: the calibration map's matmul rounds differently for a batch
+    # of 1 and of 2 rows (BLAS); 70 of 200 draws 1e-9 away from this fit's differ by an ulp
     ("DOLDA.predict_proba", "[''] equals an empty document in a batch",
-     lambda f, t: np.testing.assert_array_equal(f["plain"].predict_proba([""])[0],
-                                                f["plain"].predict_proba(["", "apple"])[0]),
+     lambda f, t: np.testing.assert_allclose(f["plain"].predict_proba([""])[0],
+                                             f["plain"].predict_proba(["", "apple"])[0],
+                                             rtol=1e-13, atol=1e-15),
      "warn", "empty"),
     ("DOLDA.transform", "before fit", lambda f, t: dolda_().transform(TEXTS), "error",
      "not fitted"),
