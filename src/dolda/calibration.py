@@ -44,12 +44,13 @@ def _linear_predictors(U, block):
     sparse.  Float32 draws are converted here, one block at a time."""
     import scipy.sparse as sp
 
-    block = np.asarray(block, dtype=np.float64)
     n_rows, (n_draws, n_classes, n_columns) = U.shape[0], block.shape
     if sp.issparse(U):
-        mu = np.asarray(U @ block.reshape(-1, n_columns).T)
+        # one float64 copy, C-ordered (P, s * L): the layout the sparse product copies to
+        right = np.ascontiguousarray(block.reshape(-1, n_columns).T, dtype=np.float64)
+        mu = np.asarray(U @ right)
         return mu.reshape(n_rows, n_draws, n_classes).transpose(1, 0, 2)
-    return np.einsum("dp,slp->sdl", U, block)
+    return np.einsum("dp,slp->sdl", U, np.asarray(block, dtype=np.float64))
 
 
 def _draw_chunks(U, eta_draws, max_elements=2e6, keep=None):
