@@ -390,6 +390,10 @@ EXPLICIT = [
                                                           5)),
     ("probit", "coef NaN", lambda p: _edit_arrays(p, coef=lambda a: a * np.nan)),
     ("probit", "calibration map NaN", lambda p: _edit_arrays(p, stacking=lambda a: a * np.nan)),
+    ("probit", "calibration map of a third width", lambda p: _edit_arrays(
+        p, stacking=lambda a: np.hstack([a, a[:, 1:2]]))),
+    ("dolda", "calibration map without its weights", lambda p: _edit_arrays(
+        p, stacking=lambda a: a[:, :1])),
     ("probit", "calibration intercept +inf", lambda p: _edit_arrays(
         p, stacking=lambda a: np.where(np.arange(a.shape[1]) == 0, np.inf, a))),
     ("dolda", "calibration weights huge", lambda p: _edit_arrays(

@@ -345,6 +345,15 @@ class _Shapes:
             _fail(f"unexpected array(s) {stray}")
 
 
+def _stacking_shape(shapes, n_classes):
+    """``stacking`` (proba="calibrated"), optional: (L, L + 1) for the map on ``mu``, or
+    (L, 2 L + 1) for the map on ``[mu, log F(mu)]`` (``dolda.calibration.STACKING_MAPS``)."""
+    shape = shapes.need("stacking", [n_classes, None], optional=True)
+    if shape is not None and shape[1] not in (n_classes + 1, 2 * n_classes + 1):
+        _fail(f"array 'stacking' has shape {shape}, expected [{n_classes}, {n_classes + 1}] "
+              f"or [{n_classes}, {2 * n_classes + 1}]")
+
+
 def check_manifest(tag: str, cls, meta: dict, manifest: dict) -> dict:
     """First pass, on ``model.json`` alone: fields and the arrays' declared shapes.
 
@@ -395,7 +404,7 @@ def _dolda_manifest(cls, meta, manifest):
     shapes.need("phi", [K, n_words], kinds="f*")
     shapes.need("doc_topic_counts", [None, K], kinds="iu", optional=True)
     shapes.need("loglik", [n_chains, n_iter, 2])
-    shapes.need("stacking", [n_classes, n_classes + 1], optional=True)  # proba="calibrated"
+    _stacking_shape(shapes, n_classes)
     shapes.only(["eta_draws", "tau_draws", "lambda_draws", "phi", "doc_topic_counts",
                  "loglik", "stacking"])
     del n_tokens
@@ -424,7 +433,7 @@ def _probit_manifest(cls, meta, manifest):
     shapes.need("loglik", [n_iter * n_chains])
     shapes.need("coef", [n_classes, n_features])
     shapes.need("intercept", [n_classes])
-    shapes.need("stacking", [n_classes, n_classes + 1], optional=True)  # proba="calibrated"
+    _stacking_shape(shapes, n_classes)
     shapes.only(["eta_draws", "tau_draws", "lambda_draws", "loglik", "coef", "intercept",
                  "stacking"])
     return {}

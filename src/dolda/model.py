@@ -226,10 +226,11 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
     proba : {"calibrated", "ovr", "do"}, default="calibrated"
         How :meth:`predict_proba` turns the one-vs-rest linear predictors
         ``mu_l = u . eta_l`` into class probabilities (``docs/CALIBRATION.md``):
-        ``"calibrated"``, a multinomial-logit map of the posterior-mean ``mu``
-        fitted at the end of ``fit`` on the training documents' regressors as
-        prediction computes them (:meth:`transform`), leave-one-out over the
-        draws (``stacking_``); ``"ovr"``, normalised one-vs-rest probabilities;
+        ``"calibrated"``, a multinomial-logit map of ``mu`` (or of
+        ``[mu, log F(mu)]``, whichever scores better out of sample) averaged over
+        the draws, fitted at the end of ``fit`` on the training documents'
+        regressors as prediction computes them (:meth:`transform`), leave-one-out
+        over the draws (``stacking_``); ``"ovr"``, normalised one-vs-rest probabilities;
         ``"do"``, the paper's DO formula (overconfident).  Switch with
         ``set_params(proba=...)`` without refitting.
 
@@ -269,8 +270,10 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
     timings_ : dict
         ``iteration_seconds`` (C, n_iter): wall time of every Gibbs iteration
         of the joint sampler (NaN for iterations run before a resume).
-    stacking_ : ndarray (L, L + 1)
-        The ``proba="calibrated"`` map ``[b, W]``: ``P(y = l) = softmax(b + W mu)_l``.
+    stacking_ : ndarray (L, L + 1) or (L, 2 L + 1)
+        The ``proba="calibrated"`` map ``[b, W]``: ``P(y = l) = softmax(b + W f(mu))_l``,
+        ``f(mu) = mu`` or ``[mu, log F(mu)]``, whichever scored better out of sample
+        (``dolda.calibration.stacking_map(stacking_)`` tells which).
     """
 
     def __init__(self, n_topics=20, prior="horseshoe", alpha=0.01, beta=0.01,

@@ -160,18 +160,19 @@ def coefficient_prior_sd(tau_draws, lambda_draws, variance, n_unpenalised=0):
     return prior_sd
 
 
-def fit_proba_stacking(U, eta_draws, y_index, n_classes, prior_sd=None):
-    """The ``proba="calibrated"`` map (L, L + 1), fitted on leave-one-out training predictors.
+def fit_proba_stacking(U, eta_draws, y_index, n_classes, prior_sd=None,
+                       maps=calibration.STACKING_MAPS):
+    """The ``proba="calibrated"`` map, fitted on leave-one-out training predictors.
 
     ``U`` (D, P) are the rows the chain was fitted on and ``y_index`` (D,) their
     class columns; ``prior_sd`` as in :func:`dolda.calibration.loo_predictors`
-    (see :func:`coefficient_prior_sd`), :func:`dolda.calibration.fit_stacking`
-    and ``docs/CALIBRATION.md``.
+    (see :func:`coefficient_prior_sd`); the map, (L, L + 1) or (L, 2 L + 1), is
+    :func:`dolda.calibration.select_stacking`'s choice among ``maps``
+    (``docs/CALIBRATION.md``).
     """
     n_keep = int(np.clip(5e6 // max(1, U.shape[0] * n_classes), 5, 20))
     loo = calibration.loo_draws(U, eta_draws, y_index, prior_sd=prior_sd, n_keep=n_keep)
-    plain = calibration.fit_stacking(loo.mean, y_index, n_classes)
-    return calibration.fit_stacking_predictive(loo.mu, loo.w, y_index, n_classes, init=plain)
+    return calibration.select_stacking(loo, y_index, n_classes, maps=maps)
 
 
 class DOProbit(ClassifierMixin, BaseEstimator):
@@ -225,8 +226,9 @@ class DOProbit(ClassifierMixin, BaseEstimator):
     proba : {"calibrated", "ovr", "do"}, default="calibrated"
         How :meth:`predict_proba` turns the L one-vs-rest linear predictors
         ``mu_l = u . eta_l`` into class probabilities (``docs/CALIBRATION.md``).
-        ``"calibrated"``: a multinomial-logit map of the posterior-mean
-        ``mu`` fitted in ``fit`` on the training rows' leave-one-out ``mu``
+        ``"calibrated"``: a multinomial-logit map of ``mu`` (or of
+        ``[mu, log F(mu)]``, whichever scores better out of sample) averaged over
+        the draws, fitted in ``fit`` on the training rows' leave-one-out ``mu``
         (``stacking_``); ``"ovr"``: ``F(mu_l) / sum_j F(mu_j)`` averaged over
         the draws; ``"do"``: the paper's DO formula averaged over the draws
         (overconfident: the sampler fits one-vs-rest probits, and the DO
@@ -260,9 +262,10 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         Only when X was a DataFrame with string column names.
     eta_sampler_ : str
         The eta sampler used (``"auto"`` resolved).
-    stacking_ : ndarray (L, L + 1)
-        The ``proba="calibrated"`` map ``[b, W]``:
-        ``P(y = l) = softmax(b + W mu)_l``.
+    stacking_ : ndarray (L, L + 1) or (L, 2 L + 1)
+        The ``proba="calibrated"`` map ``[b, W]``: ``P(y = l) = softmax(b + W f(mu))_l``,
+        ``f(mu) = mu`` or ``[mu, log F(mu)]``, whichever scored better out of sample
+        (``dolda.calibration.stacking_map(stacking_)`` tells which).
 
     X may be a dense array, a numeric DataFrame or a scipy.sparse CSR matrix
     (e.g. from :class:`dolda.covariates.CovariateEncoder`); a sparse X stays
