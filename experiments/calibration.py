@@ -68,6 +68,28 @@ def _logistic(A, y):
                                     max_iter=3000).fit(A, y)
 
 
+def _map_of(fit):
+    """Which calibration map the fit chose (``dolda.calibration.STACKING_MAPS``)."""
+    from dolda import calibration
+
+    return calibration.stacking_map(fit.stacking_)
+
+
+def _map_on_mu_alone(fit, U_train, y_train, prior_sd, predict):
+    """Test probabilities of the calibrated rule with the map restricted to ``mu`` (the map
+    before ``fit`` chose between two), fitted the way ``fit`` fits its map."""
+    from dolda.probit import fit_proba_stacking
+
+    y_index = np.searchsorted(fit.classes_, y_train)
+    chosen = fit.stacking_
+    fit.stacking_ = fit_proba_stacking(U_train, fit.eta_draws_, y_index, len(fit.classes_),
+                                       prior_sd, maps=("mu",))
+    try:
+        return predict()
+    finally:
+        fit.stacking_ = chosen
+
+
 def _rules(model, predict):
     out = {}
     for rule in RULES:
@@ -96,6 +118,7 @@ def simulated(seeds=(1, 2)):
         lr = _logistic(tr.X, tr.y)
         row = {"label_model": model_name, "scale": scale, "n_train": n_train,
                "prior": prior, "seed": seed, "fit_seconds": fit_s,
+               "calibration_map": _map_of(fit),
                "truth": _scores(te.proba, te.y),
                "logistic_regression": _scores(lr.predict_proba(te.X), te.y)}
         for rule in RULES:
@@ -126,6 +149,7 @@ def corpus(seeds=(1, 2)):
         A, B = fit.transform(sim.texts[tr]), fit.transform(sim.texts[te])
         lr = _logistic(A, sim.y[tr])
         row = {"label_model": "do", "seed": seed, "fit_seconds": fit_s,
+               "calibration_map": _map_of(fit),
                "truth": _scores(sim.proba[te], sim.y[te]),
                "logistic_regression": _scores(lr.predict_proba(B), sim.y[te])}
         for rule in RULES:
@@ -154,11 +178,19 @@ def newsgroups(data_dir, topics=20, iterations=200, seed=1):
     A, B = fit.transform(tr_texts), fit.transform(te_texts)
     lr = _logistic(A, y_tr)
     row = {"topics": topics, "iterations": iterations, "seed": seed, "fit_seconds": fit_s,
+           "calibration_map": _map_of(fit),
            "logistic_regression": _scores(lr.predict_proba(B), y_te),
            "logistic_regression_C": float(np.atleast_1d(lr.C_)[0])}
     for rule in RULES:
         row[rule] = _scores(probas[rule], y_te)
         row[rule + "_seconds"] = probas[rule + "_seconds"]
+    if _map_of(fit) != "mu":
+        from dolda.probit import coefficient_prior_sd
+
+        prior_sd = coefficient_prior_sd(fit.tau_draws_, fit.lambda_draws_, fit.prior_variance)
+        row["calibrated_map_on_mu"] = _scores(_map_on_mu_alone(
+            fit, fit._regressors(tr_texts), ytr, prior_sd,
+            lambda: fit.predict_proba(te_texts)), y_te)
     print(_line(row), flush=True)
     return {"experiment": "calibration_newsgroups", "setting": "stripped",
             "n_train": len(tr_texts), "n_test": len(te_texts), "rows": [row]}
@@ -189,11 +221,16 @@ def films(data_dir, iterations=200, seed=0):
     assert classes == list(lr.classes_)
     y_te = np.array([classes.index(v) for v in y[test_idx]])
     row = {"iterations": iterations, "seed": seed, "fit_seconds": fit_s,
+           "calibration_map": _map_of(fit),
            "n_columns": int(Xtr.shape[1]),
            "logistic_regression": _scores(lr.predict_proba(Xte), y_te)}
     for rule in RULES:
         row[rule] = _scores(probas[rule], y_te)
         row[rule + "_seconds"] = probas[rule + "_seconds"]
+    if _map_of(fit) != "mu":
+        row["calibrated_map_on_mu"] = _scores(_map_on_mu_alone(
+            fit, fit._design(Xtr), y[train_idx], fit._prior_sd(fit.prior_variance),
+            lambda: fit.predict_proba(Xte)), y_te)
     print(_line(row), flush=True)
     return {"experiment": "calibration_films", "n_train": len(train_idx),
             "n_test": len(test_idx), "n_classes": len(classes), "rows": [row]}
@@ -210,7 +247,7 @@ def _line(row):
     head = ", ".join(f"{k}={row[k]}" for k in ("label_model", "scale", "n_train", "prior",
                                                 "topics", "seed") if k in row)
     parts = [head]
-    for name in ("truth", "logistic_regression") + RULES:
+    for name in ("truth", "logistic_regression") + RULES + ("calibrated_map_on_mu",):
         if name in row:
             s = row[name]
             parts.append(f"  {name:20s} acc={s['accuracy']:.3f} logloss={s['log_loss']:.4f} "
@@ -251,7 +288,7 @@ def figures():
     fig, axes = plt.subplots(rows_n, cols, figsize=(3.6 * cols, 3.6 * rows_n), squeeze=False)
     for ax, (title, row) in zip(axes.ravel(), panels):
         curves = {}
-        for name in ("truth", "logistic_regression") + RULES:
+        for name in ("truth", "logistic_regression") + RULES + ("calibrated_map_on_mu",):
             if name in row:
                 c = row[name]["curve"]
                 label = {"logistic_regression": "multinomial LR"}.get(name, name)

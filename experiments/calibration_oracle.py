@@ -17,11 +17,16 @@ beside DOProbit's ``calibrated`` rule and multinomial logistic regression from
 
     python -m experiments.calibration_oracle          # writes results/calibration_oracle.json
     python -m experiments.calibration_oracle features # results/calibration_features.json
+    python -m experiments.calibration_oracle maps     # results/calibration_maps.json
 
 and it prints the markdown table of ``docs/CALIBRATION.md``.  ``features`` asks whether a
 richer stacking map closes the gaps: a multinomial logit on the leave-one-out mean
 predictors ``mu`` alone (the shape of the default map) against ``[mu, log F(mu)]``,
 ``[mu, log F(mu), log F(-mu)]`` and the DO log-odds ``log F(mu) - log F(-mu)``.
+``maps`` checks the choice ``fit`` makes between the maps on ``mu`` and on
+``[mu, log F(mu)]`` (``dolda.calibration.select_stacking``): both fitted on every run, their
+test log loss, and the two criteria (the AIC-type score ``fit`` uses, and a 5-fold
+cross-validation of the map over the training rows).
 """
 
 from __future__ import annotations
@@ -162,11 +167,79 @@ def features(seeds=(1, 2)):
     return {"experiment": "calibration_features", "maps": list(maps), "rows": rows}
 
 
+def _fit_map(kind, loo, y, n_classes, rows=None):
+    """The predictive map of ``kind`` on the leave-one-out draws (of ``rows`` only)."""
+    import warnings
+
+    from dolda import calibration
+
+    mu, w, mean = loo.mu, loo.w, loo.mean
+    if rows is not None:
+        mu, w, mean, y = mu[:, rows], w[:, rows], mean[rows], y[rows]
+        w = w / w.sum(axis=0, keepdims=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = calibration.fit_stacking(calibration.stacking_features(mean, kind), y, n_classes)
+    return calibration.fit_stacking_predictive(calibration.stacking_features(mu, kind), w, y,
+                                               n_classes, init=plain)
+
+
+def maps(seeds=(1, 2), n_folds=5):
+    """Both calibration maps on every simulated run: test log loss and the two criteria."""
+    from dolda import DOProbit, calibration
+
+    rows = []
+    for model, scale, n_train, prior in REGIMES:
+        for seed in seeds:
+            tr = _simulate.simulate_labelled(n_train, model=model, scale=scale, seed=seed)
+            te = _simulate.simulate_labelled(5000, model=model, seed=100 + seed, coef=tr.coef)
+            fit = DOProbit(prior=prior, n_iter=600, burn_in=200, random_state=seed,
+                           n_jobs=1).fit(tr.X, tr.y)
+            n_classes = fit.eta_draws_.shape[1]
+            y = np.searchsorted(fit.classes_, tr.y)
+            U = np.column_stack([np.ones(len(tr.X)), tr.X])
+            U_test = np.column_stack([np.ones(len(te.X)), te.X])
+            loo = calibration.loo_draws(U, fit.eta_draws_, y, n_keep=20)
+            folds = np.random.default_rng(0).permutation(len(y)) % n_folds
+            truth = log_loss(te.proba, te.y)
+            row = {"label_model": model, "scale": scale, "n_train": n_train, "prior": prior,
+                   "seed": seed, "truth_log_loss": truth,
+                   "chosen": calibration.stacking_map(fit.stacking_)}
+            for kind in calibration.STACKING_MAPS:
+                stacking = _fit_map(kind, loo, y, n_classes)
+                cv = 0.0
+                for j in range(n_folds):
+                    held = np.flatnonzero(folds == j)
+                    part = _fit_map(kind, loo, y, n_classes, np.flatnonzero(folds != j))
+                    w = loo.w[:, held] / loo.w[:, held].sum(axis=0, keepdims=True)
+                    cv += calibration.loo_log_score(part, loo.mu[:, held], w, y[held])
+                proba = calibration.class_probabilities(U_test, fit.eta_draws_, "calibrated",
+                                                        stacking)
+                row[kind] = {"test_log_loss": log_loss(proba, te.y),
+                             "loo_log_score": calibration.loo_log_score(stacking, loo.mu,
+                                                                        loo.w, y),
+                             "n_parameters": int(stacking.size), "cv_log_score": cv}
+            a, b = (row[k] for k in calibration.STACKING_MAPS)
+            print(f"{model} x{scale} {n_train} {prior} seed {seed}: test vs truth "
+                  f"{_pct(a['test_log_loss'], truth)} / {_pct(b['test_log_loss'], truth)}; "
+                  f"in-sample gain {b['loo_log_score'] - a['loo_log_score']:.1f} for "
+                  f"{b['n_parameters'] - a['n_parameters']} parameters; CV gain "
+                  f"{b['cv_log_score'] - a['cv_log_score']:.1f}; fit chose {row['chosen']}",
+                  flush=True)
+            rows.append(row)
+    return {"experiment": "calibration_maps", "maps": list(calibration.STACKING_MAPS),
+            "rows": rows}
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["features"]:
         result = features()
         (RESULTS / "calibration_features.json").write_text(json.dumps(result, indent=1) + "\n")
+        return
+    if argv[:1] == ["maps"]:
+        result = maps()
+        (RESULTS / "calibration_maps.json").write_text(json.dumps(result, indent=1) + "\n")
         return
     result = run()
     RESULTS.mkdir(parents=True, exist_ok=True)
