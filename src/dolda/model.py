@@ -23,7 +23,9 @@ from sklearn.base import (
 from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import check_is_fitted
 
+from . import _dolda_inputs
 from ._dolda_chain import FitInterrupted, combine_chains, run_chain  # noqa: F401
+from ._dolda_inputs import INTERCEPT, SPARSE_CHOLESKY_MAX_COLUMNS  # noqa: F401
 from ._draws import draw_mean, draw_quantiles
 from ._heap import release_free_heap
 from ._inputs import check_covariate_columns, legacy_covariates_keyword, split_documents
@@ -31,7 +33,6 @@ from ._validation import (
     check_alpha,
     check_burn_in,
     check_choice,
-    check_covariate_scale,
     check_fit_sizes,
     check_n_jobs,
     check_positive_float,
@@ -55,8 +56,7 @@ from .sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-expo
 from .sampler.threads import obeys_n_jobs, using_threads
 from .topics import (DEFAULT_LABEL_WORDS, DEFAULT_RELEVANCE, model_top_words,
                      model_topic_labels)
-from .word_features import (WORD_FEATURES, WORD_SELECTIONS, WordFeatures, check_n_words,
-                            resolve_n_words)
+from .word_features import WORD_FEATURES, WORD_SELECTIONS, WordFeatures, check_n_words
 
 logger = logging.getLogger(__name__)
 
@@ -66,14 +66,7 @@ PHI_SAMPLERS = ("exact", "polya")
 #: target).  Measured on 20 Newsgroups, one sweep from the same state, 2 threads: exact / MH
 #: time 0.84 at K = 20, 1.8 at K = 100 (the MH step wins from K ~ 30 by interpolation).
 MH_MIN_TOPICS = 50
-INTERCEPT = "(intercept)"
 #: Starting values of ``alpha="auto"`` and ``beta="auto"`` (:mod:`dolda.sampler.hyper`).
-#: ``eta_sampler="auto"`` with word covariates or sparse X: Cholesky of the
-#: sparse-formed ``U^T U`` up to this many columns of ``U``, CG beyond (measured on
-#: the hadoop bug reports with 2,000 words + 20 topics, 28 classes: CG needed
-#: 10-35 s per eta-step on the loaded 2-core machine; the Cholesky of 1,000
-#: columns costs ~L P^3 / 3 = 7e9 flops, under a second).
-SPARSE_CHOLESKY_MAX_COLUMNS = 1000
 AUTO_ALPHA_START = 0.1
 AUTO_BETA_START = 0.01
 #: The strings ``alpha`` takes: learned asymmetric (one ``alpha_k`` per topic) or symmetric.
@@ -371,154 +364,19 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         return self.z_sampler
 
     # ------------------------------------------------------------ inputs
+    # (:mod:`dolda._dolda_inputs`: the texts, covariates and word covariates as the chain
+    # and prediction need them)
     def _make_corpus(self, texts, fit: bool):
-        from .corpus import Corpus, Vocabulary
-
-        if isinstance(texts, Corpus):
-            if fit:
-                self.vocabulary_ = texts.vocabulary
-            elif texts.vocabulary is not self.vocabulary_ and \
-                    texts.vocabulary.words != self.vocabulary_.words:
-                raise ValueError("this Corpus was built with another vocabulary; pass the "
-                                 "texts, or a Corpus from model.vocabulary_.transform(texts)")
-            return texts
-        if fit:
-            from .corpus import TOKEN_PATTERN, check_token_pattern, read_stop_words
-
-            self.vocabulary_ = Vocabulary(
-                rare_share=self.rare_share, min_df=self.min_df, max_df=self.max_df,
-                stop_words=read_stop_words(self.stop_words),
-                token_pattern=check_token_pattern(
-                    TOKEN_PATTERN if self.token_pattern is None else self.token_pattern))
-            corpus = self.vocabulary_.fit_transform(texts)
-        else:
-            corpus = self.vocabulary_.transform(texts)
-        release_free_heap(corpus.n_tokens)  # the token lists' strings and lists are freed
-        return corpus
+        return _dolda_inputs.make_corpus(self, texts, fit)
 
     def _covariates(self, X, n_docs: int, fit: bool):
-        """Design matrix ``[1, x_d]`` (D, P_x) and its column names.
-
-        ``X`` may be a DataFrame (categorical columns one-hot encoded by
-        :class:`dolda.covariates.CovariateEncoder`), a 1-D or 2-D array, or any
-        scipy.sparse matrix.  Arrays and sparse matrices are numeric columns
-        named ``x0 ... x{p-1}``; a sparse matrix takes no DataFrame detour and
-        stays sparse (CSR), as does a sparse one-hot encoding: :meth:`_design`
-        densifies it only for the Cholesky eta-step, and with thousands of
-        columns the CG / BCM eta-step (:mod:`dolda.sampler.sparse_eta`) keeps it
-        sparse end to end.  Or pool
-        rare levels with ``covariate_min_count``.  A model fitted on
-        an array or sparse matrix predicts from either; a model fitted on a
-        DataFrame needs a DataFrame.
-        """
-        from .covariates import CovariateEncoder
-
-        if fit:
-            self._has_covariates = X is not None
-        if X is None:
-            if not fit and self._has_covariates:
-                raise ValueError("this model was fitted with covariates X; pass X to predict")
-            return np.ones((n_docs, 1)), [INTERCEPT]
-        if not fit and not self._has_covariates:
-            raise ValueError("this model was fitted without covariates; do not pass X")
-        if sp.issparse(X):
-            if X.ndim != 2:
-                raise ValueError(f"X must be 2-D, got shape {X.shape}")
-            n_cols = X.shape[1]
-            plain = [f"x{j}" for j in range(n_cols)]
-            if fit:
-                # an encoder over numeric columns x0..x{p-1} (identity), fitted on no rows:
-                # it names the columns and is saved with the model like any other
-                self.covariate_encoder_ = CovariateEncoder().fit(
-                    pd.DataFrame(np.zeros((0, n_cols)), columns=plain))
-            else:
-                enc = self.covariate_encoder_
-                fitted_plain = (not enc.categories_ and all(
-                    enc.mean_[c] == 0.0 and enc.scale_[c] == 1.0 for c in enc.mean_))
-                if not fitted_plain:
-                    raise ValueError("this model was fitted on a DataFrame of covariates; "
-                                     "pass a DataFrame to predict")
-                if n_cols != enc.n_features_out_:
-                    raise ValueError(f"X has {n_cols} columns, but the model was fitted "
-                                     f"with {enc.n_features_out_}")
-            M = sp.csr_matrix(X, dtype=np.float64)
-            if not np.all(np.isfinite(M.data)):
-                raise ValueError("X has missing or infinite values")
-            check_covariate_scale(M, plain)
-        else:
-            if not isinstance(X, pd.DataFrame):
-                arr = np.asarray(X)
-                if arr.ndim == 1:
-                    arr = arr[:, None]
-                if arr.ndim != 2:
-                    raise ValueError(f"X must be a 2-D array or a DataFrame, got shape "
-                                     f"{arr.shape}")
-                X = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
-            if fit:
-                self.covariate_encoder_ = CovariateEncoder(min_count=self.covariate_min_count)
-                M = self.covariate_encoder_.fit_transform(X)
-            else:
-                M = self.covariate_encoder_.transform(X)
-            M = (sp.csr_matrix(M, dtype=np.float64) if sp.issparse(M)
-                 else np.asarray(M, dtype=np.float64))
-        if M.shape[0] != n_docs:
-            raise ValueError(f"texts and X have different lengths: {n_docs} texts, "
-                             f"{M.shape[0]} rows of X")
-        names = [INTERCEPT] + [str(c) for c in self.covariate_encoder_.get_feature_names_out()]
-        if sp.issparse(M):
-            return sp.hstack([np.ones((n_docs, 1)), M], format="csr"), names
-        return np.hstack([np.ones((n_docs, 1)), M]), names
+        return _dolda_inputs.covariate_design(self, X, n_docs, fit)
 
     def _add_word_features(self, corpus, Xd, names, p=None, y_index=None):
-        """Append the word covariates (:mod:`dolda.word_features`) to ``[1, x_d]``
-        (``p``, ``y_index``: the fit's parameters and class indices)."""
-        if p is not None:  # fit
-            n_words = resolve_n_words(p["n_words"], corpus.n_docs)
-            self.word_features_ = (
-                WordFeatures(n_words, p["word_features"], p["word_selection"])
-                .fit(corpus, y_index) if n_words > 0 else None)
-        wf = getattr(self, "word_features_", None)
-        if wf is None:
-            return Xd, names
-        return (sp.hstack([Xd, wf.transform(corpus)], format="csr"),
-                names + wf.get_feature_names_out())
+        return _dolda_inputs.add_word_features(self, corpus, Xd, names, p, y_index)
 
     def _design(self, Xd, n_topics, p, sparse_input):
-        """``[1, X, words]`` as the chain needs it; returns ``(Xd, eta_sampler)``.
-
-        Word covariates and a scipy-sparse ``X`` of more than
-        :data:`dolda.sampler.probit.CHOLESKY_MAX_COLUMNS` columns stay CSR
-        (:mod:`dolda.sampler.sparse_eta`):
-        ``"auto"`` then factors ``U^T U`` (formed sparse) per class up to
-        :data:`SPARSE_CHOLESKY_MAX_COLUMNS` columns and uses CG beyond.  Other
-        covariates keep the dense path (reduced statistics and Cholesky) unless
-        :func:`dolda.sampler.probit.choose_eta_sampler` says otherwise.
-        """
-        import warnings
-
-        n_docs, n_x = Xd.shape
-        n_cols = n_x + n_topics
-        # small sparse X keeps the dense path (and the chain it always had)
-        has_words = getattr(self, "word_features_", None) is not None
-        keep_sparse = has_words or ((sparse_input or sp.issparse(Xd))
-                                           and n_x > probit_blocks.CHOLESKY_MAX_COLUMNS)
-        method = p["eta_sampler"]
-        if method == "auto":
-            method = (("cholesky" if n_cols <= SPARSE_CHOLESKY_MAX_COLUMNS else "cg")
-                      if keep_sparse else
-                      probit_blocks.choose_eta_sampler(n_docs, n_cols, False))
-        if method == "cholesky" and n_x > probit_blocks.CHOLESKY_MAX_COLUMNS:
-            warnings.warn(f"DOLDA with {n_x} covariate columns and eta_sampler='cholesky': its "
-                          f"eta-step factors a dense ({n_x} + K)^2 matrix per class and "
-                          f"iteration; leave eta_sampler='auto' (CG on sparse X) or pool rare "
-                          f"levels with covariate_min_count (CLI: --min-count)",
-                          UserWarning, stacklevel=3)
-        if method == "cholesky" and not keep_sparse:
-            Xd = Xd.toarray() if sp.issparse(Xd) else np.ascontiguousarray(Xd)
-        else:
-            Xd = sp.csr_matrix(Xd, dtype=np.float64)
-            Xd.sort_indices()
-        return Xd, method
+        return _dolda_inputs.chain_design(self, Xd, n_topics, p, sparse_input)
 
     # --------------------------------------------------------------- fit
     @obeys_n_jobs
