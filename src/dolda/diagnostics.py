@@ -172,24 +172,22 @@ def pointwise_do_loglik(U, eta_draws, y_index, max_block=2e7):
     -------
     ndarray (S, D)
     """
-    import scipy.sparse as sp
     from scipy.special import log_ndtr, logsumexp
+
+    from .calibration import _draw_chunks
 
     eta_draws = np.asarray(eta_draws)
     y_index = np.asarray(y_index, dtype=np.int64)
-    n_draws, n_classes, n_cols = eta_draws.shape
     n_docs = U.shape[0]
     if len(y_index) != n_docs:
         raise ValueError(f"{len(y_index)} labels for {n_docs} documents")
-    out = np.empty((n_draws, n_docs))
-    step = max(1, int(max_block // max(1, n_docs * n_classes, n_classes * n_cols)))
+    out = np.empty((len(eta_draws), n_docs))
     rows = np.arange(n_docs)
-    for lo in range(0, n_draws, step):
-        block = np.asarray(eta_draws[lo:lo + step], dtype=np.float64)
-        mu = np.asarray(U @ block.reshape(-1, n_cols).T)  # (D, s * L)
-        mu = mu.reshape(n_docs, len(block), n_classes).transpose(1, 0, 2)
+    lo = 0
+    for mu in _draw_chunks(U, eta_draws, max_block):  # (s, D, L) float64, slice by slice
         score = log_ndtr(mu) - log_ndtr(-mu)
-        out[lo:lo + len(block)] = score[:, rows, y_index] - logsumexp(score, axis=2)
+        out[lo:lo + len(mu)] = score[:, rows, y_index] - logsumexp(score, axis=2)
+        lo += len(mu)
     return out
 
 
