@@ -212,7 +212,8 @@ def test_prediction_law_with_asymmetric_alpha(method):
     phi = rng.dirichlet(np.full(4, 0.8), size=3)
     words = [1, 3, 1]
     tokens, doc_ptr = _copies(words, 40_000)
-    theta = predict_topic_proportions(tokens, doc_ptr, phi, ALPHA3, 1, 0, 3, method=method)
+    theta = predict_topic_proportions(tokens, doc_ptr, phi, ALPHA3, 1, 0, 3, method=method,
+                                      rao_blackwell=False)
     ndk = np.rint(theta * (len(words) + ALPHA3.sum()) - ALPHA3).astype(np.int64)
     assert np.all(ndk.sum(axis=1) == len(words))
     law = _law_after_init_and_sweeps(phi, words, ALPHA3, 1)
@@ -231,7 +232,8 @@ def test_prediction_word_bucket_follows_alpha_times_phi(method):
     phi = rng.dirichlet(np.full(5, 0.3), size=K)
     alpha = rng.gamma(0.5, 1.0, K) + 1e-3
     tokens, doc_ptr = _copies([2], 40_000)
-    theta = predict_topic_proportions(tokens, doc_ptr, phi, alpha, 1, 0, 6, method=method)
+    theta = predict_topic_proportions(tokens, doc_ptr, phi, alpha, 1, 0, 6, method=method,
+                                      rao_blackwell=False)
     expected = alpha * phi[:, 2] / (alpha * phi[:, 2]).sum()
     topic = np.argmax(theta - alpha / (1 + alpha.sum()), axis=1)
     assert _chi_square_p(np.bincount(topic, minlength=K), expected, 40_000) > 1e-3
@@ -245,7 +247,7 @@ def test_token_topic_frequencies_follow_alpha_times_phi():
     alpha = np.array([0.01, 2.0, 0.3, 0.05, 1.0])
     n = 20_000
     freq = token_topic_frequencies(np.full(n, 4, np.int32), np.arange(n + 1), phi, alpha, 4, 2,
-                                   seed=1)
+                                   seed=1, rao_blackwell=False)
     expected = alpha * phi[:, 4] / (alpha * phi[:, 4]).sum()
     se = np.sqrt(expected * (1 - expected) / n)  # at most one draw's variance per document
     assert np.all(np.abs(freq.mean(axis=0) - expected) < 5 * se + 1e-9)

@@ -41,16 +41,21 @@ def test_a_batch_that_fits_is_one_chunk():
     np.testing.assert_array_equal(predict.chunk_bounds(tokens[:2], doc_ptr[:2], 4, 1), [0, 1])
 
 
-def _reference_dense(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed):
+def _reference_dense(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed, rao_blackwell):
     """The dense prediction in plain Python from the documented stream
     ``stream(seed, STEP_PREDICT, d)``: sequential initialisation from
     ``p(k) ∝ phi_{k,w} (n_{d,k} + alpha)``, ``n_sweeps`` Gibbs sweeps, the average of
-    ``(n_{d,k} + alpha) / (N_d + K alpha)`` over the sweeps after ``burn_in``; ``1/K`` for an
-    empty document."""
+    ``(n_{d,k} + alpha) / (N_d + K alpha)`` over the sweeps after ``burn_in``, ``n_{d,k}`` the
+    drawn counts or, ``rao_blackwell``, the sum of the conditionals the tokens were drawn
+    from; ``1/K`` for an empty document."""
     from dolda.sampler import rng
 
     K = phi.shape[0]
     out = np.empty((len(doc_ptr) - 1, K))
+
+    def conditional(w, ndk):
+        p = phi[:, w] * (ndk + alpha)
+        return p / p.sum()
 
     def draw(w, ndk, state):
         cum = np.cumsum(phi[:, w] * (ndk + alpha))
@@ -73,26 +78,31 @@ def _reference_dense(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed):
         for s in range(n_sweeps):
             for i, w in enumerate(words):
                 ndk[z[i]] -= 1
+                if rao_blackwell and s >= burn_in:
+                    acc += conditional(w, ndk)
                 z[i], state = draw(w, ndk, state)
                 ndk[z[i]] += 1
-            if s >= burn_in:
+            if not rao_blackwell and s >= burn_in:
                 acc += ndk
         kept = n_sweeps - burn_in
         out[d] = (acc + kept * alpha) / (kept * (len(words) + K * alpha))
     return out
 
 
-def test_dense_prediction_replays_the_documented_draws():
+@pytest.mark.parametrize("rao_blackwell", [True, False])
+def test_dense_prediction_replays_the_documented_draws(rao_blackwell):
     """Empty, one-token and longer documents; ``method="dense"`` must run the dense kernel
-    (the sparse one draws the same law from the same stream, but other numbers)."""
+    (the sparse one draws the same law from the same stream, but other numbers); both
+    estimators from the same draws."""
     g = np.random.default_rng(8)
     K, V = 4, 9
     phi = g.dirichlet(np.full(V, 0.5), size=K)
     lengths = np.array([5, 0, 1, 7, 1, 3])
     doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     tokens = g.integers(0, V, doc_ptr[-1]).astype(np.int32)
-    got = predict.predict_topic_proportions(tokens, doc_ptr, phi, 0.3, 6, 2, 11, method="dense")
-    want = _reference_dense(tokens, doc_ptr, phi, 0.3, 6, 2, 11)
+    got = predict.predict_topic_proportions(tokens, doc_ptr, phi, 0.3, 6, 2, 11, method="dense",
+                                            rao_blackwell=rao_blackwell)
+    want = _reference_dense(tokens, doc_ptr, phi, 0.3, 6, 2, 11, rao_blackwell)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
     np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=1e-12)
 

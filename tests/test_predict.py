@@ -76,7 +76,8 @@ def test_draws_match_enumeration_after_init_and_one_sweep(method, seed):
     words = [1, 3, 1]
     copies = 40_000
     tokens, doc_ptr = _copies(words, copies)
-    theta = predict_topic_proportions(tokens, doc_ptr, phi, alpha, 1, 0, seed, method=method)
+    theta = predict_topic_proportions(tokens, doc_ptr, phi, alpha, 1, 0, seed, method=method,
+                                      rao_blackwell=False)
     ndk = np.rint(theta * (len(words) + K * alpha) - alpha).astype(np.int64)
     assert np.all(ndk.sum(axis=1) == len(words))
     law = _law_after_init_and_sweeps(phi, words, alpha, 1)
@@ -97,7 +98,8 @@ def test_word_bucket_over_several_blocks_matches_phi(method):
     phi = rng.dirichlet(np.full(V, 0.3), size=K)
     copies = 40_000
     tokens, doc_ptr = _copies([2], copies)
-    theta = predict_topic_proportions(tokens, doc_ptr, phi, alpha, 1, 0, 6, method=method)
+    theta = predict_topic_proportions(tokens, doc_ptr, phi, alpha, 1, 0, 6, method=method,
+                                      rao_blackwell=False)
     topic = np.argmax(theta, axis=1)
     expected = phi[:, 2] / phi[:, 2].sum()
     assert _chi_square_p(np.bincount(topic, minlength=K), expected, copies) > 1e-3
@@ -114,13 +116,83 @@ def test_kept_sweeps_average_matches_enumeration(method):
     words = [0, 2, 2]
     copies = 20_000
     tokens, doc_ptr = _copies(words, copies)
-    theta = predict_topic_proportions(tokens, doc_ptr, phi, alpha, 3, 1, 5, method=method)
+    theta = predict_topic_proportions(tokens, doc_ptr, phi, alpha, 3, 1, 5, method=method,
+                                      rao_blackwell=False)
     n, expect = len(words), np.zeros(K)
     for sweeps in (2, 3):
         for key, p in _law_after_init_and_sweeps(phi, words, alpha, sweeps).items():
             expect += p * (np.asarray(key) + alpha) / (n + K * alpha) / 2
     se = theta.std(axis=0) / np.sqrt(copies)
     assert np.all(np.abs(theta.mean(axis=0) - expect) < 5 * se)
+
+
+def _rao_blackwell_expectation(phi, words, alpha, n_sweeps, burn_in):
+    """``E[theta]`` of the Rao-Blackwellised estimate, by enumerating every path: the law of
+    the state before each token's update in the kept sweeps, and the conditional the token
+    is drawn from there."""
+    K, n = phi.shape[0], len(words)
+    states = {}
+    for init in itertools.product(range(K), repeat=n):
+        p_init = 1.0
+        for i in range(n):
+            p_init *= _conditional(phi, words, init, i, alpha, upto=i)[init[i]]
+        states[tuple(init)] = p_init
+    expected_counts = np.zeros(K)
+    for s in range(n_sweeps):
+        for i in range(n):
+            step = {}
+            for z, p in states.items():
+                cond = _conditional(phi, words, z, i, alpha)
+                if s >= burn_in:
+                    expected_counts += p * cond
+                for k in range(K):
+                    z1 = z[:i] + (k,) + z[i + 1:]
+                    step[z1] = step.get(z1, 0.0) + p * cond[k]
+            states = step
+    kept = n_sweeps - burn_in
+    return (expected_counts / kept + alpha) / (n + K * alpha)
+
+
+@pytest.mark.parametrize("method", ["dense", "sparse"])
+def test_rao_blackwellised_average_matches_enumeration_with_less_noise(method):
+    # n_sweeps=3, burn_in=1, 20 000 copies of a 3-token document (K = 3, alpha = 0.6: the
+    # sparse kernel's word bucket carries much of the mass): the mean of theta equals the
+    # enumerated expectation of the conditionals of sweeps 2 and 3 (5 standard errors), and
+    # the same draws averaged as counts are noisier (a smaller standard deviation over the
+    # copies is what the conditionals buy).
+    rng = np.random.default_rng(12)
+    K, V, alpha = 3, 4, 0.6
+    phi = rng.dirichlet(np.full(V, 0.8), size=K)
+    words = [1, 3, 1]
+    copies = 20_000
+    tokens, doc_ptr = _copies(words, copies)
+    rb = predict_topic_proportions(tokens, doc_ptr, phi, alpha, 3, 1, 5, method=method)
+    counts = predict_topic_proportions(tokens, doc_ptr, phi, alpha, 3, 1, 5, method=method,
+                                       rao_blackwell=False)
+    expect = _rao_blackwell_expectation(phi, words, alpha, 3, 1)
+    se = rb.std(axis=0) / np.sqrt(copies)
+    assert np.all(np.abs(rb.mean(axis=0) - expect) < 5 * se)
+    assert np.all(rb.std(axis=0) < 0.8 * counts.std(axis=0))
+    np.testing.assert_allclose(rb.sum(axis=1), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["dense", "sparse"])
+@pytest.mark.parametrize("asymmetric", [False, True])
+def test_rao_blackwellised_one_token_document_is_exact(method, asymmetric):
+    # a one-token document has no other token: every sweep's conditional is
+    # alpha_k phi_{k,w} / sum_j alpha_j phi_{j,w}, so the estimate is that exactly, whatever
+    # the draws (K = 70: the sparse kernel's word bucket over three blocks)
+    rng = np.random.default_rng(3)
+    K, V = 70, 6
+    phi = rng.dirichlet(np.full(V, 0.3), size=K)
+    alpha = rng.uniform(0.05, 0.5, K) if asymmetric else np.full(K, 0.1)
+    tokens = np.array([2, 5, 2, 0], np.int32)
+    doc_ptr = np.arange(5, dtype=np.int64)
+    got = predict_topic_proportions(tokens, doc_ptr, phi, alpha, 4, 1, 9, method=method)
+    p = alpha[:, None] * phi[:, tokens]
+    p /= p.sum(axis=0)
+    want = (p.T + alpha) / (1 + alpha.sum())
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-15)
 
 
 def test_dense_and_sparse_agree_at_larger_k():
