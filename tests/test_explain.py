@@ -110,8 +110,10 @@ def _uniform(state):
     return u, int(state) % 2**64
 
 
-def _reference_frequencies(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed):
-    """The sweep written out in plain Python with the same random streams."""
+def _reference_frequencies(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed,
+                           rao_blackwell):
+    """The sweep written out in plain Python with the same random streams; the kept
+    sweeps' topics or (``rao_blackwell``) the conditionals they were drawn from."""
     K = phi.shape[0]
     out = np.zeros((len(tokens), K))
     for d in range(len(doc_ptr) - 1):
@@ -134,22 +136,27 @@ def _reference_frequencies(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed)
         for s in range(n_sweeps):
             for i, w in enumerate(words):
                 counts[z[i]] -= 1
+                if rao_blackwell and s >= burn_in:
+                    weights = phi[:, w] * (counts + alpha)
+                    out[doc_ptr[d] + i] += weights / weights.sum()
                 k, state = draw(w, state)
                 z[i] = k
                 counts[k] += 1
-                if s >= burn_in:
+                if not rao_blackwell and s >= burn_in:
                     out[doc_ptr[d] + i, k] += 1
     return out / (n_sweeps - burn_in)
 
 
-def test_token_topic_kernel_against_reference():
+@pytest.mark.parametrize("rao_blackwell", [True, False])
+def test_token_topic_kernel_against_reference(rao_blackwell):
     rng = np.random.default_rng(0)
     K, V = 3, 7
     phi = rng.dirichlet(np.full(V, 0.5), size=K)
     tokens = rng.integers(0, V, size=25).astype(np.int32)
     doc_ptr = np.array([0, 10, 10, 25])  # an empty document in the middle
-    got = token_topic_frequencies(tokens, doc_ptr, phi, 0.3, 12, 4, 7)
-    want = _reference_frequencies(tokens, doc_ptr, phi, 0.3, 12, 4, 7)
+    got = token_topic_frequencies(tokens, doc_ptr, phi, 0.3, 12, 4, 7,
+                                  rao_blackwell=rao_blackwell)
+    want = _reference_frequencies(tokens, doc_ptr, phi, 0.3, 12, 4, 7, rao_blackwell)
     np.testing.assert_allclose(got, want, atol=1e-12)
     np.testing.assert_allclose(got.sum(axis=1), 1.0)
     with pytest.raises(ValueError, match="burn_in"):

@@ -5,10 +5,12 @@ document with Phi fixed and no supervision,
 ``p(z_i = k) ∝ phibar_{k,w_i} (n_{d,k}^{-i} + alpha_k)``, and averages the
 empirical proportions ``zbar_d = n_{d,.} / N_d`` over the sweeps after a
 burn-in.  :func:`token_topic_frequencies` runs the same sweep and keeps, for
-every token ``i``, the share of kept sweeps in which ``z_i = k``: an estimate
-of ``P(z_i = k)``.  Their mean over the tokens of a document is exactly the
-averaged ``zbar_d``, so a class score ``u_d . eta_l`` splits exactly into one
-term per token, ``(1/N_d) sum_k P(z_i = k) eta_{l,k}``.
+every token ``i``, an estimate of ``P(z_i = k)``: by default the average over the
+kept sweeps of the conditional ``p(z_i = . | z_-i)`` the token was drawn from
+(Rao-Blackwellised), else the share of kept sweeps in which ``z_i = k``.  Their
+mean over the tokens of a document is exactly the averaged ``zbar_d`` of the same
+estimator, so a class score ``u_d . eta_l`` splits exactly into one term per
+token, ``(1/N_d) sum_k P(z_i = k) eta_{l,k}``.
 
 Document ``d`` draws from the stream ``stream(seed, STEP_PREDICT, d)``, the
 stream of :func:`dolda.sampler.lda.predict_topic_proportions`; the kernel is
@@ -43,7 +45,8 @@ def _draw(phi_row, ndk_row, alpha, cum, state):
 
 
 @njit(cache=True, parallel=True)
-def _token_frequencies(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out):
+def _token_frequencies(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out,
+                       rao_blackwell):
     n_topics = phi_wk.shape[1]
     n_docs = len(doc_ptr) - 1
     kept = n_sweeps - burn_in
@@ -67,14 +70,22 @@ def _token_frequencies(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, 
                 z[i] = k
                 ndk_row[k] += 1
                 if s >= burn_in:
-                    out[start + i, k] += 1.0
+                    if rao_blackwell:  # the conditional the token was drawn from
+                        inv = 1.0 / cum[n_topics - 1]
+                        below = 0.0
+                        for j in range(n_topics):
+                            out[start + i, j] += (cum[j] - below) * inv
+                            below = cum[j]
+                    else:
+                        out[start + i, k] += 1.0
         for i in range(n_d):
             for k in range(n_topics):
                 out[start + i, k] /= kept
 
 
-def token_topic_frequencies(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed):
-    """Share of the kept prediction sweeps in which each token has each topic.
+def token_topic_frequencies(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed,
+                            rao_blackwell=True):
+    """Estimates of ``P(z_i = k)`` from the kept prediction sweeps.
 
     Parameters
     ----------
@@ -87,12 +98,18 @@ def token_topic_frequencies(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed
     n_sweeps, burn_in : int
         ``0 <= burn_in < n_sweeps``; sweeps ``burn_in .. n_sweeps-1`` are kept.
     seed : int
+    rao_blackwell : bool, default=True
+        Average the conditional ``p(z_i = . | z_-i)`` each kept draw of token ``i`` came
+        from (True: the same draws, a less noisy estimate), or the share of kept
+        sweeps in which ``z_i = k`` (False).
 
     Returns
     -------
     float64 (N, K)
         Row ``i``: the estimate of ``P(z_i = k)``; rows sum to 1.  The mean of
-        the rows of document ``d`` is the averaged ``zbar_d`` of the sweep.
+        the rows of document ``d`` is the averaged ``zbar_d`` of the sweep (its
+        Rao-Blackwellised estimate by default, as
+        :func:`dolda.sampler.predict.predict_topic_proportions`).
     """
     n_sweeps, burn_in = int(n_sweeps), int(burn_in)
     if not 0 <= burn_in < n_sweeps:
@@ -103,6 +120,5 @@ def token_topic_frequencies(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed
     phi_wk = np.ascontiguousarray(np.asarray(phi, dtype=np.float64).T)
     out = np.zeros((len(tokens), phi_wk.shape[1]), np.float64)
     _token_frequencies(tokens, doc_ptr, phi_wk, as_alpha(alpha, phi_wk.shape[1]), n_sweeps,
-                       burn_in,
-                       np.int64(seed), out)
+                       burn_in, np.int64(seed), out, bool(rao_blackwell))
     return out
