@@ -237,6 +237,28 @@ def test_stacking_features_and_their_widths():
         calibration.stacking_features(mu, "log mu")
 
 
+def test_proba_rule_and_its_description_name_the_map():
+    """What the report, ``dolda fit``/``score`` and ``GET /model`` show of the rule."""
+    from types import SimpleNamespace as Model
+
+    plain = Model(proba="calibrated", stacking_=np.zeros((3, 4)))
+    rich = Model(proba="calibrated", stacking_=np.zeros((3, 7)))
+    old = Model(proba="calibrated", stacking_=None)  # files saved before 0.2
+    assert calibration.proba_rule(plain) == ("calibrated", "mu")
+    assert calibration.proba_rule(rich) == ("calibrated", "mu, log F(mu)")
+    assert calibration.proba_rule(old) == ("calibrated", None)
+    assert calibration.proba_rule(Model(proba="ovr", stacking_=np.zeros((3, 7)))) == \
+        ("ovr", None)
+    assert calibration.describe_proba(plain) == (
+        "calibrated map on the class scores (mu), chosen by leave-one-out log score with a "
+        "parameter penalty")
+    assert calibration.describe_proba(rich) == (
+        "calibrated map on the class scores and their one-vs-rest log-probabilities "
+        "(mu, log F(mu)), chosen by leave-one-out log score with a parameter penalty")
+    assert "no calibration map" in calibration.describe_proba(old)
+    assert "proba='ovr'" in calibration.describe_proba(Model(proba="ovr"))
+    assert "proba='do'" in calibration.describe_proba(Model(proba="do", stacking_=None))
+
 def test_rich_map_probabilities_from_their_formula():
     """``stacking`` (L, 2L+1): softmax(b + W1 mu + W2 log F(mu)), averaged over the draws."""
     rng = np.random.default_rng(7)

@@ -314,6 +314,35 @@ def stacking_map(stacking):
                      f"{2 * n_classes + 1} columns, not {stacking.shape[1]}")
 
 
+_MAP_INPUTS = {STACKING_MAPS[0]: "the class scores",
+               STACKING_MAPS[1]: "the class scores and their one-vs-rest log-probabilities"}
+
+
+def proba_rule(model):
+    """``(proba, calibration_map)``: the rule of a fitted model's ``predict_proba`` and,
+    for ``"calibrated"``, which of ``STACKING_MAPS`` its ``stacking_`` holds (None for the
+    other rules, and for files saved before 0.2, which have no map)."""
+    rule = getattr(model, "proba", "do")
+    stacking = getattr(model, "stacking_", None)
+    if rule != "calibrated" or stacking is None:
+        return rule, None
+    return rule, stacking_map(np.asarray(stacking))
+
+
+def describe_proba(model):
+    """:func:`proba_rule` in words, one clause (``docs/CALIBRATION.md``, "The map's inputs")."""
+    rule, kind = proba_rule(model)
+    if rule == "calibrated" and kind is None:
+        return ("the DO formula averaged over the draws: this model has no calibration map "
+                "(saved by an older dolda)")
+    if rule == "calibrated":
+        return (f"calibrated map on {_MAP_INPUTS[kind]} ({kind}), chosen by leave-one-out "
+                "log score with a parameter penalty")
+    if rule == "ovr":
+        return "normalised one-vs-rest probabilities averaged over the draws (proba='ovr')"
+    return "the DO formula averaged over the draws (proba='do')"
+
+
 def stacking_features(mu, kind):
     """The inputs of map ``kind`` (one of ``STACKING_MAPS``) from predictors ``mu`` (..., L)."""
     if kind == STACKING_MAPS[0]:
