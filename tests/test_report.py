@@ -100,6 +100,46 @@ def test_report_is_self_contained_and_its_data_is_intact(report, fitted):
     assert page.count("data-root-id") >= 5  # map, heat map, confusion, reliability, trace
 
 
+def _section(page, title):
+    return page.split(f"<h2>{title}</h2>", 1)[1].split("</section>", 1)[0]
+
+
+def test_report_names_the_probability_rule_and_the_calibration_map(report, fitted, tmp_path):
+    """The model facts and the calibration section say which rule and which map
+    ``predict_proba`` uses: the fitted map, each width of ``stacking_``, none (older files)."""
+    import contextlib
+    import copy
+
+    from dolda.calibration import stacking_map
+    from dolda.report import make_report
+
+    model, texts, y = fitted
+    L = len(model.classes_)
+    rich = "calibrated map on the class scores and their one-vs-rest log-probabilities"
+    plain = "calibrated map on the class scores (mu), chosen by leave-one-out log score"
+    chosen = rich if stacking_map(model.stacking_) == "mu, log F(mu)" else plain
+    calib = _section(report.read_text(encoding="utf-8"), "Calibration")
+    assert f"<p>Probabilities: {chosen}" in calib and "CALIBRATION.md" in calib
+    cases = [(np.zeros((L, L + 1)), "calibrated", plain),
+             (np.zeros((L, 2 * L + 1)), "calibrated", rich),
+             (None, "calibrated", "the DO formula averaged over the draws: this model has no "
+                                  "calibration map"),
+             (np.zeros((L, 2 * L + 1)), "ovr", "normalised one-vs-rest probabilities")]
+    for i, (stacking, rule, words) in enumerate(cases):
+        other = copy.copy(model)
+        other.stacking_, other.proba = stacking, rule
+        old_file = pytest.warns(UserWarning, match="no calibration map") \
+            if stacking is None else contextlib.nullcontext()
+        with old_file:
+            page = make_report(other, tmp_path / f"r{i}.html", texts=texts[:6], y=y[:6],
+                               max_documents=2).read_text(encoding="utf-8")
+        assert f"<dt>probabilities</dt><dd>{words}" in _section(page, "Model"), rule
+        assert f"<p>Probabilities: {words}" in _section(page, "Calibration"), rule
+    assert rich not in page and plain not in page  # not for ovr
+    page = make_report(model, tmp_path / "bare.html").read_text(encoding="utf-8")
+    assert f"<dt>probabilities</dt><dd>{chosen}" in page  # without documents too
+
+
 def test_json_for_script_is_valid_json_that_cannot_close_the_element():
     obj = {"t": NASTY, "k<!--": ["</SCRIPT>", "&amp;"]}
     text = json_for_script(obj)

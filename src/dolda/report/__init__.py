@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..calibration import describe_proba
 from .convergence import RHAT_WARN, convergence_summary
 from .page import esc, json_for_script, render_page
 from .plots import (
@@ -203,7 +204,9 @@ def _accuracy_sections(model, y, predicted, proba, doc_ids, explained_of, classe
     figures["reliability"] = reliability_diagram([b[0] for b in bins], [b[1] for b in bins],
                                                  [b[2] for b in bins])
     rows = [[f"{c:.2f}", f"{a:.2f}", n] for c, a, n in bins]
-    calib_html = (f"<p>Mean stated probability of the predicted class {mean_conf:.3f} against "
+    calib_html = (f"<p>Probabilities: {esc(describe_proba(model))} (docs/CALIBRATION.md, "
+                  "&ldquo;The map's inputs&rdquo;).</p>"
+                  f"<p>Mean stated probability of the predicted class {mean_conf:.3f} against "
                   f"accuracy {accuracy:.3f}: the model is {words}. Expected calibration error "
                   f"(10 bins) <b>{ece:.3f}</b>.</p><div class='row'><div class='col'>"
                   "{{fig:reliability}}</div><div class='col'>"
@@ -320,7 +323,8 @@ def make_report(model, path, texts=None, y=None, X=None, max_documents=200, n_wo
              ("covariates", len(model.feature_names_) - K - 1),
              ("prior", model.prior), ("iterations", model.n_iter_), ("burn-in", burn),
              ("chains", n_chains), ("kept draws", model.eta_draws_.shape[0]),
-             ("joint or two-step", "two-step" if model.two_step else "joint")]
+             ("joint or two-step", "two-step" if model.two_step else "joint"),
+             ("probabilities", describe_proba(model))]
     sections = [("Model", "<dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>"
                                           for k, v in facts) + "</dl>")]
     figures = {}
