@@ -115,6 +115,14 @@ def test_fit_summary(data_csv, tmp_path):
     assert re.search(r"time\s+[0-9.]+ s \([0-9,]+ tokens/s\)", result.output)
     acc = float(re.search(r"training accuracy ([0-9.]+)", result.output)[1])
     assert 0 <= acc <= 1
+    from dolda import load
+    from dolda.calibration import stacking_map
+
+    kind = stacking_map(load(tmp_path / "m").stacking_)  # the map fit chose
+    inputs = "the class scores" + (" and their one-vs-rest log-probabilities"
+                                   if kind == "mu, log F(mu)" else "")
+    assert (f"  probabilities     calibrated map on {inputs} ({kind}), chosen by leave-one-out "
+            "log score with a parameter penalty\n") in result.output
     # a second fit to the same place needs --overwrite
     again = run("fit", data_csv, "--text", "body", "--label", "genre", *FAST,
                 "--out", tmp_path / "m")

@@ -133,6 +133,32 @@ def test_score_on_a_labelled_file(model_dir, data_csv, tmp_path):
     assert "accuracy" in result.output and "log loss" in result.output
 
 
+def test_score_names_the_probability_rule_and_the_calibration_map(model_dir, data_csv,
+                                                                  tmp_path):
+    """Each width of ``stacking_``, and none (a file saved before 0.2), in the text line and
+    the JSON fields ``proba`` and ``calibration_map``."""
+    import shutil
+
+    from dolda import load
+
+    model = load(model_dir)
+    L = len(model.classes_)
+    cases = [(np.zeros((L, L + 1)), "mu", "calibrated map on the class scores (mu), chosen"),
+             (np.zeros((L, 2 * L + 1)), "mu, log F(mu)", "calibrated map on the class scores "
+              "and their one-vs-rest log-probabilities (mu, log F(mu)), chosen"),
+             (None, None, "the DO formula averaged over the draws: this model has no "
+                          "calibration map")]
+    for i, (stacking, kind, words) in enumerate(cases):
+        model.stacking_ = stacking
+        model.save(tmp_path / f"m{i}")
+        shutil.copy(model_dir / "cli.json", tmp_path / f"m{i}" / "cli.json")
+        result = run("score", tmp_path / f"m{i}", data_csv, "--out", tmp_path / f"s{i}.json")
+        assert result.exit_code == 0, result.output
+        assert f"  probabilities {words}" in result.output, kind
+        doc = json.loads((tmp_path / f"s{i}.json").read_text())
+        assert doc["proba"] == "calibrated" and doc["calibration_map"] == kind
+
+
 def test_score_rejects_unknown_labels(model_dir, data_csv, tmp_path):
     frame = pd.read_csv(data_csv).head(10)
     frame.loc[3, "genre"] = "class9"

@@ -67,6 +67,7 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
     workers of that Dask cluster for the whole fit (see docs/DISTRIBUTED.md); the
     same --seed and --shards give the same model with or without --scheduler.
     """
+    from ..calibration import describe_proba
     from ..model import FitInterrupted
 
     _check_burn_in(opts)
@@ -128,6 +129,7 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
     click.echo(f"  time              {seconds:.1f} s ({rate:,.0f} tokens/s)")
     click.echo(f"  training accuracy {accuracy:.3f} (in-sample; dolda evaluate or dolda score "
                "estimate accuracy on new documents)")
+    click.echo(f"  probabilities     {describe_proba(model)}")
     convergence = getattr(model, "convergence_", None)
     if convergence is not None:
         click.echo(f"  convergence       {convergence['message']}")

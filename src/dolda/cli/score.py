@@ -43,6 +43,8 @@ def score(model_dir, data, text_column, covariates, encoding, label_column, out)
     """
     import pandas as pd
 
+    from ..calibration import describe_proba, proba_rule
+
     out = check_out(out, ("json",))
     model, meta = _load_model(model_dir)
     text_column = text_column or meta.get("text_column")
@@ -68,10 +70,12 @@ def score(model_dir, data, text_column, covariates, encoding, label_column, out)
         proba = model.predict_proba(texts, covariates=X)
     scores = classification_scores(y, proba, model.classes_)
     classes = scores["confusion_matrix"]["labels"]
+    rule, kind = proba_rule(model)
     emit(out, f"Scored {scores['n_docs']} documents of {data} with the model in {model_dir}")
     emit(out, f"  accuracy  {scores['accuracy']:.3f}")
     emit(out, f"  macro-F1  {scores['macro_f1']:.3f}")
     emit(out, f"  log loss  {scores['log_loss']:.3f}")
+    emit(out, f"  probabilities {describe_proba(model)}")
     emit(out, "confusion matrix (rows: true class, columns: predicted class)")
     cm = pd.DataFrame(scores["confusion_matrix"]["matrix"],
                       index=pd.Index([str(c) for c in classes], name="true"),
@@ -79,6 +83,7 @@ def score(model_dir, data, text_column, covariates, encoding, label_column, out)
     emit(out, cm.to_string())
     if out is not None:
         write_json({"model": str(model_dir), "data": str(data), "text_column": text_column,
-                    "label_column": label_column, **scores}, out)
+                    "label_column": label_column, "proba": rule, "calibration_map": kind,
+                    **scores}, out)
         if str(out) != "-":
             click.echo(f"Scores written to {out}")
