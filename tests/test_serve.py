@@ -71,6 +71,27 @@ def test_health_and_model(client, sim):
     assert client.get("/docs").status_code == 200
 
 
+def test_model_names_the_probability_rule_and_the_calibration_map(client, app):
+    """``GET /model``'s summary: ``proba`` and, for "calibrated", the map ``stacking_``
+    holds (each width; null without one, as in files saved before 0.2, and for "ovr")."""
+    from dolda.calibration import stacking_map
+
+    model = app.state.service.model
+    fitted, L = model.stacking_, len(model.classes_)
+    s = client.get("/model").json()["summary"]
+    assert (s["proba"], s["calibration_map"]) == ("calibrated", stacking_map(fitted))
+    cases = [(np.zeros((L, L + 1)), "calibrated", "mu"),
+             (np.zeros((L, 2 * L + 1)), "calibrated", "mu, log F(mu)"),
+             (None, "calibrated", None), (np.zeros((L, 2 * L + 1)), "ovr", None)]
+    try:
+        for stacking, rule, kind in cases:
+            model.stacking_, model.proba = stacking, rule
+            s = client.get("/model").json()["summary"]
+            assert (s["proba"], s["calibration_map"]) == (rule, kind)
+    finally:
+        model.stacking_, model.proba = fitted, "calibrated"
+
+
 def test_predict_matches_the_model(client, sim, model_dir):
     from dolda import load
 

@@ -196,8 +196,11 @@ class ModelService:
         raise KeyError(text)
 
     def summary(self):
+        from ..calibration import proba_rule
+
         m = self.model
         K = m.phi_.shape[0]
+        rule, kind = proba_rule(m)
         return {
             "model_dir": str(self.model_dir.name),
             "classes": [str(c) for c in m.classes_],
@@ -210,7 +213,7 @@ class ModelService:
                         "iterations": int(m.n_iter_), "chains": int(getattr(m, "n_chains_", 1)),
                         "kept_draws": int(m.eta_draws_.shape[0]),
                         "training_tokens": int(getattr(m, "n_tokens_", 0)),
-                        "signal_level": self.level},
+                        "signal_level": self.level, "proba": rule, "calibration_map": kind},
         }
 
 
