@@ -17,7 +17,8 @@ over embedded JSON.  It stays readable at 50+ classes and 100+ topics:
   ``report.html#doc=ID`` document ID.
 * **Accuracy** (with ``y``): the most frequent confusions (the full matrix only
   for few classes) and per-class recall and precision.
-* **Calibration** (with ``y``): a reliability diagram and the expected
+* **Calibration** (with ``y``): the probability rule and calibration map in
+  words (also among the model's facts), a reliability diagram and the expected
   calibration error.
 * **Convergence**: a verdict in plain words with advice ("run about N more
   iterations ..."), the log-likelihood trace and the worst coefficients.
