@@ -33,14 +33,15 @@ from numba import njit, prange
 
 from .alpha import as_alpha
 from .rng import STEP_PREDICT, stream, uniform
-from .sweeps import fill_cumulative as _fill_cumulative
+from .sweeps import WEIGHT_BLOCK, fill_weights, search_weights
 from .sweeps import search_cumulative as _search
 
-#: ``method="auto"`` uses the sparse kernel from this many topics on.  Measured on simulated
-#: corpora (``datasets.simulate``, alpha = 0.5, 120-token documents, one thread): sparse/dense
-#: time 1.23 at K=10, 1.14 at 20, 0.97 at 32, 0.78 at 50; with the smaller alpha of fitted
-#: models the sparse kernel wins earlier (20 Newsgroups: ``benchmarks/results/predict.md``).
-SPARSE_PREDICT_MIN_TOPICS = 32
+#: ``method="auto"`` uses the sparse kernel from this many topics on.  Measured with the
+#: Rao-Blackwellised estimate and the blocked dense kernel (``benchmarks/predict_kernels.py``,
+#: 20 sweeps, 2 threads): sparse/dense time 2.3 at K = 50, 1.6-1.7 at 100, 1.0-1.15 at 200,
+#: 0.77-0.95 at 300, 0.4-0.5 at 1000, on 20 Newsgroups (alpha = 0.1) and on simulated
+#: documents (alpha = 0.5).
+SPARSE_PREDICT_MIN_TOPICS = 256
 
 METHODS = ("auto", "dense", "sparse")
 
@@ -73,34 +74,33 @@ def _dense_document(tokens, start, stop, phi_wk, alpha, n_sweeps, burn_in, seed,
             out[d, k] = 1.0 / n_topics
         return
     state = stream(seed, STEP_PREDICT, doc_offset + d)
-    ndk_row = np.zeros(n_topics, np.int32)
-    cum = np.empty(n_topics)
+    ndk_row = np.zeros(n_topics)  # float64 counts: no conversion per topic and token
+    prob = np.empty(n_topics)
+    block_sums = np.empty((n_topics + WEIGHT_BLOCK - 1) // WEIGHT_BLOCK)
     z = np.empty(n_d, np.int32)
     # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha_k)
     for i in range(n_d):
-        total = _fill_cumulative(phi_wk[tokens[start + i]], ndk_row, alpha, cum)
+        total = fill_weights(phi_wk[tokens[start + i]], ndk_row, alpha, prob, block_sums)
         u, state = uniform(state)
-        k = _search(cum, n_topics, u * total)
+        k = search_weights(prob, block_sums, u * total)
         z[i] = k
-        ndk_row[k] += 1
+        ndk_row[k] += 1.0
     acc = np.zeros(n_topics)
     for s in range(n_sweeps):
         kept_sweep = s >= burn_in
         for i in range(n_d):
             k0 = z[i]
-            ndk_row[k0] -= 1
-            total = _fill_cumulative(phi_wk[tokens[start + i]], ndk_row, alpha, cum)
+            ndk_row[k0] -= 1.0
+            total = fill_weights(phi_wk[tokens[start + i]], ndk_row, alpha, prob, block_sums)
             if kept_sweep and rao_blackwell:
                 # the conditional itself: acc[k] += p(z_i = k | z_-i)
                 inv = 1.0 / total
-                below = 0.0
                 for k in range(n_topics):
-                    acc[k] += (cum[k] - below) * inv
-                    below = cum[k]
+                    acc[k] += prob[k] * inv
             u, state = uniform(state)
-            k1 = _search(cum, n_topics, u * total)
+            k1 = search_weights(prob, block_sums, u * total)
             z[i] = k1
-            ndk_row[k1] += 1
+            ndk_row[k1] += 1.0
         if kept_sweep and not rao_blackwell:
             for k in range(n_topics):
                 acc[k] += ndk_row[k]

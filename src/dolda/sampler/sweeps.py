@@ -41,6 +41,55 @@ def search_cumulative(cum, n, target):
     return j
 
 
+#: Topics per block of :func:`fill_weights` / :func:`search_weights`.
+WEIGHT_BLOCK = 8
+
+
+@njit(cache=True, inline="always")
+def fill_weights(phi_row, ndk_row, alpha, prob, block_sums):
+    """``prob[k] = phi_{k,w} (n_{d,k} + alpha_k)`` and their sums over blocks of
+    :data:`WEIGHT_BLOCK` topics; returns the total.
+
+    The same weights as :func:`fill_cumulative`, laid out for speed: the products are one
+    loop without a carried dependency (vectorised), and the sums run as short independent
+    chains, one per block, instead of one chain of K additions.  ``ndk_row`` is best float64
+    (no conversion per topic); ``block_sums`` has ``ceil(K / WEIGHT_BLOCK)`` entries.
+    """
+    n_topics = len(prob)
+    for k in range(n_topics):
+        prob[k] = phi_row[k] * (ndk_row[k] + alpha[k])
+    total = 0.0
+    for b in range(len(block_sums)):
+        lo = b * WEIGHT_BLOCK
+        acc = 0.0
+        for k in range(lo, min(lo + WEIGHT_BLOCK, n_topics)):
+            acc += prob[k]
+        block_sums[b] = acc
+        total += acc
+    return total
+
+
+@njit(cache=True, inline="always")
+def search_weights(prob, block_sums, target):
+    """The topic whose interval of the cumulated weights of :func:`fill_weights` holds
+    ``target`` (in ``[0, total)``): a walk over the blocks, then within the block (the last
+    topic of the block when rounding leaves ``target`` beyond it)."""
+    n_blocks = len(block_sums)
+    b = 0
+    acc = block_sums[0]
+    while acc <= target and b < n_blocks - 1:
+        b += 1
+        acc += block_sums[b]
+    acc -= block_sums[b]
+    k = b * WEIGHT_BLOCK
+    last = min(k + WEIGHT_BLOCK, len(prob)) - 1
+    acc += prob[k]
+    while acc <= target and k < last:
+        k += 1
+        acc += prob[k]
+    return k
+
+
 @njit(cache=True)
 def resample_document_dense(start, stop, tokens, z, ndk_row, phi_wk, alpha, cum, state):
     """Gibbs-resample the tokens ``start:stop`` of one document in order; returns the state.
