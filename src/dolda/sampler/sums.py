@@ -2,8 +2,9 @@
 
 One running sum makes every addition wait for the one before; four independent ones
 (combined as ``(s0 + s1) + (s2 + s3)``) let them overlap, and the fixed order keeps the
-result the same on every run and thread count.  Used by the supervised z-sweep (its
-per-token conditional) and the Phi draw (a topic's row total).
+result the same on every run and thread count.  Used by the Phi draw (a topic's row
+total); the z-sweeps sum their weights by blocks (:func:`dolda.sampler.sweeps.block_totals`),
+which their search reuses.
 """
 
 from __future__ import annotations

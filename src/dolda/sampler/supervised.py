@@ -44,7 +44,7 @@ from numba import njit, prange
 from .alias import build_alias_tables
 from .alpha import as_alpha, is_symmetric
 from .rng import STEP_Z, stream, uniform
-from .sums import sum4
+from .sweeps import WEIGHT_BLOCK, block_totals, search_weights
 
 
 @njit(cache=True)
@@ -106,6 +106,15 @@ def _document_exact(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics, 
     return state
 
 
+@njit(cache=True, inline="always")
+def _factor_rows(j, gram_topics, inv_n2, F, G):
+    """``F[j, k] = exp(S_jk / N_d^2)`` and ``G[j, k] = 1 / F[j, k]`` for every topic ``k``."""
+    for k in range(F.shape[1]):
+        f = math.exp(gram_topics[j, k] * inv_n2)
+        F[j, k] = f
+        G[j, k] = 1.0 / f
+
+
 @njit(cache=True)
 def _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics, inv_n, h,
                      half_diag, state, record, recording):
@@ -131,8 +140,10 @@ def _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics,
         E[k] = math.exp(h[k] * inv_n - half_diag[k] - top)
         B[k] = (ndk[d, k] + alpha[k]) * E[k]
     F = np.empty((n_topics, n_topics))
+    G = np.empty((n_topics, n_topics))  # G = 1 / F: the rescale multiplies, never divides
     have = np.zeros(n_topics, np.bool_)
     p = np.empty(n_topics)
+    block_sums = np.empty((n_topics + WEIGHT_BLOCK - 1) // WEIGHT_BLOCK)
     for i in range(start, stop):
         w = tokens[i]
         k0 = z[i]
@@ -142,26 +153,15 @@ def _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics,
         else:
             B[k0] -= E[k0]
         if not have[k0]:
-            for k in range(n_topics):
-                F[k0, k] = math.exp(gram_topics[k0, k] * inv_n2)
+            _factor_rows(k0, gram_topics, inv_n2, F, G)
             have[k0] = True
         for k in range(n_topics):  # independent products: vectorised
             p[k] = phi_wk[w, k] * B[k] * F[k0, k]
-        total = sum4(p, n_topics)  # four partial sums in a fixed order
+        total = block_totals(p, block_sums)  # short independent chains, a fixed order
         u, state = uniform(state)
-        target = u * total
-        k1 = -1
-        last = 0
-        acc = 0.0
-        for k in range(n_topics):
-            if p[k] > 0.0:
-                last = k
-            acc += p[k]
-            if acc > target:
-                k1 = k
-                break
-        if k1 < 0:  # rounding: the running sum fell short of u * total
-            k1 = last
+        k1 = search_weights(p, block_sums, u * total)
+        while k1 > 0 and p[k1] <= 0.0:  # rounding put u * total past the last weight
+            k1 -= 1
         if total <= 0.0:  # phi_{.,w} = 0 (a Pólya-urn draw can do this): keep the topic
             k1 = k0
         if recording:
@@ -171,11 +171,10 @@ def _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics,
         ndk[d, k1] += 1
         if k1 != k0:
             if not have[k1]:
-                for k in range(n_topics):
-                    F[k1, k] = math.exp(gram_topics[k1, k] * inv_n2)
+                _factor_rows(k1, gram_topics, inv_n2, F, G)
                 have[k1] = True
             for k in range(n_topics):
-                ratio = F[k0, k] / F[k1, k]
+                ratio = F[k0, k] * G[k1, k]
                 E[k] *= ratio
                 B[k] *= ratio
         B[k1] += E[k1]

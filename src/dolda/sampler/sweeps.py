@@ -55,9 +55,16 @@ def fill_weights(phi_row, ndk_row, alpha, prob, block_sums):
     chains, one per block, instead of one chain of K additions.  ``ndk_row`` is best float64
     (no conversion per topic); ``block_sums`` has ``ceil(K / WEIGHT_BLOCK)`` entries.
     """
-    n_topics = len(prob)
-    for k in range(n_topics):
+    for k in range(len(prob)):
         prob[k] = phi_row[k] * (ndk_row[k] + alpha[k])
+    return block_totals(prob, block_sums)
+
+
+@njit(cache=True, inline="always")
+def block_totals(prob, block_sums):
+    """``block_sums[b] = sum of prob`` over block ``b`` of :data:`WEIGHT_BLOCK` entries (one
+    short chain of additions per block: the blocks overlap); returns their sum, in order."""
+    n_topics = len(prob)
     total = 0.0
     for b in range(len(block_sums)):
         lo = b * WEIGHT_BLOCK
@@ -94,16 +101,23 @@ def search_weights(prob, block_sums, target):
 def resample_document_dense(start, stop, tokens, z, ndk_row, phi_wk, alpha, cum, state):
     """Gibbs-resample the tokens ``start:stop`` of one document in order; returns the state.
 
-    ``ndk_row`` (K,) is updated in place, ``cum`` (K,) is scratch space.
+    ``ndk_row`` (K,) is updated in place, ``cum`` (K,) is scratch space (the weights of
+    :func:`fill_weights`, summed by blocks; the counts are read from a float64 copy).
     """
     n_topics = len(ndk_row)
+    counts = np.empty(n_topics)
+    for k in range(n_topics):
+        counts[k] = ndk_row[k]
+    block_sums = np.empty((n_topics + WEIGHT_BLOCK - 1) // WEIGHT_BLOCK)
     for i in range(start, stop):
         k0 = z[i]
-        ndk_row[k0] -= 1
-        total = fill_cumulative(phi_wk[tokens[i]], ndk_row, alpha, cum)
+        counts[k0] -= 1.0
+        total = fill_weights(phi_wk[tokens[i]], counts, alpha, cum, block_sums)
         u, state = uniform(state)
-        k1 = search_cumulative(cum, n_topics, u * total)
+        k1 = search_weights(cum, block_sums, u * total)
         z[i] = k1
+        counts[k1] += 1.0
+        ndk_row[k0] -= 1
         ndk_row[k1] += 1
     return state
 
