@@ -9,10 +9,12 @@ with the *same* topics; its topic-word distributions (K x V) are dolda's ``phi``
 Contenders, each with ``--sweeps`` sweeps (dolda: burn-in half of them, as ``DOLDA.transform``):
 
 * ``today``: the code path before this benchmark was written: the whole ``phi`` copied
-  word-major (``word_major(phi)``) and the dense O(K) kernel;
-* ``auto``: :func:`predict_topic_proportions`, the default (sparse from
-  ``SPARSE_PREDICT_MIN_TOPICS`` topics on); ``auto f32`` the same with Phi in float32, the
-  dtype of a fitted ``DOLDA.phi_`` (what ``DOLDA.transform`` / ``predict`` pass);
+  word-major (``word_major(phi)``) and the dense O(K) kernel averaging the drawn counts
+  (frozen in ``_predict_baseline.py``);
+* ``auto``: :func:`predict_topic_proportions`, the default kernel (sparse from
+  ``SPARSE_PREDICT_MIN_TOPICS`` topics on) and estimator (Rao-Blackwellised); ``auto f32``
+  the same with Phi in float32, the dtype of a fitted ``DOLDA.phi_`` (what
+  ``DOLDA.transform`` / ``predict`` pass);
 * ``tomotopy``: ``LDAModel.infer(docs, iterations=sweeps, workers=threads)``.
 
 Two workloads: the whole test split in one call (``batch``), and ``--single`` documents
@@ -66,13 +68,9 @@ def train_topics(docs, words, K, threads, iters, cache):
 
 
 def run_today(tokens, doc_ptr, phi, sweeps, seed):
-    from dolda.sampler.predict import _predict
+    from _predict_baseline import predict_today
 
-    out = np.empty((len(doc_ptr) - 1, phi.shape[0]))
-    phi_wk = np.ascontiguousarray(phi.T)  # what word_major(phi) did: all V words, every call
-    _predict(tokens, doc_ptr, phi_wk, np.full(phi.shape[0], ALPHA), sweeps, sweeps // 2,
-             np.int64(seed), out)
-    return out
+    return predict_today(tokens, doc_ptr, phi, ALPHA, sweeps, sweeps // 2, seed)
 
 
 def run_dolda(tokens, doc_ptr, phi, sweeps, seed, method):
@@ -203,6 +201,7 @@ def main(argv=None):
                          "max_abs_mean_theta_diff_today_vs_auto": float(np.abs(a - b).max())})
     result = {
         "benchmark": "bench_predict.py",
+        "commit": _commit(),
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                     "load_before": load_before, "load_after": os.getloadavg()},
         "settings": {"threads": args.threads, "rounds": args.rounds, "sweeps": args.sweeps,
@@ -223,6 +222,16 @@ def main(argv=None):
     path.write_text(json.dumps(result, indent=1) + "\n")
     (args.out / "predict.md").write_text(markdown(result))
     print(markdown(result))
+
+
+def _commit():
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
 
 
 def markdown(result):
@@ -253,8 +262,9 @@ def markdown(result):
                      f"{r['docs_per_s_best']:,.0f} | {ratio(today)} | {ratio(tomo)} |")
     lines += ["", "Ratios: median documents/s of the row over the reference's (higher is "
               "faster).  `today` is the dense kernel reading a word-major copy of the whole "
-              "Phi made on every call (the code path before the sparse kernel); `auto f32` is "
-              "`auto` with Phi in float32, as a fitted DOLDA's `phi_`."]
+              "Phi made on every call (the code path before the sparse kernel, frozen in "
+              "`benchmarks/_predict_baseline.py`); `auto f32` is `auto` with Phi in float32, "
+              "as a fitted DOLDA's `phi_`."]
     return "\n".join(lines) + "\n"
 
 

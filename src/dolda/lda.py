@@ -81,7 +81,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         same conditional.  ``"auto"`` picks sparse from
         ``dolda.sampler.lda.SPARSE_MIN_TOPICS`` (100) topics on.
     transform_sweeps : int, default=50
-        Default number of sweeps of :meth:`transform`.
+        Default number of sweeps of :meth:`transform` (the conditionals of the kept sweeps
+        averaged: Rao-Blackwellised).
     random_state : int, numpy Generator or None
         Seed; the same int gives the same chain for any ``n_jobs``.
     n_jobs : int or None
@@ -343,8 +344,9 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Returns
         -------
         theta : ndarray (D, K)
-            Average of ``(n_{d,k} + alpha) / (N_d + K alpha)`` over the kept
-            sweeps; rows sum to one (``1/K`` for an empty document).  Columns
+            ``(E[n_{d,k}] + alpha) / (N_d + K alpha)``, ``E[n_{d,k}]`` the sum over
+            the tokens of their conditional ``p(z_i = k | z_-i)``, averaged over the kept
+            sweeps (Rao-Blackwellised); rows sum to one (``1/K`` for an empty document).  Columns
             :meth:`get_feature_names_out`; a DataFrame under
             ``set_output(transform="pandas")``.
         """

@@ -130,7 +130,11 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         Fit LDA first and the DO probit on its topic proportions afterwards
         (the paper's comparison model) instead of the joint sampler.
     predict_sweeps : int, default=50
-        Sweeps of the unsupervised z-sampler for a new document (paper section 3.3).
+        Sweeps of the unsupervised z-sampler for a new document (paper section 3.3); the
+        topic proportions average the conditionals of the kept sweeps (Rao-Blackwellised).
+        More sweeps buy a little accuracy at proportional cost: on 20 Newsgroups (K = 50),
+        200 instead of 50 gave +0.4 points of accuracy and -0.025 log loss, 20 gave -0.6
+        points (``experiments/results/predict_estimator*.json``).
     predict_burn_in : int or None, default=None
         Sweeps discarded before averaging (None: half of ``predict_sweeps``).
     phi_draws : int, default=20
@@ -547,9 +551,10 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
 
         The topic indicators are sampled with Phi fixed at ``phi_`` and no
         supervision, ``p(z = k) ∝ phibar_{k,w} (n_{dk} + alpha)``, for
-        ``predict_sweeps`` sweeps; the empirical proportions
-        ``zbar_d = n_{d,.} / N_d`` (what the regression was fitted on) are
-        averaged over the sweeps after ``predict_burn_in``.  A document with no
+        ``predict_sweeps`` sweeps; the proportions ``zbar_d = n_{d,.} / N_d`` (what the
+        regression was fitted on) are estimated over the sweeps after ``predict_burn_in``
+        by their Rao-Blackwellised average (each token's conditional, not its draw,
+        counted: the same mean, less Monte Carlo noise).  A document with no
         known word gets zeros.  ``X`` is as in :meth:`fit` (a DataFrame's
         covariate columns are not used here); the output columns are
         :meth:`get_feature_names_out` (``dolda0`` ...), and
