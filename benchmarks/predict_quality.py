@@ -13,7 +13,7 @@ comparable.  Phi: tomotopy's topics as in ``bench_predict.py`` (same cache).
 Usage::
 
     python benchmarks/predict_quality.py [--topics 100 1000] [--docs 1000] [--threads 2]
-        [--sweeps 10 20 30 50] [--seeds 3] [--ref-sweeps 2000]
+        [--sweeps 10 20 30 50] [--seeds 3] [--ref-sweeps 2000] [--burn-in-fractions 0.5]
 
 Writes ``benchmarks/results/predict_quality.json`` and ``.md``.
 """
@@ -45,6 +45,8 @@ def main(argv=None):
     parser.add_argument("--sweeps", type=int, nargs="+", default=[10, 20, 30, 50])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--ref-sweeps", type=int, default=2000)
+    parser.add_argument("--burn-in-fractions", type=float, nargs="+", default=[0.5],
+                        help="burn-in as a fraction of the sweeps")
     parser.add_argument("--train-iters", type=int, default=100)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/dolda_bench_predict"))
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
@@ -86,18 +88,21 @@ def main(argv=None):
             results = {}
             for seed in range(1, args.seeds + 1):
                 for sweeps in args.sweeps:
-                    for rb in (False, True):
-                        tic = time.perf_counter()
-                        theta = predict_topic_proportions(tokens, doc_ptr, phi, ALPHA, sweeps,
-                                                          sweeps // 2, seed, rao_blackwell=rb)
-                        secs = time.perf_counter() - tic
-                        err = float(np.abs(theta - ref).sum(axis=1).mean())
-                        results.setdefault((sweeps, rb), []).append((err, secs))
-                        print(f"K={K} seed={seed} sweeps={sweeps} rb={rb}: L1 {err:.4f} "
-                              f"{secs:.3f} s", flush=True)
-        for (sweeps, rb), values in results.items():
+                    for fraction in args.burn_in_fractions:
+                        burn = min(sweeps - 1, int(round(fraction * sweeps)))
+                        for rb in (False, True):
+                            tic = time.perf_counter()
+                            theta = predict_topic_proportions(tokens, doc_ptr, phi, ALPHA,
+                                                              sweeps, burn, seed,
+                                                              rao_blackwell=rb)
+                            secs = time.perf_counter() - tic
+                            err = float(np.abs(theta - ref).sum(axis=1).mean())
+                            results.setdefault((sweeps, burn, rb), []).append((err, secs))
+                            print(f"K={K} seed={seed} sweeps={sweeps} burn={burn} rb={rb}: "
+                                  f"L1 {err:.4f} {secs:.3f} s", flush=True)
+        for (sweeps, burn, rb), values in results.items():
             errs, secs = np.array(values).T
-            rows.append({"K": K, "sweeps": sweeps, "burn_in": sweeps // 2,
+            rows.append({"K": K, "sweeps": sweeps, "burn_in": burn,
                          "estimator": "rao-blackwell" if rb else "counts",
                          "l1_errors": errs.tolist(), "seconds": secs.tolist(),
                          "mean_l1": float(errs.mean()), "median_seconds": float(np.median(secs)),
@@ -123,23 +128,26 @@ def markdown(result):
         "",
         f"`benchmarks/predict_quality.py`: {s['documents']} 20 Newsgroups test documents "
         f"({s['tokens']:,} tokens), {s['threads']} threads, {s['seeds']} seeds per row, "
-        f"burn-in half the sweeps, alpha = {s['alpha']}, Phi from tomotopy "
+        f"alpha = {s['alpha']}, kernel `auto`, Phi from tomotopy "
         f"({s['train_iters']} iterations on the training split, float32).  Error: mean over "
         f"the documents of the L1 distance of theta to a reference run of "
         f"{s['ref_sweeps']} sweeps (another seed).  Load average before/after: "
         f"{result['machine']['load_before'][0]:.1f} / {result['machine']['load_after'][0]:.1f} "
         f"on {result['machine']['cpus']} cores.",
         "",
-        "| K | sweeps | estimator | mean L1 error | median s | docs/s | error / counts at 50 "
-        "| docs/s / counts at 50 |",
-        "|---|---|---|---|---|---|---|---|",
+        "| K | sweeps | burn-in | estimator | mean L1 error | median s | docs/s "
+        "| error / counts at 50 | docs/s / counts at 50 |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    base = {r["K"]: r for r in result["rows"] if r["sweeps"] == 50 and r["estimator"] == "counts"}
-    for r in sorted(result["rows"], key=lambda r: (r["K"], r["estimator"], r["sweeps"])):
+    base = {r["K"]: r for r in result["rows"]
+            if r["sweeps"] == 50 and r["burn_in"] == 25 and r["estimator"] == "counts"}
+    for r in sorted(result["rows"],
+                    key=lambda r: (r["K"], r["estimator"], r["sweeps"], r["burn_in"])):
         b = base.get(r["K"])
         rel_err = f"{r['mean_l1'] / b['mean_l1']:.2f}" if b else ""
         rel_speed = f"{r['docs_per_s'] / b['docs_per_s']:.2f}x" if b else ""
-        lines.append(f"| {r['K']} | {r['sweeps']} | {r['estimator']} | {r['mean_l1']:.4f} | "
+        lines.append(f"| {r['K']} | {r['sweeps']} | {r['burn_in']} | {r['estimator']} | "
+                     f"{r['mean_l1']:.4f} | "
                      f"{r['median_seconds']:.3f} | {r['docs_per_s']:,.0f} | {rel_err} | "
                      f"{rel_speed} |")
     return "\n".join(lines) + "\n"
