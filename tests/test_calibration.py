@@ -258,6 +258,11 @@ def test_proba_rule_and_its_description_name_the_map():
     assert "no calibration map" in calibration.describe_proba(old)
     assert "proba='ovr'" in calibration.describe_proba(Model(proba="ovr"))
     assert "proba='do'" in calibration.describe_proba(Model(proba="do", stacking_=None))
+    held = Model(proba="calibrated", stacking_=np.zeros((3, 4)), calibration_holdout=0.2)
+    assert calibration.describe_proba(held) == (
+        "calibrated map on the class scores (mu), fitted and chosen on the latest 20% of the "
+        "training rows, held out of the chain")
+
 
 def test_rich_map_probabilities_from_their_formula():
     """``stacking`` (L, 2L+1): softmax(b + W1 mu + W2 log F(mu)), averaged over the draws."""

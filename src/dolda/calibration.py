@@ -336,6 +336,10 @@ def describe_proba(model):
         return ("the DO formula averaged over the draws: this model has no calibration map "
                 "(saved by an older dolda)")
     if rule == "calibrated":
+        holdout = getattr(model, "calibration_holdout", None)
+        if holdout:
+            return (f"calibrated map on {_MAP_INPUTS[kind]} ({kind}), fitted and chosen on "
+                    f"the latest {holdout:.0%} of the training rows, held out of the chain")
         return (f"calibrated map on {_MAP_INPUTS[kind]} ({kind}), chosen by leave-one-out "
                 "log score with a parameter penalty")
     if rule == "ovr":

@@ -39,6 +39,7 @@ from ._validation import (
     check_positive_int,
 )
 from . import calibration
+from ._holdout import check_holdout, holdout_stacking, split_latest
 from .covariates import hstack_sparse_dense
 from .probit import (
     PRIORS,
@@ -230,6 +231,14 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         over the draws (``stacking_``); ``"ovr"``, normalised one-vs-rest probabilities;
         ``"do"``, the paper's DO formula (overconfident).  Switch with
         ``set_params(proba=...)`` without refitting.
+    calibration_holdout : float or None, default=None
+        None: the ``"calibrated"`` map is fitted on leave-one-out predictors of every
+        training row.  A share ``f`` in (0, 0.5]: the last ``round(f D)`` training rows, in
+        the order given, are kept out of the chain and the map is fitted on their
+        out-of-sample predictors.  For data in time order (bug reports by filing date), where
+        new documents drift from the old (measured in ``docs/CALIBRATION.md``,
+        "Time-ordered data").  The chain sees ``1 - f`` of the rows; classes only in the
+        held-out rows are not learned.
 
     Attributes
     ----------
@@ -283,7 +292,9 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                  n_jobs=None, progress=True,
                  text_column="text", covariate_columns=None,
                  backend="local", client=None, n_shards=None, snapshot_every=10,
-                 proba="calibrated", phi_sampler="exact", loglik_every=1):
+                 proba="calibrated", phi_sampler="exact", loglik_every=1,
+                 calibration_holdout=None):
+        self.calibration_holdout = calibration_holdout
         self.phi_sampler = phi_sampler
         self.loglik_every = loglik_every
         self.n_topics = n_topics
@@ -329,6 +340,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         check_choice(self.prior, "prior", PRIORS)
         check_choice(self.z_sampler, "z_sampler", Z_SAMPLERS)
         check_choice(self.proba, "proba", PROBA_RULES)
+        check_holdout(self.calibration_holdout)
         check_choice(self.phi_sampler, "phi_sampler", PHI_SAMPLERS)
         check_covariate_columns(self.covariate_columns)
         n_iter = check_positive_int(self.n_iter, "n_iter")
@@ -427,6 +439,10 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                                             covariates)
         if y is None:
             encode_labels(None, 0, self)  # scikit-learn's message, before any work
+        self._calibration_rows = None
+        if self.calibration_holdout is not None:  # the latest rows: the map's, not the chain's
+            (texts, y, covariates), self._calibration_rows = split_latest(
+                texts, y, covariates, check_holdout(self.calibration_holdout), self)
         corpus = self._make_corpus(texts, fit=True)
         n_docs = corpus.n_docs
         self.classes_, y_index = encode_labels(y, n_docs, self)
@@ -481,7 +497,12 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
 
     def _fit_proba_stacking(self, corpus, Xd, y_index):
         """``stacking_``: the ``proba="calibrated"`` map, fitted on the training documents'
-        regressors recomputed as for new documents (unsupervised z, :meth:`transform`)."""
+        regressors recomputed as for new documents (unsupervised z, :meth:`transform`), or,
+        with ``calibration_holdout``, on the held-out latest rows (:mod:`dolda._holdout`)."""
+        held, self._calibration_rows = getattr(self, "_calibration_rows", None), None
+        if held is not None:
+            self.stacking_ = holdout_stacking(self, *held)
+            return
         U = self._regressor_matrix(corpus, Xd)
         prior_sd = coefficient_prior_sd(self.tau_draws_, self.lambda_draws_,
                                         check_positive_float(self.prior_variance,

@@ -625,6 +625,13 @@ def _model_options(func):
         click.option("--two-step", is_flag=True,
                      help="Fit LDA first and the probit on its topics afterwards "
                           "(the paper's comparison model) instead of the joint sampler."),
+        click.option("--calibration-holdout", "calibration_holdout",
+                     type=click.FloatRange(0, 0.5, min_open=True), default=None,
+                     metavar="SHARE",
+                     help="Fit the probability calibration on the last SHARE of the rows "
+                          "(e.g. 0.2), held out of the chain: for rows in time order, such "
+                          "as bug reports by filing date  [default: leave-one-out on all "
+                          "rows]."),
         click.option("--seed", type=int, default=0, show_default=True,
                      help="Random seed; the same seed gives the same chain for any --threads."),
         click.option("--threads", type=click.IntRange(min=1), default=None,
@@ -690,6 +697,7 @@ def _estimator(opts, **extra):
                  word_features=opts["word_features"], word_selection=opts["word_selection"],
                  covariate_min_count=opts["covariate_min_count"], two_step=opts["two_step"],
                  random_state=opts["seed"], n_jobs=opts["threads"],
+                 calibration_holdout=opts.get("calibration_holdout"),
                  progress=not opts["quiet"], **extra)
 
 

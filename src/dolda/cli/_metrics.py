@@ -17,6 +17,7 @@ def training_accuracy(model, y, X=None, texts=None):
     labels, so this is an in-sample fit measure, not an estimate of accuracy on
     new documents (use ``dolda evaluate`` or ``dolda score`` for that).
 
+    With ``calibration_holdout`` only the rows the chain saw (the first ones) are scored.
     Returns None when the model kept no counts (a two-step fit), or has word covariates
     and no ``texts`` are given.
     """
@@ -24,6 +25,13 @@ def training_accuracy(model, y, X=None, texts=None):
     if counts is None:
         return None
     counts = np.asarray(counts, dtype=np.float64)
+    n_fit = counts.shape[0]
+    if n_fit < len(y):  # calibration_holdout: the chain saw the first rows only
+        from .._holdout import _rows
+
+        index = np.arange(n_fit)
+        y, X = np.asarray(y)[:n_fit], _rows(X, index)
+        texts = None if texts is None else _rows(texts, index)
     zbar = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
     design, _ = model._covariates(X, zbar.shape[0], fit=False)
     if getattr(model, "word_features_", None) is not None:  # word covariates (n_words)

@@ -171,6 +171,8 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
                  opts.get("word_selection", "df")]
     if opts["two_step"]:
         args.append("--two-step")
+    if opts.get("calibration_holdout") is not None:
+        args += ["--calibration-holdout", repr(opts["calibration_holdout"])]
     if opts["threads"] is not None:
         args += ["--threads", str(opts["threads"])]
     if opts["quiet"]:
