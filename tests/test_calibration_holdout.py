@@ -11,7 +11,7 @@ import scipy.sparse as sp
 import dolda
 from dolda import DOLDA
 from dolda._holdout import check_holdout, holdout_stacking, split_latest
-from dolda.calibration import LooDraws, select_stacking, stacking_map
+from dolda.calibration import LooDraws, loo_log_score, select_stacking, stacking_map
 from dolda.corpus import Vocabulary
 from dolda.datasets import simulate
 
@@ -71,32 +71,46 @@ def test_split_checks_labels_and_sizes():
         split_latest(texts, ["x", "y", "x"], None, 0.2)  # 5 documents, 3 labels
 
 
-def test_the_map_is_fitted_on_the_latest_rows_and_the_chain_on_the_others(sim):
+@pytest.mark.parametrize("drift", [False, True])
+def test_the_map_is_fitted_on_the_latest_rows_and_the_chain_on_the_others(sim, drift):
     # holding out the last 30% gives the chain of a plain fit on the first 70% (same seed,
-    # same rows), and the map of those rows' out-of-sample predictors under it: not the
-    # leave-one-out map of the 70%
+    # same rows), and the map chosen on the held-out rows: their own map (penalised by its
+    # weights) or the leave-one-out map of the first 70%.  Without drift the held-out rows
+    # are like the others and the leave-one-out map wins; with drift (the latest labels
+    # drawn at random, unrelated to the documents) it is overconfident there and the
+    # held-out rows' own, flatter map wins.
     n = len(sim.y)
     cut = n - int(round(0.3 * n))
     frame = sim.X
-    held = DOLDA(calibration_holdout=0.3, **SMALL).fit(sim.texts, sim.y, covariates=frame)
-    plain = DOLDA(**SMALL).fit(sim.texts[:cut], sim.y[:cut], covariates=frame.iloc[:cut])
+    y = sim.y.copy()
+    if drift:
+        y[cut:] = np.random.default_rng(0).choice(np.unique(sim.y), n - cut)
+    held = DOLDA(calibration_holdout=0.3, **SMALL).fit(sim.texts, y, covariates=frame)
+    plain = DOLDA(**SMALL).fit(sim.texts[:cut], y[:cut], covariates=frame.iloc[:cut])
     np.testing.assert_array_equal(held.eta_draws_, plain.eta_draws_)
     assert held.vocabulary_.words == plain.vocabulary_.words
-    want = holdout_stacking(plain, sim.texts[cut:], sim.y[cut:],
-                            frame.iloc[cut:].reset_index(drop=True))
+    want = holdout_stacking(plain, sim.texts[cut:], y[cut:],
+                            frame.iloc[cut:].reset_index(drop=True), fallback=plain.stacking_)
     np.testing.assert_allclose(held.stacking_, want, rtol=1e-10, atol=1e-12)
-    # the same map from the held-out rows' predictors under every kept draw (20 here, all
-    # of which the map keeps), computed here without dolda._holdout
+    # the same choice from the held-out rows' predictors under every kept draw (20 here,
+    # all of which the map keeps), computed here without dolda._holdout: the map fitted on
+    # them (penalised by its weights) against the leave-one-out map of the first rows
     U = plain._regressors(sim.texts[cut:], frame.iloc[cut:].reset_index(drop=True))
     draws = plain.eta_draws_.astype(np.float64)
     assert len(draws) == 20
     mu = np.einsum("dp,slp->sdl", U, draws)
-    y_index = np.searchsorted(plain.classes_, sim.y[cut:])
-    direct = select_stacking(LooDraws(mu.mean(axis=0), mu, np.full(mu.shape[:2], 1 / 20)),
-                             y_index, len(plain.classes_))
-    np.testing.assert_allclose(held.stacking_, direct, rtol=1e-6, atol=1e-8)
-    assert held.stacking_.shape != plain.stacking_.shape or not np.allclose(
-        held.stacking_, plain.stacking_, atol=1e-3)
+    y_index = np.searchsorted(plain.classes_, y[cut:])
+    out_of_sample = LooDraws(mu.mean(axis=0), mu, np.full(mu.shape[:2], 1 / 20))
+    direct = select_stacking(out_of_sample, y_index, len(plain.classes_))
+    n_present = len(np.unique(y_index))
+    direct_score = loo_log_score(direct, mu, out_of_sample.w, y_index) - \
+        n_present * direct.shape[1]
+    loo_score = loo_log_score(plain.stacking_, mu, out_of_sample.w, y_index)
+    expected = direct if direct_score > loo_score else plain.stacking_
+    np.testing.assert_allclose(held.stacking_, expected, rtol=1e-6, atol=1e-8)
+    assert (direct_score > loo_score + 5) if drift else (loo_score > direct_score + 5)
+    if not drift:
+        np.testing.assert_array_equal(held.stacking_, plain.stacking_)
     assert stacking_map(held.stacking_) in ("mu", "mu, log F(mu)")
     proba = held.predict_proba(sim.texts[:5], covariates=frame.iloc[:5])
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
@@ -145,3 +159,22 @@ def test_cli_fit_holds_out_the_latest_rows(sim, tmp_path):
                                     "--calibration-holdout", "0.7", "--out",
                                     str(tmp_path / "m2")])
     assert bad.exit_code != 0 and "calibration-holdout" in bad.output
+
+
+def test_a_fixed_map_competes_unpenalised():
+    # select_stacking(fixed=...): a map fitted elsewhere enters with its plain log score on
+    # these draws; the truth's map beats the maps fitted here (they pay for their weights),
+    # a useless one (all zeros: uniform probabilities) loses to them
+    rng = np.random.default_rng(4)
+    n, L = 400, 3
+    mu = rng.normal(size=(n, L)) * 1.5
+    truth = np.hstack([np.zeros((L, 1)), 1.3 * np.eye(L)])  # softmax(1.3 mu)
+    p = np.exp(1.3 * mu)
+    p /= p.sum(axis=1, keepdims=True)
+    y = np.array([rng.choice(L, p=row) for row in p])
+    draws = LooDraws(mu, mu[None], np.ones((1, n)))
+    fitted = select_stacking(draws, y, L)
+    assert select_stacking(draws, y, L, fixed=(truth,)) is truth
+    useless = np.zeros((L, L + 1))
+    chosen = select_stacking(draws, y, L, fixed=(useless,))
+    np.testing.assert_allclose(chosen, fitted)

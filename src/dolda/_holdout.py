@@ -85,12 +85,15 @@ def split_latest(texts, y, covariates, fraction, estimator=None):
     return fit_part, held_part
 
 
-def holdout_stacking(model, texts, y, covariates):
+def holdout_stacking(model, texts, y, covariates, fallback=None):
     """The calibration map of fitted ``model`` on held-out rows (their labels ``y``).
 
     The rows' predictors under evenly spaced kept draws (at most 20, fewer for large
     ``rows x classes``, as the leave-one-out map), equal weights; the map and its inputs are
     chosen by :func:`dolda.calibration.select_stacking`, as for the leave-one-out map.
+    ``fallback`` (the leave-one-out map of the chain's rows) competes with its held-out
+    log score, unpenalised: a hold-out too small to support a map of ``L (L + 1)``
+    weights keeps it.
     """
     from . import calibration
 
@@ -116,4 +119,5 @@ def holdout_stacking(model, texts, y, covariates):
     mu = np.concatenate(list(calibration._draw_chunks(U, draws[keep])), axis=0)
     w = np.full(mu.shape[:2], 1.0 / len(keep))
     out_of_sample = calibration.LooDraws(mu.mean(axis=0), mu, w)
-    return calibration.select_stacking(out_of_sample, y_index, n_classes)
+    return calibration.select_stacking(out_of_sample, y_index, n_classes,
+                                       fixed=() if fallback is None else (fallback,))
