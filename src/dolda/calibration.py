@@ -369,7 +369,7 @@ def loo_log_score(stacking, mu, w, y):
     return float(np.log(np.maximum((w * p_y).sum(axis=0), 1e-300)).sum())
 
 
-def select_stacking(loo, y, n_classes, C=1.0, maps=STACKING_MAPS, fixed=()):
+def select_stacking(loo, y, n_classes, C=1.0, maps=STACKING_MAPS):
     """The calibration map: each of ``STACKING_MAPS`` fitted, the best by an AIC-type score.
 
     Both maps are fitted by :func:`fit_stacking_predictive` (started from
@@ -382,9 +382,6 @@ def select_stacking(loo, y, n_classes, C=1.0, maps=STACKING_MAPS, fixed=()):
     from normalised one-vs-rest probits (test log loss +3.1% -> +1.5-1.7% from the
     truth's) and ``"mu"`` on every multinomial-logit and DO regime tried.  ``maps``
     restricts the candidates (e.g. ``("mu",)``, the map before this choice existed).
-    ``fixed`` are maps fitted on other rows: they enter with their log score on these
-    draws and no penalty (none of their weights was fitted here); the first of them wins
-    ties with the maps fitted here.
 
     Returns
     -------
@@ -393,10 +390,6 @@ def select_stacking(loo, y, n_classes, C=1.0, maps=STACKING_MAPS, fixed=()):
     y = np.asarray(y, dtype=np.int64)
     n_present = len(np.unique(y))
     best, best_score = None, -np.inf
-    for stacking in fixed:
-        score = loo_log_score(stacking, loo.mu, loo.w, y)
-        if score > best_score:
-            best, best_score = stacking, score
     for kind in maps:
         plain = fit_stacking(stacking_features(loo.mean, kind), y, n_classes, C=C)
         fitted = fit_stacking_predictive(stacking_features(loo.mu, kind), loo.w, y, n_classes,

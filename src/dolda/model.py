@@ -498,18 +498,17 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
     def _fit_proba_stacking(self, corpus, Xd, y_index):
         """``stacking_``: the ``proba="calibrated"`` map, fitted on the training documents'
         regressors recomputed as for new documents (unsupervised z, :meth:`transform`), or,
-        with ``calibration_holdout``, on the held-out latest rows (:mod:`dolda._holdout`),
-        unless the leave-one-out map predicts those rows better."""
+        with ``calibration_holdout``, on the held-out latest rows (:mod:`dolda._holdout`)."""
         held, self._calibration_rows = getattr(self, "_calibration_rows", None), None
+        if held is not None:
+            self.stacking_ = holdout_stacking(self, *held)
+            return
         U = self._regressor_matrix(corpus, Xd)
         prior_sd = coefficient_prior_sd(self.tau_draws_, self.lambda_draws_,
                                         check_positive_float(self.prior_variance,
                                                              "prior_variance"))
         self.stacking_ = fit_proba_stacking(U, self.eta_draws_, y_index, len(self.classes_),
                                             prior_sd)
-        if held is not None:  # the held-out rows' map, or this one if it scores better there
-            del U
-            self.stacking_ = holdout_stacking(self, *held, fallback=self.stacking_)
 
     def _combine_chains(self, chains, n_iter):
         """Align every chain's topics to chain 0 (label switching), then pool the draws
