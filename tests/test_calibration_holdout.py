@@ -119,7 +119,9 @@ def test_held_out_rows_of_an_unseen_class_are_left_out_with_a_warning(sim, caplo
     assert "brand-new" not in model.classes_
     assert "3 of 30 held-out rows" in caplog.text and "brand-new" in caplog.text
     y[-30:] = "brand-new"
-    with pytest.raises(ValueError, match="no held-out row has a class"):
+    with pytest.raises(ValueError, match="none of the latest 30 rows has a class"):
+        split_latest(sim.texts, y, None, 0.2)  # refused before the chain runs
+    with pytest.raises(ValueError, match="none of the latest 30 rows has a class"):
         DOLDA(calibration_holdout=0.2, **SMALL).fit(sim.texts, y)
 
 

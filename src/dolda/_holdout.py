@@ -61,8 +61,8 @@ def split_latest(texts, y, covariates, fraction, estimator=None):
     """``(texts, y, covariates)`` of the chain's rows and of the held-out latest rows.
 
     The labels are checked first as ``fit`` checks them (length, missing, continuous ...).
-    Raises ValueError before any work when either part would be too small: the chain needs
-    two rows, the map at least one.
+    Raises ValueError before any work when either part would be too small (the chain needs
+    two rows, the map at least one) or no held-out row has a class of the chain's rows.
     """
     from sklearn.utils.validation import column_or_1d
 
@@ -80,6 +80,10 @@ def split_latest(texts, y, covariates, fraction, estimator=None):
                          "map; need at least 2 and 1 (use more rows or calibration_holdout="
                          "None)")
     first, last = np.arange(n_rows - n_held), np.arange(n_rows - n_held, n_rows)
+    if not np.isin(y[last], y[first]).any():
+        raise ValueError(f"calibration_holdout={fraction}: none of the latest {n_held} rows has "
+                         "a class of the earlier rows, so no calibration map can be fitted; "
+                         "hold out fewer rows")
     fit_part = (_rows(texts, first), y[first], _rows(covariates, first))
     held_part = (_rows(texts, last), y[last], _rows(covariates, last))
     return fit_part, held_part
