@@ -67,6 +67,35 @@ def train_topics(docs, words, K, threads, iters, cache):
     return phi / phi.sum(axis=1, keepdims=True), model
 
 
+def newsgroups_sample(data_dir, n_docs=0, seed=1):
+    """20 Newsgroups as these benchmarks use it: the vocabulary fitted on the training split,
+    ``n_docs`` test documents drawn at random (0: all), in their order.
+
+    Returns ``(words, train_docs, tokens, doc_ptr)``: the vocabulary's words (object array),
+    the training documents as word lists (for tomotopy), the sample's token ids (int32) and
+    its CSR pointers (int64).
+    """
+    from dolda.corpus import Vocabulary
+    from dolda.datasets import load_20newsgroups
+
+    train = load_20newsgroups(data_dir, "train")
+    test = load_20newsgroups(data_dir, "test")
+    vocab = Vocabulary()
+    corpus = vocab.fit_transform(train.text.tolist())
+    new = vocab.transform(test.text.tolist())
+    words = np.asarray(corpus.words, dtype=object)
+    tokens, doc_ptr = new.tokens, new.doc_ptr
+    if n_docs:
+        keep = np.sort(np.random.default_rng(seed).choice(new.n_docs, size=min(n_docs,
+                                                          new.n_docs), replace=False))
+        parts = [tokens[doc_ptr[d]:doc_ptr[d + 1]] for d in keep]
+        tokens = np.concatenate(parts).astype(np.int32)
+        doc_ptr = np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
+    train_docs = [list(words[corpus.tokens[a:b]])
+                  for a, b in zip(corpus.doc_ptr[:-1], corpus.doc_ptr[1:])]
+    return words, train_docs, tokens, doc_ptr
+
+
 def run_today(tokens, doc_ptr, phi, sweeps, seed):
     from _predict_baseline import predict_today
 
@@ -104,29 +133,14 @@ def main(argv=None):
 
     import tomotopy as tp
 
-    from dolda.corpus import Vocabulary
-    from dolda.datasets import load_20newsgroups
     from dolda.sampler.predict import SPARSE_PREDICT_MIN_TOPICS
     from dolda.sampler.threads import using_threads
 
-    train = load_20newsgroups(args.data, "train")
-    test = load_20newsgroups(args.data, "test")
-    vocab = Vocabulary()
-    corpus = vocab.fit_transform(train.text.tolist())
-    new = vocab.transform(test.text.tolist())
-    words = np.asarray(corpus.words, dtype=object)
+    words, train_docs, tokens, doc_ptr = newsgroups_sample(args.data, args.docs)
 
     def as_words(tokens, doc_ptr):
         return [list(words[tokens[a:b]]) for a, b in zip(doc_ptr[:-1], doc_ptr[1:])]
 
-    tokens, doc_ptr = new.tokens, new.doc_ptr
-    if args.docs:
-        keep = np.sort(np.random.default_rng(1).choice(new.n_docs, size=min(args.docs,
-                                                       new.n_docs), replace=False))
-        parts = [tokens[doc_ptr[d]:doc_ptr[d + 1]] for d in keep]
-        tokens = np.concatenate(parts).astype(np.int32)
-        doc_ptr = np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
-    train_docs = as_words(corpus.tokens, corpus.doc_ptr)
     test_docs = as_words(tokens, doc_ptr)
     n_docs = len(doc_ptr) - 1
     single = np.random.default_rng(0).choice(n_docs, size=min(args.single, n_docs),

@@ -63,26 +63,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
 
-    from bench_predict import train_topics
+    from bench_predict import newsgroups_sample, train_topics
 
-    from dolda.corpus import Vocabulary
-    from dolda.datasets import load_20newsgroups
     from dolda.sampler.predict import predict_topic_proportions
     from dolda.sampler.threads import using_threads
 
-    train = load_20newsgroups(args.data, "train")
-    test = load_20newsgroups(args.data, "test")
-    vocab = Vocabulary()
-    corpus = vocab.fit_transform(train.text.tolist())
-    new = vocab.transform(test.text.tolist())
-    words = np.asarray(corpus.words, dtype=object)
-    keep = np.sort(np.random.default_rng(1).choice(new.n_docs, size=min(args.docs, new.n_docs),
-                                                   replace=False))
-    parts = [new.tokens[new.doc_ptr[d]:new.doc_ptr[d + 1]] for d in keep]
-    ng_tokens = np.concatenate(parts).astype(np.int32)
-    ng_ptr = np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
-    train_docs = [list(words[corpus.tokens[a:b]])
-                  for a, b in zip(corpus.doc_ptr[:-1], corpus.doc_ptr[1:])]
+    words, train_docs, ng_tokens, ng_ptr = newsgroups_sample(args.data, args.docs)
+    n_sample = len(ng_ptr) - 1
     load_before = os.getloadavg()
     rows = []
     for K in args.topics:
@@ -112,7 +99,7 @@ def main(argv=None):
               "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                           "load_before": load_before, "load_after": os.getloadavg()},
               "settings": {"threads": args.threads, "rounds": args.rounds,
-                           "sweeps": args.sweeps, "documents": len(keep)},
+                           "sweeps": args.sweeps, "documents": n_sample},
               "rows": rows}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "predict_kernels.json").write_text(json.dumps(result, indent=1) + "\n")

@@ -53,26 +53,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     args.cache.mkdir(parents=True, exist_ok=True)
 
-    from bench_predict import train_topics
+    from bench_predict import newsgroups_sample, train_topics
 
-    from dolda.corpus import Vocabulary
-    from dolda.datasets import load_20newsgroups
     from dolda.sampler.predict import predict_topic_proportions
     from dolda.sampler.threads import using_threads
 
-    train = load_20newsgroups(args.data, "train")
-    test = load_20newsgroups(args.data, "test")
-    vocab = Vocabulary()
-    corpus = vocab.fit_transform(train.text.tolist())
-    new = vocab.transform(test.text.tolist())
-    words = np.asarray(corpus.words, dtype=object)
-    keep = np.sort(np.random.default_rng(1).choice(new.n_docs, size=min(args.docs, new.n_docs),
-                                                   replace=False))
-    parts = [new.tokens[new.doc_ptr[d]:new.doc_ptr[d + 1]] for d in keep]
-    tokens = np.concatenate(parts).astype(np.int32)
-    doc_ptr = np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
-    train_docs = [list(words[corpus.tokens[a:b]])
-                  for a, b in zip(corpus.doc_ptr[:-1], corpus.doc_ptr[1:])]
+    words, train_docs, tokens, doc_ptr = newsgroups_sample(args.data, args.docs)
+    n_sample = len(doc_ptr) - 1
     load_before = os.getloadavg()
     rows = []
     for K in args.topics:
@@ -106,11 +93,11 @@ def main(argv=None):
                          "estimator": "rao-blackwell" if rb else "counts",
                          "l1_errors": errs.tolist(), "seconds": secs.tolist(),
                          "mean_l1": float(errs.mean()), "median_seconds": float(np.median(secs)),
-                         "docs_per_s": len(keep) / float(np.median(secs))})
+                         "docs_per_s": n_sample / float(np.median(secs))})
     result = {"benchmark": "predict_quality.py",
               "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                           "load_before": load_before, "load_after": os.getloadavg()},
-              "settings": {"threads": args.threads, "documents": len(keep),
+              "settings": {"threads": args.threads, "documents": n_sample,
                            "tokens": int(len(tokens)), "seeds": args.seeds,
                            "ref_sweeps": args.ref_sweeps, "alpha": ALPHA,
                            "train_iters": args.train_iters},

@@ -24,9 +24,25 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).parent / "results"
 
 
-def run(corpus, data_dir, min_count, iterations, seed=1):
+def _logistic_scores(model, train, y_train, X_train, test, X_test, y_index):
+    """Test scores of multinomial logistic regression (C by 3-fold CV) on ``model``'s
+    regressors of the same training and test rows (``y_index``: the test rows' class
+    columns in ``model.classes_``)."""
     from sklearn.linear_model import LogisticRegressionCV
 
+    from dolda import calibration
+
+    A, B = model._regressors(train, X_train), model._regressors(test, X_test)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lr = LogisticRegressionCV(Cs=[0.1, 0.3, 1, 3, 10], cv=3, max_iter=3000).fit(
+            A, np.searchsorted(model.classes_, y_train))
+    proba = np.zeros((len(y_index), len(model.classes_)))
+    proba[:, lr.classes_] = lr.predict_proba(B)
+    return calibration.calibration_summary(proba, y_index)
+
+
+def run(corpus, data_dir, min_count, iterations, seed=1):
     from dolda import DOLDA, calibration
     from experiments.accuracy import load_corpus
 
@@ -46,14 +62,7 @@ def run(corpus, data_dir, min_count, iterations, seed=1):
         model.set_params(proba=rule)
         out[rule] = calibration.calibration_summary(model.predict_proba(te, X=Xte), y)
     model.set_params(proba="calibrated")
-    A, B = model._regressors(tr, Xtr), model._regressors(te, Xte)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        lr = LogisticRegressionCV(Cs=[0.1, 0.3, 1, 3, 10], cv=3, max_iter=3000).fit(
-            A, np.searchsorted(model.classes_, ytr))
-    proba = np.zeros((len(y), len(model.classes_)))
-    proba[:, lr.classes_] = lr.predict_proba(B)
-    out["logistic_regression"] = calibration.calibration_summary(proba, y)
+    out["logistic_regression"] = _logistic_scores(model, tr, ytr, Xtr, te, Xte, y)
     return out
 
 
@@ -63,8 +72,6 @@ def run_holdout(corpus, data_dir, min_count, iterations, fraction=0.2, seed=1):
     reports) or on the latest ``fraction``, which the chain never saw: out-of-sample and
     out-of-time, as the test reports are.  Test scores of both, and of LR on the same
     earliest reports."""
-    from sklearn.linear_model import LogisticRegressionCV
-
     from dolda import DOLDA, calibration
     from dolda._holdout import holdout_stacking
     from experiments.accuracy import load_corpus
@@ -104,14 +111,7 @@ def run_holdout(corpus, data_dir, min_count, iterations, fraction=0.2, seed=1):
     out["calibrated_holdout_map"] = calibration.calibration_summary(
         model.predict_proba(te, X=Xte), y)
     model.stacking_ = loo_map
-    A, B = model._regressors(tr1, X1), model._regressors(te, Xte)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        lr = LogisticRegressionCV(Cs=[0.1, 0.3, 1, 3, 10], cv=3, max_iter=3000).fit(
-            A, np.searchsorted(model.classes_, y1))
-    proba = np.zeros((len(y), len(model.classes_)))
-    proba[:, lr.classes_] = lr.predict_proba(B)
-    out["logistic_regression"] = calibration.calibration_summary(proba, y)
+    out["logistic_regression"] = _logistic_scores(model, tr1, y1, X1, te, Xte, y)
     # the default: the chain on every training row, the leave-one-out map; scored on the
     # same test rows (its extra classes' probabilities are renormalised away, in its favour)
     tic = time.perf_counter()
