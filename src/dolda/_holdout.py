@@ -97,8 +97,8 @@ def holdout_stacking(model, texts, y, covariates):
     chosen by :func:`dolda.calibration.select_stacking`, as for the leave-one-out map.
     (Letting the leave-one-out map of the chain's rows compete on the held-out log score,
     its weights unpenalised and the held-out map's counted, was tried and dropped: the
-    count over-penalises a ridge-regularised map of ``L (L + 1)`` weights, and on one JIRA
-    corpus of five it kept the leave-one-out map where the held-out one was far better;
+    count over-penalises a ridge-regularised map of ``L (L + 1)`` weights, and on two JIRA
+    corpora of six it kept the leave-one-out map where the held-out one was far better;
     ``docs/CALIBRATION.md``.)
     """
     from . import calibration
