@@ -256,3 +256,30 @@ def test_initial_state_is_uniform_z_and_the_iteration_minus_one_phi():
     assert phi_wk.dtype == np.float32 and phi_wk.shape == (9, 3)
     np.testing.assert_array_equal(phi_wk, want)
     np.testing.assert_allclose(phi_wk.sum(axis=0), 1.0, rtol=1e-5)
+
+
+@pytest.mark.parametrize("K", [1, 7, 8, 9, 70])
+def test_block_search_is_the_cumulative_search_and_never_picks_a_zero_weight(K):
+    # search_weights over block_totals: the topic np.searchsorted finds on the running sum,
+    # for targets across [0, total); a target at or past the total (rounding) gives the
+    # last topic of positive weight, not a trailing zero (a Pólya-urn Phi has zeros)
+    from dolda.sampler.sweeps import WEIGHT_BLOCK, block_totals, search_weights
+
+    rng = np.random.default_rng(K)
+    prob = rng.random(K)
+    prob[rng.random(K) < 0.3] = 0.0
+    prob[0] = max(prob[0], 0.1)
+    if K > 2:
+        prob[-2:] = 0.0
+    sums = np.empty((K + WEIGHT_BLOCK - 1) // WEIGHT_BLOCK)
+    total = block_totals(prob, sums)
+    np.testing.assert_allclose(total, prob.sum(), rtol=1e-12)
+    cum = np.cumsum(prob)
+    for target in np.linspace(0, total, 200, endpoint=False)[1:]:
+        want = int(np.searchsorted(cum, target, side="right"))
+        if abs(cum[min(want, K - 1)] - target) > 1e-9 and (want == 0 or
+                                                           abs(cum[want - 1] - target) > 1e-9):
+            assert search_weights(prob, sums, target) == want
+    last_positive = int(np.flatnonzero(prob > 0)[-1])
+    assert search_weights(prob, sums, total) == last_positive
+    assert search_weights(prob, sums, total * 1.5) == last_positive

@@ -117,12 +117,7 @@ def holdout_stacking(model, texts, y, covariates):
     index = np.flatnonzero(known)
     U = model._regressors(_rows(texts, index), _rows(covariates, index))
     y_index = np.searchsorted(model.classes_, y[index])  # classes_ = np.unique(labels)
-    draws = model.eta_draws_
     n_classes = len(model.classes_)
-    n_keep = int(np.clip(5e6 // max(1, U.shape[0] * n_classes), 5, 20))
-    keep = np.unique(np.linspace(0, len(draws) - 1, min(n_keep, len(draws))).round()
-                     .astype(int))
-    mu = np.concatenate(list(calibration._draw_chunks(U, draws[keep])), axis=0)
-    w = np.full(mu.shape[:2], 1.0 / len(keep))
-    out_of_sample = calibration.LooDraws(mu.mean(axis=0), mu, w)
+    out_of_sample = calibration.held_out_draws(
+        U, model.eta_draws_, calibration.map_draw_count(U.shape[0], n_classes))
     return calibration.select_stacking(out_of_sample, y_index, n_classes)

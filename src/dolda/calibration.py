@@ -196,8 +196,7 @@ def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e7):
     del log_w
     w = np.minimum(w, np.sqrt(n_draws) * w.mean(axis=0, keepdims=True))
     w /= w.sum(axis=0, keepdims=True)
-    keep = (np.unique(np.linspace(0, n_draws - 1, min(n_keep, n_draws)).round().astype(int))
-            if n_keep > 0 else np.zeros(0, dtype=int))
+    keep = kept_draws(n_draws, n_keep)
     mean = np.zeros((n_rows, eta_draws.shape[1]))
     kept = np.empty((len(keep), n_rows, eta_draws.shape[1]))
     start = 0
@@ -209,6 +208,27 @@ def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e7):
     w_kept = w[keep]
     w_kept /= np.maximum(w_kept.sum(axis=0, keepdims=True), 1e-300)
     return LooDraws(mean, kept, w_kept)
+
+
+def map_draw_count(n_rows, n_classes):
+    """How many draws' predictors the calibration map is fitted on: 20, fewer (at least 5)
+    when ``rows x classes`` is large, so that they stay below about 5e6 values."""
+    return int(np.clip(5e6 // max(1, n_rows * n_classes), 5, 20))
+
+
+def kept_draws(n_draws, n_keep):
+    """Indices of ``n_keep`` evenly spaced draws of ``n_draws`` (all when fewer)."""
+    if n_keep <= 0:
+        return np.zeros(0, dtype=int)
+    return np.unique(np.linspace(0, n_draws - 1, min(n_keep, n_draws)).round().astype(int))
+
+
+def held_out_draws(U, eta_draws, n_keep):
+    """Predictors of rows the chain did not see, as :class:`LooDraws`: ``n_keep`` evenly
+    spaced draws' ``mu`` with equal weights (nothing to leave out)."""
+    keep = kept_draws(len(eta_draws), n_keep)
+    mu = np.concatenate(list(_draw_chunks(U, eta_draws[keep])), axis=0)
+    return LooDraws(mu.mean(axis=0), mu, np.full(mu.shape[:2], 1.0 / len(keep)))
 
 
 def fit_stacking(mu, y, n_classes, C=1.0):
@@ -356,16 +376,10 @@ def stacking_features(mu, kind):
     raise ValueError(f"unknown calibration map {kind!r}; expected one of {STACKING_MAPS}")
 
 
-def _apply_stacking(mu, stacking):
-    """``softmax(b + W f(mu))`` over the last axis, ``f`` the map's features."""
-    features = stacking_features(mu, stacking_map(stacking))
-    return special.softmax(stacking[:, 0] + features @ stacking[:, 1:].T, axis=-1)
-
-
 def loo_log_score(stacking, mu, w, y):
     """Leave-one-out log score ``sum_d log sum_s w_sd softmax(b + W f(mu_sd))[y_d]``."""
     y = np.asarray(y, dtype=np.int64)
-    p_y = _apply_stacking(mu, stacking)[:, np.arange(len(y)), y]
+    p_y = stacked_probabilities(mu, stacking)[:, np.arange(len(y)), y]
     return float(np.log(np.maximum((w * p_y).sum(axis=0), 1e-300)).sum())
 
 
@@ -401,9 +415,11 @@ def select_stacking(loo, y, n_classes, C=1.0, maps=STACKING_MAPS):
 
 
 def stacked_probabilities(mu, stacking):
-    """``softmax(b + W f(mu))`` (D, L) with ``stacking = [b, W]`` (:func:`select_stacking`,
-    :func:`fit_stacking`) and ``f`` its map's features (:func:`stacking_features`)."""
-    return _apply_stacking(mu, stacking)
+    """``softmax(b + W f(mu))`` over the last axis of ``mu`` (..., L), with ``stacking = [b, W]``
+    (:func:`select_stacking`, :func:`fit_stacking`) and ``f`` its map's features
+    (:func:`stacking_features`)."""
+    features = stacking_features(mu, stacking_map(stacking))
+    return special.softmax(stacking[:, 0] + features @ stacking[:, 1:].T, axis=-1)
 
 
 def class_probabilities(U, eta_draws, rule, stacking=None):
@@ -425,7 +441,7 @@ def class_probabilities(U, eta_draws, rule, stacking=None):
             return average_rule_probabilities(U, eta_draws, "do")
         proba = np.zeros((U.shape[0], eta_draws.shape[1]))
         for mu in _draw_chunks(U, eta_draws):
-            proba += _apply_stacking(mu, stacking).sum(axis=0)
+            proba += stacked_probabilities(mu, stacking).sum(axis=0)
         return proba / len(eta_draws)
     if rule in ("do", "ovr"):
         return average_rule_probabilities(U, eta_draws, rule)

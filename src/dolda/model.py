@@ -340,7 +340,6 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         check_choice(self.prior, "prior", PRIORS)
         check_choice(self.z_sampler, "z_sampler", Z_SAMPLERS)
         check_choice(self.proba, "proba", PROBA_RULES)
-        check_holdout(self.calibration_holdout)
         check_choice(self.phi_sampler, "phi_sampler", PHI_SAMPLERS)
         check_covariate_columns(self.covariate_columns)
         n_iter = check_positive_int(self.n_iter, "n_iter")
@@ -348,6 +347,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
 
         check_choice(self.backend, "backend", BACKENDS)
         return dict(
+            calibration_holdout=check_holdout(self.calibration_holdout),
             loglik_every=check_positive_int(self.loglik_every, "loglik_every"),
             n_shards=(None if self.n_shards is None
                       else check_positive_int(self.n_shards, "n_shards")),
@@ -439,10 +439,10 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
                                             covariates)
         if y is None:
             encode_labels(None, 0, self)  # scikit-learn's message, before any work
-        self._calibration_rows = None
-        if self.calibration_holdout is not None:  # the latest rows: the map's, not the chain's
-            (texts, y, covariates), self._calibration_rows = split_latest(
-                texts, y, covariates, check_holdout(self.calibration_holdout), self)
+        held = None  # with calibration_holdout, the latest rows: the map's, not the chain's
+        if p["calibration_holdout"] is not None:
+            (texts, y, covariates), held = split_latest(texts, y, covariates,
+                                                        p["calibration_holdout"], self)
         corpus = self._make_corpus(texts, fit=True)
         n_docs = corpus.n_docs
         self.classes_, y_index = encode_labels(y, n_docs, self)
@@ -461,7 +461,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         self.n_tokens_ = int(len(corpus.tokens))
         if self.two_step:
             self._fit_two_step(corpus, data, p, prior)
-            self._fit_proba_stacking(corpus, Xd, y_index)
+            self._fit_proba_stacking(corpus, Xd, y_index, held)
             return self
         config = dolda_chain.DOLDAConfig(K, p["alpha"], p["beta"], prior,
                                          self._resolved_z_sampler(K), p["n_jobs"],
@@ -483,7 +483,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         self._combine_chains(chains, p["n_iter"])
         chains = None
         release_free_heap(corpus.n_tokens)  # the chains' working arrays are freed
-        self._fit_proba_stacking(corpus, Xd, y_index)
+        self._fit_proba_stacking(corpus, Xd, y_index, held)
         self._report_convergence()
         return self
 
@@ -495,11 +495,11 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         (logger.info if self.convergence_["converged"] else logger.warning)(
             "DOLDA: %s", self.convergence_["message"])
 
-    def _fit_proba_stacking(self, corpus, Xd, y_index):
+    def _fit_proba_stacking(self, corpus, Xd, y_index, held=None):
         """``stacking_``: the ``proba="calibrated"`` map, fitted on the training documents'
         regressors recomputed as for new documents (unsupervised z, :meth:`transform`), or,
-        with ``calibration_holdout``, on the held-out latest rows (:mod:`dolda._holdout`)."""
-        held, self._calibration_rows = getattr(self, "_calibration_rows", None), None
+        with ``calibration_holdout``, on the held-out latest rows ``held`` (``(texts, y,
+        covariates)``, :mod:`dolda._holdout`)."""
         if held is not None:
             self.stacking_ = holdout_stacking(self, *held)
             return

@@ -170,8 +170,8 @@ def fit_proba_stacking(U, eta_draws, y_index, n_classes, prior_sd=None,
     :func:`dolda.calibration.select_stacking`'s choice among ``maps``
     (``docs/CALIBRATION.md``).
     """
-    n_keep = int(np.clip(5e6 // max(1, U.shape[0] * n_classes), 5, 20))
-    loo = calibration.loo_draws(U, eta_draws, y_index, prior_sd=prior_sd, n_keep=n_keep)
+    loo = calibration.loo_draws(U, eta_draws, y_index, prior_sd=prior_sd,
+                                n_keep=calibration.map_draw_count(U.shape[0], n_classes))
     return calibration.select_stacking(loo, y_index, n_classes, maps=maps)
 
 

@@ -66,7 +66,6 @@ from .alias import (  # noqa: F401 (re-exported)
 )
 from .sweeps import (  # noqa: F401 (re-exported)
     SPARSE_MIN_TOPICS,
-    fill_cumulative,
     resample_document_dense,
     resample_document_sparse,
     resolve_sampler,

@@ -172,15 +172,6 @@ def _draw_bucketed(phi_row, block_row, word_mass, doc_mass, nz, n_nz, cum, alpha
 
 
 @njit(cache=True, inline="always")
-def _draw_sparse(phi_row, block_row, word_mass, ndk_row, nz, n_nz, cum, alpha, state):
-    """One draw from ``p(k) ∝ phi_{k,w} (n_{d,k} + alpha_k)``; returns ``(k, state)``
-    (``cum`` is scratch space)."""
-    doc_mass = _document_bucket(phi_row, ndk_row, nz, n_nz, cum)
-    return _draw_bucketed(phi_row, block_row, word_mass, doc_mass, nz, n_nz, cum, alpha,
-                          state)
-
-
-@njit(cache=True, inline="always")
 def _add(k, ndk_row, nz, pos, n_nz):
     """``n_{d,k} += 1``, keeping the non-zero list; returns the new ``n_nz``."""
     if ndk_row[k] == 0:
@@ -227,8 +218,9 @@ def _sparse_document(tokens, start, stop, phi_wk, blocks, mass, alpha, n_sweeps,
     # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha_k)
     for i in range(n_d):
         w = tokens[start + i]
-        k, state = _draw_sparse(phi_wk[w], blocks[w], mass[w], ndk_row, nz, n_nz, cum,
-                                alpha, state)
+        doc_mass = _document_bucket(phi_wk[w], ndk_row, nz, n_nz, cum)
+        k, state = _draw_bucketed(phi_wk[w], blocks[w], mass[w], doc_mass, nz, n_nz, cum,
+                                  alpha, state)
         z[i] = k
         n_nz = _add(k, ndk_row, nz, pos, n_nz)
     acc = np.zeros(n_topics)

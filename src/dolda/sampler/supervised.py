@@ -160,8 +160,6 @@ def _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics,
         total = block_totals(p, block_sums)  # short independent chains, a fixed order
         u, state = uniform(state)
         k1 = search_weights(p, block_sums, u * total)
-        while k1 > 0 and p[k1] <= 0.0:  # rounding put u * total past the last weight
-            k1 -= 1
         if total <= 0.0:  # phi_{.,w} = 0 (a Pólya-urn draw can do this): keep the topic
             k1 = k0
         if recording:

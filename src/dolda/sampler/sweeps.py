@@ -19,20 +19,6 @@ SPARSE_MIN_TOPICS = 100
 
 
 @njit(cache=True, inline="always")
-def fill_cumulative(phi_row, ndk_row, alpha, cum):
-    """``cum[k] = sum_{j<=k} phi_{j,w} (n_{d,j} + alpha_j)``; returns the total.
-
-    ``phi_row`` is ``phi_wk[w]`` (K,), ``ndk_row`` the document's counts with
-    the current token removed, ``alpha`` float64 (K,).
-    """
-    total = 0.0
-    for k in range(len(cum)):
-        total += phi_row[k] * (ndk_row[k] + alpha[k])
-        cum[k] = total
-    return total
-
-
-@njit(cache=True, inline="always")
 def search_cumulative(cum, n, target):
     """Smallest ``j < n`` with ``cum[j] > target`` (the last index if none)."""
     j = 0
@@ -50,9 +36,9 @@ def fill_weights(phi_row, ndk_row, alpha, prob, block_sums):
     """``prob[k] = phi_{k,w} (n_{d,k} + alpha_k)`` and their sums over blocks of
     :data:`WEIGHT_BLOCK` topics; returns the total.
 
-    The same weights as :func:`fill_cumulative`, laid out for speed: the products are one
-    loop without a carried dependency (vectorised), and the sums run as short independent
-    chains, one per block, instead of one chain of K additions.  ``ndk_row`` is best float64
+    Laid out for speed: the products are one loop without a carried dependency
+    (vectorised), and the sums run as short independent chains, one per block, instead of
+    one running cumulative sum of K additions.  ``ndk_row`` is best float64
     (no conversion per topic); ``block_sums`` has ``ceil(K / WEIGHT_BLOCK)`` entries.
     """
     for k in range(len(prob)):
@@ -79,8 +65,9 @@ def block_totals(prob, block_sums):
 @njit(cache=True, inline="always")
 def search_weights(prob, block_sums, target):
     """The topic whose interval of the cumulated weights of :func:`fill_weights` holds
-    ``target`` (in ``[0, total)``): a walk over the blocks, then within the block (the last
-    topic of the block when rounding leaves ``target`` beyond it)."""
+    ``target`` (in ``[0, total)``): a walk over the blocks, then within the block.  When
+    rounding leaves ``target`` beyond the last weight, the last topic of positive weight
+    (a Pólya-urn Phi can have zero entries)."""
     n_blocks = len(block_sums)
     b = 0
     acc = block_sums[0]
@@ -94,6 +81,8 @@ def search_weights(prob, block_sums, target):
     while acc <= target and k < last:
         k += 1
         acc += prob[k]
+    while k > 0 and prob[k] <= 0.0:  # only past the end: a walk that stops has acc > target
+        k -= 1
     return k
 
 
@@ -102,7 +91,8 @@ def resample_document_dense(start, stop, tokens, z, ndk_row, phi_wk, alpha, cum,
     """Gibbs-resample the tokens ``start:stop`` of one document in order; returns the state.
 
     ``ndk_row`` (K,) is updated in place, ``cum`` (K,) is scratch space (the weights of
-    :func:`fill_weights`, summed by blocks; the counts are read from a float64 copy).
+    :func:`fill_weights`, summed by blocks).  The sweep counts in a float64 copy of the row
+    and writes it back at the end.
     """
     n_topics = len(ndk_row)
     counts = np.empty(n_topics)
@@ -110,15 +100,14 @@ def resample_document_dense(start, stop, tokens, z, ndk_row, phi_wk, alpha, cum,
         counts[k] = ndk_row[k]
     block_sums = np.empty((n_topics + WEIGHT_BLOCK - 1) // WEIGHT_BLOCK)
     for i in range(start, stop):
-        k0 = z[i]
-        counts[k0] -= 1.0
+        counts[z[i]] -= 1.0
         total = fill_weights(phi_wk[tokens[i]], counts, alpha, cum, block_sums)
         u, state = uniform(state)
         k1 = search_weights(cum, block_sums, u * total)
         z[i] = k1
         counts[k1] += 1.0
-        ndk_row[k0] -= 1
-        ndk_row[k1] += 1
+    for k in range(n_topics):
+        ndk_row[k] = int(counts[k])
     return state
 
 
