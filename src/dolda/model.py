@@ -26,7 +26,9 @@ from sklearn.utils.validation import check_is_fitted
 from . import _dolda_inputs
 from ._dolda_chain import FitInterrupted, combine_chains, run_chain  # noqa: F401
 from ._dolda_inputs import INTERCEPT, SPARSE_CHOLESKY_MAX_COLUMNS  # noqa: F401
-from ._draws import draw_mean, draw_quantiles
+from ._dolda_interpret import DOLDAInterpretation, topic_name
+from ._dolda_state import AUTO_ALPHA_START, AUTO_BETA_START, DOLDAState
+from ._draws import draw_mean
 from ._heap import release_free_heap
 from ._inputs import check_covariate_columns, legacy_covariates_keyword, split_documents
 from ._validation import (
@@ -51,13 +53,11 @@ from .probit import (
     log_odds_scores,
 )
 from .sampler import chain as dolda_chain
-from .sampler.alpha import alpha_json, alpha_value, as_alpha
+from .sampler.alpha import alpha_value, as_alpha
 from .sampler import probit as probit_blocks
 from .sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-exported)
 from .sampler.threads import obeys_n_jobs, using_threads
-from .topics import (DEFAULT_LABEL_WORDS, DEFAULT_RELEVANCE, model_top_words,
-                     model_topic_labels)
-from .word_features import WORD_FEATURES, WORD_SELECTIONS, WordFeatures, check_n_words
+from .word_features import WORD_FEATURES, WORD_SELECTIONS, check_n_words
 
 logger = logging.getLogger(__name__)
 
@@ -67,18 +67,12 @@ PHI_SAMPLERS = ("exact", "polya")
 #: target).  Measured on 20 Newsgroups, one sweep from the same state, 2 threads: exact / MH
 #: time 0.84 at K = 20, 1.8 at K = 100 (the MH step wins from K ~ 30 by interpolation).
 MH_MIN_TOPICS = 50
-#: Starting values of ``alpha="auto"`` and ``beta="auto"`` (:mod:`dolda.sampler.hyper`).
-AUTO_ALPHA_START = 0.1
-AUTO_BETA_START = 0.01
 #: The strings ``alpha`` takes: learned asymmetric (one ``alpha_k`` per topic) or symmetric.
 ALPHA_AUTO = ("auto", "auto_symmetric")
 
 
-def _topic_name(k: int) -> str:
-    return f"topic {k}"
-
-
-class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, BaseEstimator):
+class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, ClassifierMixin,
+            TransformerMixin, BaseEstimator):
     """Supervised topic model: LDA + Diagonal Orthant probit with Horseshoe shrinkage.
 
     Documents ``d`` have tokens ``w_{d,n}`` with topics ``z_{d,n}``; topics
@@ -451,7 +445,7 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         K = p["n_topics"]
         check_fit_sizes(self.classes_, y_index, K, corpus, Xd.shape[1] + K, p)
         Xd, self.eta_sampler_ = self._design(Xd, K, p, sp.issparse(covariates))
-        self.feature_names_ = names + [_topic_name(k) for k in range(K)]
+        self.feature_names_ = names + [topic_name(k) for k in range(K)]
         n_x = Xd.shape[1]
         shrunk = np.ones(n_x + K, dtype=bool)
         shrunk[0] = False
@@ -706,266 +700,3 @@ class DOLDA(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, 
         tags.input_tags.string = True
         return tags
 
-    # ------------------------------------------------------ interpretation
-    def top_words(self, n=10, relevance=DEFAULT_RELEVANCE):
-        """The ``n`` most relevant words of every topic: DataFrame (K, n), rows ``topic k``.
-
-        Words are ranked by Sievert & Shirley's relevance with lambda =
-        ``relevance`` (:func:`dolda.topics.relevance`); ``relevance=1`` ranks by
-        ``phi_{k,w}`` alone.
-        """
-        check_is_fitted(self, "phi_")
-        n = check_positive_int(n, "n")
-        top = model_top_words(self, n, relevance)
-        return pd.DataFrame(top, index=[_topic_name(k) for k in range(len(top))],
-                            columns=[f"word {i + 1}" for i in range(top.shape[1])])
-
-    def topic_labels(self, n_words=DEFAULT_LABEL_WORDS, relevance=DEFAULT_RELEVANCE):
-        """Short distinct labels of the topics (their most relevant words), list of K str.
-
-        See :func:`dolda.topics.topic_labels`.
-        """
-        check_is_fitted(self, "phi_")
-        return model_topic_labels(self, n_words, relevance)
-
-    def coef_interval(self, level=0.95):
-        """Equal-tailed credible intervals of eta: two DataFrames (lower, upper) like ``coef_``."""
-        check_is_fitted(self, "eta_draws_")
-        q = (1 - level) / 2
-        lo, hi = draw_quantiles(self.eta_draws_, [q, 1 - q])
-        mk = lambda a: pd.DataFrame(a, index=self.coef_.index, columns=self.coef_.columns)  # noqa: E731
-        return mk(lo), mk(hi)
-
-    def signal_topics(self, label, level=0.95, n_words=8, relevance=DEFAULT_RELEVANCE):
-        """Topics whose coefficient for class ``label`` stands out of the shrinkage.
-
-        A topic is a signal topic when the ``level`` credible interval of its
-        coefficient excludes zero.  Returns a DataFrame sorted by |coefficient|
-        with the coefficient, its interval, its sign and the topic's top words
-        (ranked by relevance with lambda = ``relevance``, see :meth:`top_words`).
-        """
-        check_is_fitted(self, "eta_draws_")
-        if label not in set(self.classes_.tolist()):
-            raise ValueError(f"unknown class {label!r}; classes are {list(self.classes_)}")
-        lo, hi = self.coef_interval(level)
-        topics = [c for c in self.coef_.columns if c.startswith("topic ")]
-        mean = self.coef_.loc[label, topics]
-        lo, hi = lo.loc[label, topics], hi.loc[label, topics]
-        keep = (lo > 0) | (hi < 0)
-        words = self.top_words(n_words, relevance)
-        out = pd.DataFrame({"coef": mean[keep], "lower": lo[keep], "upper": hi[keep]})
-        out["sign"] = np.where(out["coef"] > 0, "+", "-")
-        out["top_words"] = [" ".join(words.loc[t]) for t in out.index]
-        return out.reindex(out["coef"].abs().sort_values(ascending=False).index)
-
-    def signal_covariates(self, label, level=0.95):
-        """Covariates (and words, ``"word=<w>"``) whose coefficient for ``label`` stands out.
-
-        Like :meth:`signal_topics` for the non-topic columns: those whose
-        ``level`` credible interval excludes zero, sorted by |coefficient|.
-        Returns a DataFrame with ``coef, lower, upper, sign`` indexed by feature.
-        """
-        check_is_fitted(self, "eta_draws_")
-        if label not in set(self.classes_.tolist()):
-            raise ValueError(f"unknown class {label!r}; classes are {list(self.classes_)}")
-        lo, hi = self.coef_interval(level)
-        cols = [c for c in self.coef_.columns if c != INTERCEPT and not c.startswith("topic ")]
-        mean, lo, hi = self.coef_.loc[label, cols], lo.loc[label, cols], hi.loc[label, cols]
-        keep = (lo > 0) | (hi < 0)
-        out = pd.DataFrame({"coef": mean[keep], "lower": lo[keep], "upper": hi[keep]})
-        out["sign"] = np.where(out["coef"] > 0, "+", "-")
-        return out.reindex(out["coef"].abs().sort_values(ascending=False).index)
-
-    @obeys_n_jobs
-    def explain(self, text, X_row=None, level="feature", classes=None, word_features=None):
-        """Why one document gets its class: each feature's or each word's contribution.
-
-        The score of class ``l`` is ``mu_l = u . eta_l`` with the posterior mean
-        of eta; the contribution of feature ``p`` is ``u_p eta_{lp}``.  At
-        ``level="token"`` the topic part is split over the words of the text:
-        token ``i`` contributes ``(1/N_d) sum_k P(z_i = k) eta_{l,k}`` with the
-        topic frequencies of the prediction sweeps (see :mod:`dolda.explain`).
-
-        Parameters
-        ----------
-        text : str
-        X_row : Series, one-row DataFrame, array or None
-        level : {"feature", "token"}, default="feature"
-        classes : None, int or list of labels
-            All classes, the ``n`` most probable, or the given ones.
-        word_features : dict or None
-            Feature name -> word, for covariates that stand for a word.
-
-        Returns
-        -------
-        pandas.DataFrame
-            ``level="feature"``: columns ``class, feature, value, coef,
-            contribution``, sorted by class probability (most probable class
-            first) and then by |contribution|; ``level="token"``: one row per
-            (class, token) in text order.  ``attrs["proba"]`` holds the class
-            probabilities and ``attrs["score"]`` the class scores.
-        """
-        from .explain import explain
-
-        check_is_fitted(self, "eta_draws_")
-        return explain(self, text, X_row=X_row, level=level, classes=classes,
-                       word_features=word_features)
-
-    # ------------------------------------------------------ persistence
-    def __getstate__(self):
-        """Plain arrays instead of the DataFrames ``coef_`` and ``loglik_``.
-
-        Lets skops (``skops.io.dump``) store a fitted model: it cannot store a
-        DataFrame.  :meth:`__setstate__` rebuilds both.  dolda's own
-        :meth:`save` never pickles.
-        """
-        state = super().__getstate__()
-        if isinstance(state.get("loglik_"), pd.DataFrame):
-            state = dict(state)
-            state.pop("coef_", None)  # the mean of eta_draws_: rebuilt on load
-            state["loglik_"] = self.loglik_[["do", "lda"]].to_numpy().reshape(
-                self.n_chains_, -1, 2)
-        return state
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if isinstance(getattr(self, "loglik_", None), np.ndarray):
-            self._set_loglik(self.loglik_)
-            self._finish(self.eta_draws_)
-
-    def _to_state(self):
-        """Metadata and arrays for :func:`dolda.io.save_model` (no pickle)."""
-        from . import io
-
-        check_is_fitted(self, "eta_draws_")
-        meta = {
-            "params": io.encode_params(self.get_params(deep=False)),
-            "classes": io.encode_labels(self.classes_),
-            "feature_names": list(self.feature_names_),
-            "vocabulary": self.vocabulary_.to_dict(),
-            "covariates": (self.covariate_encoder_.to_dict()
-                           if getattr(self, "_has_covariates", False) else None),
-            "seed": int(self.seed_),
-            "n_iter": int(self.n_iter_),
-            "n_tokens": int(self.n_tokens_),
-            "n_chains": int(self.n_chains_),
-            "alpha_": alpha_json(self._alpha()),
-            "beta_": float(getattr(self, "beta_", None) or self.beta),
-            "word_features": (self.word_features_.to_dict()
-                              if getattr(self, "word_features_", None) is not None else None),
-        }
-        arrays = {"eta_draws": self.eta_draws_, "tau_draws": self.tau_draws_,
-                  "lambda_draws": self.lambda_draws_, "phi": self.phi_,
-                  "doc_topic_counts": self.doc_topic_counts_,
-                  "loglik": self.loglik_[["do", "lda"]].to_numpy().reshape(
-                      self.n_chains_, -1, 2),
-                  "stacking": getattr(self, "stacking_", None)}
-        return meta, arrays
-
-    @classmethod
-    def _from_state(cls, meta, arrays):
-        """Rebuild a fitted DOLDA from :meth:`_to_state` output (see :func:`dolda.load`)."""
-        from . import io
-        from .corpus import Vocabulary
-
-        model = cls(**io.decode_params(meta["params"]))
-        model.classes_ = io.decode_labels(meta["classes"])
-        model.feature_names_ = list(meta["feature_names"])
-        model.vocabulary_ = Vocabulary.from_dict(meta["vocabulary"])
-        model._has_covariates = meta.get("covariates") is not None
-        if model._has_covariates:
-            from .covariates import CovariateEncoder
-
-            model.covariate_encoder_ = CovariateEncoder.from_dict(meta["covariates"])
-        model.word_features_ = (WordFeatures.from_dict(meta["word_features"])
-                                if meta.get("word_features") else None)
-        model.seed_ = meta["seed"]
-        model.n_iter_ = meta["n_iter"]
-        model.n_tokens_ = meta["n_tokens"]
-        model.n_chains_ = int(meta.get("n_chains", 1))
-        model.alpha_ = alpha_value(meta.get("alpha_", model.alpha
-                                            if not isinstance(model.alpha, str)
-                                            else AUTO_ALPHA_START))
-        model.beta_ = float(meta.get("beta_", model.beta if model.beta != "auto"
-                                     else AUTO_BETA_START))
-        model.eta_draws_ = arrays["eta_draws"]
-        model.tau_draws_ = arrays.get("tau_draws")
-        model.lambda_draws_ = arrays.get("lambda_draws")
-        model.phi_ = arrays["phi"]
-        model.doc_topic_counts_ = arrays.get("doc_topic_counts")
-        model._set_loglik(arrays["loglik"])
-        model._finish(model.eta_draws_)
-        model.stacking_ = arrays.get("stacking")  # None in files saved before 0.2
-        return model
-
-    def save(self, path, overwrite=False):
-        """Save the fitted model as a directory (``docs/FORMAT.md``); read it with ``dolda.load``."""
-        from .io import save_model
-
-        return save_model(self, path, overwrite=overwrite)
-
-    # ------------------------------------------------------ diagnostics and report
-    def to_inference_data(self, y=None, X=None, texts=None):
-        """The posterior draws as an ArviZ ``InferenceData``, for R-hat, ESS and plots.
-
-        With the training labels ``y`` (and covariates ``X``, if any) it also has
-        a ``log_likelihood`` group, per kept draw and training document, for
-        ``az.loo``, ``az.waic`` and ``az.compare``; see
-        :func:`dolda.diagnostics.dolda_inference_data` (``texts``: the training
-        documents, needed after a two-step fit).
-
-        Chains are comparable because their topics were aligned during ``fit``:
-        each chain's Phi is matched to chain 0's by the Hungarian assignment on
-        the Hellinger distances between topics
-        (:func:`dolda.diagnostics.align_topics`), and the chain's topic columns
-        of eta, lambda and its topic counts are permuted accordingly
-        (``topic_alignment_``).  Without this, label switching would make R-hat
-        of the topic coefficients meaningless.
-
-        Returns
-        -------
-        arviz.InferenceData
-            ``posterior``: ``eta`` (chain, draw, class, feature) with the class
-            labels and ``feature_names_`` (``"(intercept)"``, covariates,
-            ``"topic 0"`` ...) as coordinates; for the Horseshoe also ``tau``
-            (chain, draw, class) and ``lambda`` (chain, draw, class,
-            shrunk_feature), the features without the intercept.
-            ``sample_stats``: ``loglik``, ``loglik_do`` and ``loglik_lda``
-            (chain, draw) at the kept draws, and ``loglik_trace``,
-            ``loglik_do_trace``, ``loglik_lda_trace`` (chain, iteration) over
-            all ``n_iter`` iterations, burn-in included.
-
-        Examples
-        --------
-        >>> import arviz as az                                   # doctest: +SKIP
-        >>> idata = DOLDA(n_chains=4).fit(texts, y).to_inference_data()  # doctest: +SKIP
-        >>> az.summary(idata, var_names=["eta"])                 # doctest: +SKIP
-        >>> az.loo(model.to_inference_data(y=y))                  # doctest: +SKIP
-        """
-        from .diagnostics import dolda_inference_data
-
-        return dolda_inference_data(self, y=y, X=X, texts=texts)
-
-    def report(self, path, texts=None, y=None, X=None, max_documents=200):
-        """Write one self-contained HTML report (topics, coefficients, diagnostics).
-
-        Parameters
-        ----------
-        path : str or Path
-            The HTML file to write.
-        texts : sequence of str or None
-            Documents to explain in the report (the first ``max_documents``)
-            and, with ``y``, to compute the confusion matrix on.
-        y : array-like or None
-            True labels of ``texts``.
-        X : DataFrame or array or None
-            Covariates of ``texts`` (when the model has covariates).
-        max_documents : int, default=200
-
-        Returns
-        -------
-        pathlib.Path
-        """
-        from .report import make_report
-
-        return make_report(self, path, texts=texts, y=y, X=X, max_documents=max_documents)
