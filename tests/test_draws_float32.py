@@ -7,7 +7,6 @@ draws (written before) still load and predict; every consumer computes in float6
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from dolda import DOLDA, DOProbit, calibration, io, load
 from dolda._draws import DRAW_DTYPE, draw_mean, draw_quantiles
@@ -245,8 +244,10 @@ def test_probit_predict_proba_from_float32_equals_float64_upcast(probit, xy, rul
 
 @pytest.mark.parametrize("rule", ["calibrated", "ovr", "do"])
 def test_dolda_predict_proba_from_float32_equals_float64_upcast(dolda_model, corpus, rule):
+    from dolda._design import SparseDenseDesign
+
     U = dolda_model._regressors(corpus.texts[:40])
-    assert sp.issparse(U)  # word covariates: the sparse path
+    assert isinstance(U, SparseDenseDesign)  # word covariates: the sparse-and-dense path
     draws = dolda_model.eta_draws_
     stacking = dolda_model.stacking_
     got = calibration.class_probabilities(U, draws, rule, stacking)

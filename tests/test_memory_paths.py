@@ -22,7 +22,10 @@ def test_regressors_are_the_stacked_covariates_and_proportions(corpus, n_words):
     U = model._regressors(new)
     zbar = model.transform(new)  # a fresh D x K array, then stacked: the old way
     if n_words:
-        assert sp.issparse(U)
+        from dolda._design import SparseDenseDesign
+
+        assert isinstance(U, SparseDenseDesign) and sp.issparse(U.left)
+        np.testing.assert_array_equal(U.right, zbar)  # the dense block is zbar itself
         U = U.toarray()
         words = model.word_features_.transform(model.vocabulary_.transform(new)).toarray()
         expected = np.hstack([np.ones((25, 1)), words, zbar])
@@ -82,25 +85,63 @@ def test_one_chain_keeps_its_draw_arrays_and_chains_pool_in_order(corpus, monkey
                                   np.concatenate([first["tau_draws"], second["tau_draws"]]))
 
 
-@pytest.mark.parametrize("block_rows", [1, 3, 2048])
-def test_hstack_sparse_dense_is_scipys_hstack_array_for_array(block_rows):
-    from dolda.covariates import hstack_sparse_dense
+def _design_and_array():
+    from dolda._design import SparseDenseDesign
 
     rng = np.random.default_rng(4)
     left = sp.random(11, 7, density=0.3, format="csr", random_state=5)
     left[2] = 0  # an empty sparse row
-    left.eliminate_zeros()
+    left[:, 4] = 0  # an all-zero column (kept as explicit zeros until eliminated)
+    left[3, 1] = 0.0
     right = rng.random((11, 5))
-    right[right < 0.3] = 0.0   # zeros are dropped, as sp.hstack drops them
-    right[6] = 0.0             # a row with no dense entries
-    got = hstack_sparse_dense(left, right, block_rows=block_rows)
-    want = sp.hstack([left, right], format="csr")
-    assert got.shape == want.shape and got.nnz == want.nnz
-    np.testing.assert_array_equal(got.indptr, want.indptr)
-    np.testing.assert_array_equal(got.indices, want.indices)
-    np.testing.assert_array_equal(got.data, want.data)
+    right[right < 0.3] = 0.0
+    right[6] = 0.0  # a row with no dense entries
+    right[:, 0] = 0.0
+    right[8, 0] = 0.7  # the first dense column, used by one row
+    return SparseDenseDesign(left, right), np.hstack([left.toarray(), right])
+
+
+def test_sparse_dense_design_is_the_stacked_matrix():
+    from dolda import calibration
+
+    U, A = _design_and_array()
+    assert U.shape == A.shape
+    np.testing.assert_array_equal(U.toarray(), A)
+    B = np.random.default_rng(5).normal(size=(12, 6))
+    np.testing.assert_allclose(U @ B, A @ B, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(U @ B[:, 0], A @ B[:, 0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(U.column_nonzero_counts(), np.count_nonzero(A, axis=0))
+    np.testing.assert_array_equal(calibration.singleton_columns(U),
+                                  calibration.singleton_columns(A))
+    assert calibration.singleton_columns(U)[7]  # the dense column of one row
+    index = np.flatnonzero(calibration.singleton_columns(A))
+    np.testing.assert_array_equal(U.columns(index).toarray(), A[:, index])
+    with pytest.raises(ValueError, match="columns"):
+        U @ B[:5]
     with pytest.raises(ValueError, match="rows"):
-        hstack_sparse_dense(left, right[:5])
+        type(U)(U.left, U.right[:5])
+
+
+def test_calibration_on_the_design_equals_the_dense_matrix():
+    """Every calibration path gives the dense design's values on the two-block design."""
+    from dolda import calibration
+
+    U, A = _design_and_array()
+    rng = np.random.default_rng(6)
+    draws = rng.normal(size=(9, 3, 12)).astype(np.float32)
+    y = rng.integers(0, 3, size=11)
+    sd = lambda s, cols: np.full((len(range(9)[s]), 3, len(cols)), 0.8)  # noqa: E731
+    got = calibration.loo_draws(U, draws, y, prior_sd=sd, n_keep=4, max_elements=60)
+    want = calibration.loo_draws(A, draws, y, prior_sd=sd, n_keep=4, max_elements=60)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    stacking = calibration.select_stacking(want, y, 3)
+    for rule in ("do", "ovr"):
+        np.testing.assert_allclose(calibration.class_probabilities(U, draws, rule),
+                                   calibration.class_probabilities(A, draws, rule), rtol=1e-10)
+    np.testing.assert_allclose(calibration.class_probabilities(U, draws, "calibrated", stacking),
+                               calibration.class_probabilities(A, draws, "calibrated", stacking),
+                               rtol=1e-10)
 
 
 def test_draw_chunks_bound_the_slice_and_keep_the_values():

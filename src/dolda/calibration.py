@@ -40,12 +40,15 @@ def do_log_scores(mu):
 
 
 def _linear_predictors(U, block):
-    """``mu[s, d, l] = u_d . eta_l^(s)`` (float64) for draws ``block`` (s, L, P); U dense or
-    sparse.  Float32 draws are converted here, one block at a time."""
+    """``mu[s, d, l] = u_d . eta_l^(s)`` (float64) for draws ``block`` (s, L, P); U dense,
+    sparse or a :class:`dolda._design.SparseDenseDesign`.  Float32 draws are converted
+    here, one block at a time."""
     import scipy.sparse as sp
 
+    from ._design import SparseDenseDesign
+
     n_rows, (n_draws, n_classes, n_columns) = U.shape[0], block.shape
-    if sp.issparse(U):
+    if sp.issparse(U) or isinstance(U, SparseDenseDesign):
         # one float64 copy, C-ordered (P, s * L): the layout the sparse product copies to
         right = np.ascontiguousarray(block.reshape(-1, n_columns).T, dtype=np.float64)
         mu = np.asarray(U @ right)
@@ -101,14 +104,18 @@ def singleton_columns(U):
     """
     import scipy.sparse as sp
 
-    if sp.issparse(U):
+    from ._design import SparseDenseDesign
+
+    if isinstance(U, SparseDenseDesign):
+        counts = U.column_nonzero_counts()
+    elif sp.issparse(U):
         counts = np.asarray((U != 0).sum(axis=0)).ravel()
     else:
         counts = np.count_nonzero(np.asarray(U), axis=0)
     return counts == 1
 
 
-def loo_predictors(U, eta_draws, y, prior_sd=None, max_elements=2e7):
+def loo_predictors(U, eta_draws, y, prior_sd=None, max_elements=2e6):
     """Leave-one-out posterior means of the linear predictors of the training rows (D, L).
 
     ``sum_s w_sd mu_sd`` with the draws and weights of :func:`loo_draws`.
@@ -123,7 +130,7 @@ class LooDraws(NamedTuple):
     w: np.ndarray     # (s, D)     their weights, each row's renormalised to sum to one
 
 
-def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e7):
+def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e6):
     """Leave-one-out draws of the training rows' linear predictors and their weights.
 
     The posterior the sampler targets is a product of one-vs-rest binary
@@ -168,6 +175,8 @@ def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e7):
     """
     import scipy.sparse as sp
 
+    from ._design import SparseDenseDesign
+
     y = np.asarray(y, dtype=np.int64)
     n_rows, n_draws = U.shape[0], len(eta_draws)
     single = singleton_columns(U)
@@ -175,7 +184,9 @@ def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e7):
         # the other columns' predictors: those coefficients zeroed draw by draw (U itself,
         # D x P, is neither changed nor copied)
         rest = (~single).astype(np.float64)
-        U_own = sp.csr_matrix(U)[:, np.flatnonzero(single)].power(2).tocsr()
+        own = (U.columns(np.flatnonzero(single)) if isinstance(U, SparseDenseDesign)
+               else sp.csr_matrix(U)[:, np.flatnonzero(single)])
+        U_own = own.power(2).tocsr()
     else:
         rest, U_own = None, None
     sign = np.where(np.arange(eta_draws.shape[1])[None, :] == y[:, None], 1.0, -1.0)

@@ -325,38 +325,3 @@ class CovariateEncoder(TransformerMixin, BaseEstimator):
         enc.n_features_out_ = len(enc.feature_names_out_)
         enc._sparse = bool(data["sparse"])
         return enc
-
-
-#: Rows per block of :func:`hstack_sparse_dense` (bounds its COO intermediates).
-HSTACK_BLOCK_ROWS = 2048
-
-
-def hstack_sparse_dense(left, right, block_rows=HSTACK_BLOCK_ROWS) -> sp.csr_matrix:
-    """``sp.hstack([left, right], format="csr")`` for a CSR ``left`` and a dense ``right``,
-    array for array the same (zeros of ``right`` dropped, entries in the same order), but
-    built a block of rows at a time into arrays of the final size.
-
-    ``sp.hstack`` converts both blocks to COO at once: with the near-dense topic proportions
-    of DOLDA's ``U = [1, X, words, zbar]`` (20 Newsgroups, K = 1000: 12 M entries) its
-    int64 row and column arrays and copies peaked at 0.5 GB for a 0.15 GB result.
-    """
-    left = sp.csr_matrix(left)
-    right = np.asarray(right)
-    n_rows = left.shape[0]
-    if right.shape[0] != n_rows:
-        raise ValueError(f"hstack_sparse_dense: {n_rows} rows on the left, "
-                         f"{right.shape[0]} on the right")
-    counts = np.diff(left.indptr) + np.count_nonzero(right, axis=1)
-    indptr = np.zeros(n_rows + 1, dtype=np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    n_cols = left.shape[1] + right.shape[1]
-    index_dtype = np.int32 if max(int(indptr[-1]), n_cols) < 2**31 else np.int64
-    data = np.empty(int(indptr[-1]), dtype=np.result_type(left.dtype, right.dtype))
-    indices = np.empty(int(indptr[-1]), dtype=index_dtype)
-    for lo in range(0, n_rows, block_rows):
-        hi = min(lo + block_rows, n_rows)
-        block = sp.hstack([left[lo:hi], sp.csr_matrix(right[lo:hi])], format="csr")
-        data[indptr[lo]:indptr[hi]] = block.data
-        indices[indptr[lo]:indptr[hi]] = block.indices
-    return sp.csr_matrix((data, indices, indptr.astype(index_dtype, copy=False)),
-                         shape=(n_rows, n_cols))

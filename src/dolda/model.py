@@ -28,6 +28,7 @@ from ._dolda_chain import FitInterrupted, combine_chains, run_chain  # noqa: F40
 from ._dolda_inputs import INTERCEPT, SPARSE_CHOLESKY_MAX_COLUMNS  # noqa: F401
 from ._dolda_interpret import DOLDAInterpretation, topic_name
 from ._dolda_state import AUTO_ALPHA_START, AUTO_BETA_START, DOLDAState
+from ._design import SparseDenseDesign
 from ._draws import draw_mean
 from ._heap import release_free_heap
 from ._inputs import check_covariate_columns, legacy_covariates_keyword, split_documents
@@ -42,7 +43,6 @@ from ._validation import (
 )
 from . import calibration
 from ._holdout import check_holdout, holdout_stacking, split_latest
-from .covariates import hstack_sparse_dense
 from .probit import (
     PRIORS,
     PROBA_RULES,
@@ -604,9 +604,12 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
 
     def _regressor_matrix(self, corpus, Xd):
         """``U = [Xd, zbar]`` (D, P) of ``corpus``: zbar is written straight into U's topic
-        columns when Xd is dense (one D x P array, not zbar and a stacked copy)."""
+        columns when Xd is dense (one D x P array, not zbar and a stacked copy); beside a
+        sparse Xd (word covariates, sparse one-hot levels) the two stay separate blocks
+        (:class:`dolda._design.SparseDenseDesign`: the dense zbar is not copied into sparse
+        storage, and its products run in BLAS)."""
         if sp.issparse(Xd):
-            return hstack_sparse_dense(Xd, self._topic_proportions(corpus))
+            return SparseDenseDesign(Xd, self._topic_proportions(corpus))
         Xd = np.asarray(Xd, dtype=np.float64)
         U = np.empty((Xd.shape[0], Xd.shape[1] + self.phi_.shape[0]))
         U[:, :Xd.shape[1]] = Xd
