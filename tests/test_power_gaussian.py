@@ -138,6 +138,34 @@ def test_sparse_design_holds_both_layouts_and_the_column_norms():
     np.testing.assert_allclose(d.col_sq, (Ud ** 2).sum(axis=0))
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_block_gram_is_the_blocks_cross_products_for_every_thread_count(threads):
+    """G_B = U_B^T U_B of a block that skips columns, with empty rows, rows with one block
+    entry, and more output rows than bands; the same numbers whatever the thread count."""
+    from dolda.sampler.threads import using_threads
+
+    rng = np.random.default_rng(7)
+    U = sp.random(60, 40, density=0.25, format="csr", random_state=8)
+    U[5] = 0.0
+    U[9] = 0.0
+    U[9, 3] = 2.5
+    U.eliminate_zeros()
+    U.sort_indices()
+    block = np.sort(rng.choice(40, size=19, replace=False))
+    block[0] = 0
+    position = np.full(40, -1, np.int64)
+    position[block] = np.arange(len(block))
+    dense = U.toarray()[:, block]
+    with using_threads(threads):
+        got = gaussian.block_gram(U.indptr, U.indices, U.data, position, len(block))
+    np.testing.assert_allclose(got, dense.T @ dense, rtol=1e-13, atol=1e-13)
+    with using_threads(1):
+        one = gaussian.block_gram(U.indptr, U.indices, U.data, position, len(block))
+    np.testing.assert_array_equal(got, one)
+    design = gaussian.sparse_design(U, block)
+    np.testing.assert_allclose(design.block_gram, dense.T @ dense, rtol=1e-13, atol=1e-13)
+
+
 @pytest.mark.parametrize("method", ["cholesky", "bcm", "cg"])
 def test_draw_eta_draws_every_class_from_its_own_conditional(method):
     """Through :func:`probit.draw_eta` with its own random normals, two alternating classes
