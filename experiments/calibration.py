@@ -101,12 +101,12 @@ def _rules(model, predict):
     return out
 
 
-def simulated(seeds=(1, 2)):
+def simulated(seeds=(1, 2), regimes=REGIMES, part="simulated"):
     """DOProbit on 8 Gaussian covariates, 5 classes, scored on 5000 fresh rows."""
     from dolda import DOProbit
 
     rows = []
-    for seed, (model_name, scale, n_train, prior) in [(s, r) for s in seeds for r in REGIMES]:
+    for seed, (model_name, scale, n_train, prior) in [(s, r) for s in seeds for r in regimes]:
         tr = _simulate.simulate_labelled(n_train, model=model_name, scale=scale, seed=seed)
         te = _simulate.simulate_labelled(5000, model=model_name, seed=100 + seed,
                                          coef=tr.coef)
@@ -125,8 +125,8 @@ def simulated(seeds=(1, 2)):
             row[rule] = _scores(probas[rule], te.y)
         rows.append(row)
         print(_line(row), flush=True)
-        _write("simulated", {"experiment": "calibration_simulated", "partial": True,
-                             "rows": rows})
+        _write(part, {"experiment": "calibration_simulated", "partial": True,
+                      "rows": rows})
     return {"experiment": "calibration_simulated", "n_test": 5000, "n_features": 8,
             "n_classes": 5, "n_iter": 600, "burn_in": 200, "rows": rows}
 
@@ -343,6 +343,10 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--topics", type=int, default=20)
     parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--regimes", type=int, nargs="+", default=None,
+                        help="simulated: indices into REGIMES (default: all)")
+    parser.add_argument("--out", default=None,
+                        help="results name: calibration_<out>.json (default: the part's name)")
     args = parser.parse_args(argv)
     if args.part == "figures":
         print(figures())
@@ -351,14 +355,15 @@ def main(argv=None):
         print(table())
         return
     if args.part == "simulated":
-        result = simulated(tuple(args.seeds))
+        regimes = REGIMES if args.regimes is None else tuple(REGIMES[i] for i in args.regimes)
+        result = simulated(tuple(args.seeds), regimes, args.out or "simulated")
     elif args.part == "corpus":
         result = corpus(tuple(args.seeds))
     elif args.part == "films":
         result = films(args.data_dir, args.iterations)
     else:
         result = newsgroups(args.data_dir, args.topics, args.iterations)
-    print(_write(args.part, result))
+    print(_write(args.out or args.part, result))
 
 
 if __name__ == "__main__":
