@@ -28,11 +28,11 @@ from ._validation import (
     one_line_errors,
 )
 from . import calibration
-from ._draws import draw_mean, draw_quantiles, new_draws
-from .sampler import gaussian
+from ._draws import draw_mean, draw_quantiles
+from ._probit_chain import ChainSettings, run_chain
 from .sampler import probit as gibbs
 from .sampler.rng import chain_seed, seed_from
-from .sampler.threads import obeys_n_jobs, using_threads
+from .sampler.threads import obeys_n_jobs
 
 logger = logging.getLogger(__name__)
 
@@ -305,6 +305,16 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         variance = check_positive_float(self.prior_variance, "prior_variance")
         return n_iter, burn_in, thin, variance, check_n_jobs(self.n_jobs)
 
+    def _chain_settings(self, n_iter, burn_in, thin, variance, n_jobs):
+        return ChainSettings(self.prior == "horseshoe", bool(self.fit_intercept), variance,
+                             n_iter, burn_in, thin, self.eta_sampler, n_jobs,
+                             bool(self.progress))
+
+    def _calibration_map(self, U, y_index, settings):
+        """``stacking_``: the leave-one-out map (:func:`fit_proba_stacking`)."""
+        return fit_proba_stacking(U, self.eta_draws_, y_index, len(self.classes_),
+                                  self._prior_sd(settings.variance))
+
     def _design(self, X):
         """``U = [1, X]`` (or ``X``); sparse CSR stays sparse CSR."""
         if sp.issparse(X):
@@ -336,63 +346,23 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         self.classes_, y_index = encode_labels(y, X.shape[0], self)
         check_labels(self.classes_, y_index)
         U = self._design(X)
-        n_samples, n_columns = U.shape
         n_classes = len(self.classes_)
-        shrunk = np.ones(n_columns, dtype=bool)
-        if self.fit_intercept:
-            shrunk[0] = False
-        prior = gibbs.ProbitPrior(self.prior == "horseshoe", shrunk, variance)
         seed = seed_from(self.random_state)
         self.seed_ = seed
-
-        keep = np.arange(burn_in, n_iter)[::thin]
-        n_keep = len(keep)
-        # the draws in float32 (dolda._draws), the chain's state in float64
-        eta_draws = new_draws((n_keep, n_classes, n_columns))
-        tau_draws = new_draws((n_keep, n_classes)) if prior.horseshoe else None
-        lam_draws = new_draws((n_keep, n_classes, n_columns)) if prior.horseshoe else None
-        loglik = np.empty(n_iter)
-
-        method = self.eta_sampler
-        if method == "auto":
-            method = gibbs.choose_eta_sampler(n_samples, n_columns, sp.issparse(U))
-        self.eta_sampler_ = method
-        gram, design = None, None
-        if method == "cholesky":
-            gram = U.T @ U
-            gram = gram.toarray() if sp.issparse(gram) else gram
-        elif method == "cg":
-            design = gaussian.sparse_design(U)
-        state = gibbs.initial_state(n_samples, n_classes, n_columns)
-        iterations = range(n_iter)
-        if self.progress:
-            from tqdm.auto import tqdm
-
-            iterations = tqdm(iterations, desc="DOProbit", unit="it")
-        slot = 0
-        with using_threads(n_jobs):
-            for it in iterations:
-                state = gibbs.gibbs_step(seed, it, state, U, gram, y_index, prior, n_jobs,
-                                         eta_sampler=method, design=design)
-                loglik[it] = gibbs.do_log_likelihood(U @ state.eta.T, y_index)
-                if slot < n_keep and it == keep[slot]:
-                    eta_draws[slot] = state.eta
-                    if prior.horseshoe:
-                        tau_draws[slot] = np.sqrt(state.tau2)
-                        lam_draws[slot] = np.sqrt(state.lam2)
-                    slot += 1
-
-        self.eta_draws_ = eta_draws
-        self.tau_draws_ = tau_draws
+        settings = self._chain_settings(n_iter, burn_in, thin, variance, n_jobs)
+        chain = run_chain(U, y_index, n_classes, seed, settings)
+        self.eta_sampler_ = chain.eta_sampler
+        self.eta_draws_ = chain.eta
+        self.tau_draws_ = chain.tau
+        self.lambda_draws_ = chain.lam
+        self.loglik_ = chain.loglik
+        mean = draw_mean(chain.eta)
         start = 1 if self.fit_intercept else 0
-        self.lambda_draws_ = lam_draws[:, :, start:] if prior.horseshoe else None
-        self.loglik_ = loglik
-        mean = draw_mean(eta_draws)
         self.coef_ = mean[:, start:]
         self.intercept_ = mean[:, 0] if self.fit_intercept else np.zeros(n_classes)
         self.n_iter_ = n_iter
-        self.stacking_ = fit_proba_stacking(U, eta_draws, y_index, n_classes,
-                                            self._prior_sd(variance))
+        self.stacking_ = self._calibration_map(U, y_index, settings)
+        n_keep = len(chain.eta)
         logger.info("DOProbit: %d iterations, %d draws kept", n_iter, n_keep)
         return self
 
@@ -583,6 +553,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         from sklearn.base import clone
 
         n_chains = check_positive_int(self.n_chains, "n_chains")
+        settings = self._chain_settings(*self._check_params())
         base = seed_from(self.random_state)
         fits = [clone(self).set_params(n_chains=1, random_state=chain_seed(base, c)).fit(X, y)
                 for c in range(n_chains)]
@@ -608,9 +579,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite=True,
                           accept_sparse="csr")
         _, y_index = encode_labels(y, X.shape[0])
-        self.stacking_ = fit_proba_stacking(
-            self._design(X), self.eta_draws_, y_index, len(self.classes_),
-            self._prior_sd(check_positive_float(self.prior_variance, "prior_variance")))
+        self.stacking_ = self._calibration_map(self._design(X), y_index, settings)
         return self
 
     def _prior_sd(self, variance):
