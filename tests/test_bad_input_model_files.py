@@ -403,6 +403,10 @@ EXPLICIT = [
                                                        False)),
     ("probit", "prior normal with lambda draws", lambda p: _set(p, ("meta", "params",
                                                                     "prior"), "normal")),
+    ("probit", "calibration_folds 1", lambda p: _set(p, ("meta", "params",
+                                                        "calibration_folds"), 1)),
+    ("probit", "calibration_folds a string", lambda p: _set(p, ("meta", "params",
+                                                               "calibration_folds"), "5")),
     ("probit", "feature names of the wrong length", lambda p: _set(
         p, ("meta", "feature_names_in"), ["a"])),
     ("ck", "z out of range", lambda p: _edit_arrays(p, z=lambda a: a + 100)),

@@ -368,6 +368,11 @@ def describe_proba(model):
                 "(saved by an older dolda)")
     if rule == "calibrated":
         holdout = getattr(model, "calibration_holdout", None)
+        folds = getattr(model, "calibration_folds", None)
+        if folds:
+            return (f"calibrated map on {_MAP_INPUTS[kind]} ({kind}), fitted and chosen on "
+                    f"cross-fitted predictors ({folds} folds of the training rows, each "
+                    "predicted by a chain on the others)")
         if holdout:
             return (f"calibrated map on {_MAP_INPUTS[kind]} ({kind}), fitted and chosen on "
                     f"the latest {holdout:.0%} of the training rows, held out of the chain")

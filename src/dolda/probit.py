@@ -15,7 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import (_num_samples, check_is_fitted, column_or_1d,
+                                      validate_data)
 
 from ._validation import (
     check_burn_in,
@@ -28,6 +29,7 @@ from ._validation import (
     one_line_errors,
 )
 from . import calibration
+from ._crossfit import check_fold_rows, check_folds, crossfit_stacking
 from ._draws import draw_mean, draw_quantiles
 from ._probit_chain import ChainSettings, run_chain
 from .sampler import probit as gibbs
@@ -235,6 +237,16 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         formula sharpens them a second time).  The class predicted by
         ``"ovr"`` and ``"do"`` is the same; all three are available after
         one fit (``set_params(proba=...)``).
+    calibration_folds : int or None, default=None
+        None: the ``"calibrated"`` map is fitted on leave-one-out predictors of the training
+        rows (importance sampling over the chain's draws; no extra cost).  An int ``K`` in
+        [2, 20]: it is fitted on cross-fitted predictors instead: the training rows are split
+        into ``K`` folds stratified by class (seeded by ``random_state``), a chain (``n_chains``
+        chains) runs on the rows outside each fold, and each fold's rows are predicted by
+        their chain.  Costs ``K`` extra fits (the folds' draws are dropped once used).  For
+        many one-hot levels seen in a few rows each, where leave-one-out cannot leave a row
+        out of its levels' coefficients and the default map is overconfident (films
+        metadata: ``docs/CALIBRATION.md``, "Cross-fitted map").
 
     Attributes
     ----------
@@ -280,7 +292,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
     def __init__(self, prior="horseshoe", n_iter=2000, burn_in=None, thin=1,
                  prior_variance=100.0, fit_intercept=True, random_state=None,
                  n_jobs=None, progress=False, eta_sampler="auto", n_chains=1,
-                 proba="calibrated"):
+                 proba="calibrated", calibration_folds=None):
         self.prior = prior
         self.n_iter = n_iter
         self.burn_in = burn_in
@@ -293,12 +305,14 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         self.n_chains = n_chains
         self.eta_sampler = eta_sampler
         self.proba = proba
+        self.calibration_folds = calibration_folds
 
     # ------------------------------------------------------------------ fit
     def _check_params(self):
         check_choice(self.prior, "prior", PRIORS)
         check_choice(self.eta_sampler, "eta_sampler", ETA_SAMPLERS)
         check_choice(self.proba, "proba", PROBA_RULES)
+        check_folds(self.calibration_folds)
         n_iter = check_positive_int(self.n_iter, "n_iter")
         burn_in = check_burn_in(self.burn_in, n_iter)
         thin = check_positive_int(self.thin, "thin")
@@ -311,9 +325,22 @@ class DOProbit(ClassifierMixin, BaseEstimator):
                              bool(self.progress))
 
     def _calibration_map(self, U, y_index, settings):
-        """``stacking_``: the leave-one-out map (:func:`fit_proba_stacking`)."""
-        return fit_proba_stacking(U, self.eta_draws_, y_index, len(self.classes_),
-                                  self._prior_sd(settings.variance))
+        """``stacking_``: the leave-one-out map, or with ``calibration_folds`` the
+        cross-fitted one (``dolda._crossfit``; its chains run as this fit's, one progress bar
+        each with ``progress``)."""
+        n_classes = len(self.classes_)
+        n_folds = check_folds(self.calibration_folds)
+        if n_folds is None:
+            return fit_proba_stacking(U, self.eta_draws_, y_index, n_classes,
+                                      self._prior_sd(settings.variance))
+        n_chains = check_positive_int(self.n_chains, "n_chains")
+
+        def sample(U_rows, y_rows, seed):
+            return np.concatenate([run_chain(U_rows, y_rows, n_classes, chain_seed(seed, c),
+                                             settings).eta for c in range(n_chains)])
+
+        return crossfit_stacking(U, y_index, n_classes, n_folds, self.seed_, sample,
+                                 logger.info)
 
     def _design(self, X):
         """``U = [1, X]`` (or ``X``); sparse CSR stays sparse CSR."""
@@ -345,6 +372,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         check_covariate_scale(X, getattr(self, "feature_names_in_", None))
         self.classes_, y_index = encode_labels(y, X.shape[0], self)
         check_labels(self.classes_, y_index)
+        check_fold_rows(X.shape[0], check_folds(self.calibration_folds))
         U = self._design(X)
         n_classes = len(self.classes_)
         seed = seed_from(self.random_state)
@@ -554,8 +582,12 @@ class DOProbit(ClassifierMixin, BaseEstimator):
 
         n_chains = check_positive_int(self.n_chains, "n_chains")
         settings = self._chain_settings(*self._check_params())
+        n_folds = check_folds(self.calibration_folds)
+        if n_folds is not None:
+            check_fold_rows(_num_samples(X), n_folds)
         base = seed_from(self.random_state)
-        fits = [clone(self).set_params(n_chains=1, random_state=chain_seed(base, c)).fit(X, y)
+        fits = [clone(self).set_params(n_chains=1, random_state=chain_seed(base, c),
+                                       calibration_folds=None).fit(X, y)
                 for c in range(n_chains)]
         for name, value in vars(fits[0]).items():
             if name.endswith("_") and not name.startswith("_"):
