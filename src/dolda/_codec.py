@@ -171,3 +171,19 @@ def decode_strings(encoded) -> np.ndarray | None:
     out[:] = list(encoded)
     return out
 
+
+def fitted_from_state(cls, meta: dict, arrays: dict):
+    """A new ``cls`` with what every saved dolda estimator holds: its parameters, classes,
+    seed, iteration and chain counts, the kept draws of eta (and the Horseshoe's tau and
+    lambda, None under the normal prior) and the calibration map (None in files saved
+    before 0.2).  Each estimator's ``_from_state`` adds its own attributes."""
+    model = cls(**decode_params(meta["params"]))
+    model.classes_ = decode_labels(meta["classes"])
+    model.seed_ = meta["seed"]
+    model.n_iter_ = meta["n_iter"]
+    model.n_chains_ = int(meta.get("n_chains", 1))
+    model.eta_draws_ = arrays["eta_draws"]
+    model.tau_draws_ = arrays.get("tau_draws")
+    model.lambda_draws_ = arrays.get("lambda_draws")
+    model.stacking_ = arrays.get("stacking")
+    return model

@@ -75,11 +75,10 @@ class DOLDAState:
     @classmethod
     def _from_state(cls, meta, arrays):
         """Rebuild a fitted DOLDA from :meth:`_to_state` output (see :func:`dolda.load`)."""
-        from . import io
+        from ._codec import fitted_from_state
         from .corpus import Vocabulary
 
-        model = cls(**io.decode_params(meta["params"]))
-        model.classes_ = io.decode_labels(meta["classes"])
+        model = fitted_from_state(cls, meta, arrays)
         model.feature_names_ = list(meta["feature_names"])
         model.vocabulary_ = Vocabulary.from_dict(meta["vocabulary"])
         model._has_covariates = meta.get("covariates") is not None
@@ -89,23 +88,16 @@ class DOLDAState:
             model.covariate_encoder_ = CovariateEncoder.from_dict(meta["covariates"])
         model.word_features_ = (WordFeatures.from_dict(meta["word_features"])
                                 if meta.get("word_features") else None)
-        model.seed_ = meta["seed"]
-        model.n_iter_ = meta["n_iter"]
         model.n_tokens_ = meta["n_tokens"]
-        model.n_chains_ = int(meta.get("n_chains", 1))
         model.alpha_ = alpha_value(meta.get("alpha_", model.alpha
                                             if not isinstance(model.alpha, str)
                                             else AUTO_ALPHA_START))
         model.beta_ = float(meta.get("beta_", model.beta if model.beta != "auto"
                                      else AUTO_BETA_START))
-        model.eta_draws_ = arrays["eta_draws"]
-        model.tau_draws_ = arrays.get("tau_draws")
-        model.lambda_draws_ = arrays.get("lambda_draws")
         model.phi_ = arrays["phi"]
         model.doc_topic_counts_ = arrays.get("doc_topic_counts")
         model._set_loglik(arrays["loglik"])
         model._finish(model.eta_draws_)
-        model.stacking_ = arrays.get("stacking")  # None in files saved before 0.2
         return model
 
     def save(self, path, overwrite=False):

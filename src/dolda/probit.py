@@ -544,24 +544,16 @@ class DOProbit(ClassifierMixin, BaseEstimator):
     @classmethod
     def _from_state(cls, meta, arrays):
         """Rebuild a fitted DOProbit from :meth:`_to_state` output (see :func:`dolda.load`)."""
-        from . import io
+        from ._codec import decode_strings, fitted_from_state
 
-        model = cls(**io.decode_params(meta["params"]))
-        model.classes_ = io.decode_labels(meta["classes"])
+        model = fitted_from_state(cls, meta, arrays)
         model.n_features_in_ = meta["n_features_in"]
-        names = io.decode_strings(meta.get("feature_names_in"))
+        names = decode_strings(meta.get("feature_names_in"))
         if names is not None:
             model.feature_names_in_ = names
-        model.seed_ = meta["seed"]
-        model.n_iter_ = meta["n_iter"]
-        model.n_chains_ = int(meta.get("n_chains", 1))
-        model.eta_draws_ = arrays["eta_draws"]
-        model.tau_draws_ = arrays.get("tau_draws")
-        model.lambda_draws_ = arrays.get("lambda_draws")
         model.loglik_ = arrays["loglik"]
         model.coef_ = arrays["coef"]
         model.intercept_ = arrays["intercept"]
-        model.stacking_ = arrays.get("stacking")  # None in files saved before 0.2
         return model
 
     def save(self, path, overwrite=False):
