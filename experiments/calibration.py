@@ -196,13 +196,10 @@ def newsgroups(data_dir, topics=20, iterations=200, seed=1):
             "n_train": len(tr_texts), "n_test": len(te_texts), "rows": [row]}
 
 
-def films(data_dir, iterations=200, seed=0):
-    """DOProbit (Horseshoe) on the films' ~25,000 metadata columns: genre, one 80/20 split.
-
-    The protocol of ``benchmarks/films_genre.py`` (same loader and encoder, the
-    first of its stratified folds); multinomial logistic regression (L2, C = 1,
-    as there) on the same sparse columns.
-    """
+def films_split(data_dir, seed=0):
+    """The films' genre labels, fold ``seed``'s first stratified 80/20 split of 5 and the
+    encoded metadata columns of its two parts (``benchmarks/films_genre.py``'s loader and
+    encoder): ``(y, train_idx, test_idx, X_train, X_test)``."""
     from sklearn.model_selection import StratifiedKFold
 
     sys.path.insert(0, str(ROOT))
@@ -213,6 +210,19 @@ def films(data_dir, iterations=200, seed=0):
     train_idx, test_idx = next(StratifiedKFold(5, shuffle=True, random_state=seed)
                                .split(np.zeros(len(y)), y))
     _, Xtr, Xte, _ = films_genre.encode(data.iloc[train_idx], data.iloc[test_idx])
+    return y, train_idx, test_idx, Xtr, Xte
+
+
+def films(data_dir, iterations=200, seed=0):
+    """DOProbit (Horseshoe) on the films' ~25,000 metadata columns: genre, one 80/20 split.
+
+    The protocol of ``benchmarks/films_genre.py`` (same loader and encoder, the
+    first of its stratified folds); multinomial logistic regression (L2, C = 1,
+    as there) on the same sparse columns.
+    """
+    from benchmarks import films_genre
+
+    y, train_idx, test_idx, Xtr, Xte = films_split(data_dir, seed)
     fit, fit_s = films_genre.fit_doprobit("horseshoe", Xtr, y[train_idx], iterations, seed, 2,
                                           1.0)
     probas = _rules(fit, lambda: fit.predict_proba(Xte))

@@ -34,7 +34,7 @@ RESULTS = Path(__file__).parent / "results"
 sys.path.insert(0, str(ROOT / "tests"))
 import _simulate  # noqa: E402  (the tests' simulator: never calls dolda)
 
-from experiments.calibration import _logistic, _scores  # noqa: E402
+from experiments.calibration import _logistic, _scores, films_split  # noqa: E402
 
 SIMULATED = (("logit", 1.0, 3000, "normal"), ("do", 0.7, 3000, "normal"))
 
@@ -119,18 +119,10 @@ def _line(name, s):
 
 def films(data_dir, iterations, folds_list, seed=0, threads=2):
     """Films genre, fold 0 of 5 (``experiments.calibration.films``' protocol)."""
-    from sklearn.model_selection import StratifiedKFold
-
     from dolda import calibration
 
-    sys.path.insert(0, str(ROOT))
+    y, train_idx, test_idx, Xtr, Xte = films_split(data_dir, seed)  # puts ROOT on sys.path
     from benchmarks import films_genre
-
-    data = films_genre.load(data_dir)
-    y = data["Genre"].astype(str).to_numpy()
-    train_idx, test_idx = next(StratifiedKFold(5, shuffle=True, random_state=seed)
-                               .split(np.zeros(len(y)), y))
-    _, Xtr, Xte, _ = films_genre.encode(data.iloc[train_idx], data.iloc[test_idx])
     result = {"experiment": "calibration_crossfit_films", "iterations": iterations,
               "seed": seed, "n_train": len(train_idx), "n_test": len(test_idx),
               "n_columns": int(Xtr.shape[1]), "partial": True}
@@ -175,18 +167,9 @@ def films(data_dir, iterations, folds_list, seed=0, threads=2):
 def films_estimator(data_dir, iterations, n_folds, seed=0, threads=2):
     """The same through the estimator: ``DOProbit(calibration_folds=n_folds)`` on films
     fold 0 (its own fold seeds and chain seeds), test scores of its calibrated map."""
-    from sklearn.model_selection import StratifiedKFold
-
     from dolda import DOProbit, calibration
 
-    sys.path.insert(0, str(ROOT))
-    from benchmarks import films_genre
-
-    data = films_genre.load(data_dir)
-    y = data["Genre"].astype(str).to_numpy()
-    train_idx, test_idx = next(StratifiedKFold(5, shuffle=True, random_state=seed)
-                               .split(np.zeros(len(y)), y))
-    _, Xtr, Xte, _ = films_genre.encode(data.iloc[train_idx], data.iloc[test_idx])
+    y, train_idx, test_idx, Xtr, Xte = films_split(data_dir, seed)
     tic = time.perf_counter()
     fit = DOProbit(prior="horseshoe", n_iter=iterations, burn_in=iterations // 2,
                    random_state=seed, prior_variance=100.0, n_jobs=threads,
