@@ -127,3 +127,84 @@ def test_token_ids_out_of_range_on_either_side_are_named_before_chunking(bad, mo
     doc_ptr = np.array([0, 2, 4, 6, 9], np.int64)
     with pytest.raises(ValueError, match="token ids"):
         predict.predict_topic_proportions(tokens, doc_ptr, phi, 0.1, 2, 1, 0)
+
+
+def _reference_sparse(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed, rao_blackwell):
+    """The sparse prediction in plain Python from the same stream: a token's uniform ``u``
+    picks, on ``u (doc_mass + m_w)``, first among the document's non-zero topics in the
+    order of their list (a topic is appended when its count rises from 0 and swap-removed,
+    the last entry taking its place, when it falls to 0), then among all topics in order
+    for the word bucket ``alpha_k phi_{k,w}``; the estimate as in :func:`_reference_dense`."""
+    from dolda.sampler import rng
+
+    K = phi.shape[0]
+    out = np.empty((len(doc_ptr) - 1, K))
+
+    def draw(w, ndk, nz, state):
+        doc = np.cumsum([ndk[k] * phi[k, w] for k in nz]) if nz else np.zeros(0)
+        doc_mass = doc[-1] if nz else 0.0
+        word = np.cumsum(alpha * phi[:, w])
+        u, state = rng.uniform(state)
+        state = np.uint64(int(state) & (2**64 - 1))
+        target = u * (word[-1] + doc_mass)
+        if target < doc_mass:
+            return nz[min(int(np.searchsorted(doc, target, side="right")), len(nz) - 1)], state
+        return min(int(np.searchsorted(word, target - doc_mass, side="right")), K - 1), state
+
+    def add(k, ndk, nz):
+        if ndk[k] == 0:
+            nz.append(k)
+        ndk[k] += 1
+
+    def remove(k, ndk, nz):
+        ndk[k] -= 1
+        if ndk[k] == 0:
+            j = nz.index(k)
+            nz[j] = nz[-1]
+            nz.pop()
+
+    for d in range(len(doc_ptr) - 1):
+        words = tokens[doc_ptr[d]:doc_ptr[d + 1]]
+        if len(words) == 0:
+            out[d] = 1.0 / K
+            continue
+        state = np.uint64(int(rng.stream(seed, rng.STEP_PREDICT, d)) & (2**64 - 1))
+        ndk, nz, z = np.zeros(K), [], []
+        for w in words:
+            k, state = draw(w, ndk, nz, state)
+            z.append(k)
+            add(k, ndk, nz)
+        acc = np.zeros(K)
+        for s in range(n_sweeps):
+            for i, w in enumerate(words):
+                remove(z[i], ndk, nz)
+                if rao_blackwell and s >= burn_in:
+                    p = phi[:, w] * (ndk + alpha)
+                    acc += p / p.sum()
+                z[i], state = draw(w, ndk, nz, state)
+                add(z[i], ndk, nz)
+            if not rao_blackwell and s >= burn_in:
+                acc += ndk
+        kept = n_sweeps - burn_in
+        out[d] = (acc + kept * alpha) / (kept * (len(words) + alpha.sum()))
+    return out
+
+
+@pytest.mark.parametrize("rao_blackwell", [True, False])
+def test_sparse_prediction_replays_the_documented_draws(rao_blackwell):
+    """The sparse kernel token by token (K = 40: the word bucket's scan over two blocks of 32;
+    per-topic alpha, large enough for both buckets to be drawn from): its own draws and both
+    estimators, the Rao-Blackwellised one with the document bucket's share added per sweep
+    and the word bucket's once per token."""
+    g = np.random.default_rng(9)
+    K, V = 40, 9
+    phi = g.dirichlet(np.full(V, 0.5), size=K)
+    alpha = g.uniform(0.02, 0.3, K)
+    lengths = np.array([5, 0, 1, 9, 1, 3])
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    tokens = g.integers(0, V, doc_ptr[-1]).astype(np.int32)
+    got = predict.predict_topic_proportions(tokens, doc_ptr, phi, alpha, 6, 2, 11,
+                                            method="sparse", rao_blackwell=rao_blackwell)
+    want = _reference_sparse(tokens, doc_ptr, phi, alpha, 6, 2, 11, rao_blackwell)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=1e-12)
