@@ -208,3 +208,16 @@ def test_sparse_prediction_replays_the_documented_draws(rao_blackwell):
     want = _reference_sparse(tokens, doc_ptr, phi, alpha, 6, 2, 11, rao_blackwell)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
     np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("rao_blackwell", [True, False])
+@pytest.mark.parametrize("method", ["dense", "sparse"])
+def test_a_one_topic_phi_gives_every_document_proportion_one(method, rao_blackwell):
+    """K = 1 (the kernels take any K; the estimators ask for 2 or more): one block of weights,
+    every draw topic 0, theta 1 (to rounding); an empty document too."""
+    phi = np.full((1, 5), 0.2)
+    tokens = np.array([4, 0, 0, 2, 1], np.int32)
+    doc_ptr = np.array([0, 3, 3, 4, 5], np.int64)
+    got = predict.predict_topic_proportions(tokens, doc_ptr, phi, 0.5, 4, 1, 3, method=method,
+                                            rao_blackwell=rao_blackwell)
+    np.testing.assert_allclose(got, np.ones((4, 1)), rtol=1e-13, atol=0)
