@@ -371,6 +371,12 @@ EXPLICIT = [
     ("dolda", "checksum not hex", lambda p: _set(p, ("arrays_sha256",), "zz")),
     ("dolda", "manifest shape a string", lambda p: _set(p, ("arrays", "phi", "shape"), "3")),
     ("dolda", "manifest dtype object", lambda p: _set(p, ("arrays", "phi", "dtype"), "|O")),
+    # numpy's dtype parser evaluates these forms as literals ("01": a SyntaxError once
+    # escaped as a crash; found by the fuzz test below)
+    ("dolda", "manifest dtype 01", lambda p: _set(p, ("arrays", "phi", "dtype"), "01")),
+    ("dolda", "manifest dtype a record", lambda p: _set(p, ("arrays", "phi", "dtype"), "i4,i4")),
+    ("dolda", "manifest dtype a subarray", lambda p: _set(p, ("arrays", "phi", "dtype"),
+                                                          "(2,)<f4")),
     ("dolda", "header is a list", lambda p: (p / "model.json").write_text("[1, 2]")),
     ("dolda", "header truncated", lambda p: (p / "model.json").write_text(
         (p / "model.json").read_text()[:200])),
