@@ -33,6 +33,8 @@ MAX_PATTERN_LENGTH = 1_000
 #: The only dtype strings a manifest may hold: numpy's own spelling (``dtype.str``) of a
 #: boolean, integer, float or fixed-width unicode array, e.g. ``"<f8"``, ``"|b1"``, ``"<U12"``.
 DTYPE_STRING = re.compile(r"[<>|][biufU][0-9]{1,6}")
+#: An object dtype (``"|O"``, ``"O"``): refused with its own message (it would need pickle).
+OBJECT_DTYPE_STRING = re.compile(r"[<>|=]?O[0-9]*")
 ARRAY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 #: Rows of ``phi`` must sum to one within this tolerance.
 SIMPLEX_TOL = 1e-6
@@ -116,6 +118,8 @@ def check_header(header: dict, arrays_file: str) -> None:
             _fail(f"array name {name!r} is not a plain identifier")
         spec = _dict(spec, f"arrays[{name!r}]")
         dtype = _str(_key(spec, "dtype", f"arrays[{name!r}]"), f"arrays[{name!r}].dtype")
+        if OBJECT_DTYPE_STRING.fullmatch(dtype):
+            _fail(f"arrays[{name!r}] is an object array, which would need pickle; refused")
         if not DTYPE_STRING.fullmatch(dtype):  # before numpy parses it (it evaluates
             # comma and shape forms such as "i4,i4" or "(2,)i4" as literals)
             _fail(f"arrays[{name!r}].dtype {dtype!r} is not a numeric, boolean or "
