@@ -23,7 +23,8 @@ from dolda.datasets import simulate
 
 PUBLIC = {"fit", "predict", "predict_proba", "transform", "fit_transform", "explain",
           "decision_function", "score"}
-ESTIMATORS = {"dolda.model", "dolda.lda", "dolda.probit"}
+# the modules holding the estimators' public methods (DOLDA.explain is in a mixin module)
+ESTIMATORS = {"dolda.model", "dolda._dolda_interpret", "dolda.lda", "dolda.probit"}
 
 
 class _Recorder:
