@@ -7,6 +7,19 @@ import pytest
 from dolda.sampler import predict
 
 
+
+def _documents(tokens, doc_ptr, seed, out, K):
+    """The replays' documents: ``(d, words, state)`` with the kernel's stream of document
+    ``d``; an empty document gets ``1 / K`` in ``out`` and is skipped."""
+    from dolda.sampler import rng
+
+    for d in range(len(doc_ptr) - 1):
+        words = tokens[doc_ptr[d]:doc_ptr[d + 1]]
+        if len(words) == 0:
+            out[d] = 1.0 / K
+            continue
+        yield d, words, np.uint64(int(rng.stream(seed, rng.STEP_PREDICT, d)) & (2**64 - 1))
+
 def _greedy_bounds(tokens, doc_ptr, max_words):
     """Consecutive chunks, each as long as its distinct words fit ``max_words`` (a document
     with more is a chunk of its own): plain Python sets."""
@@ -63,12 +76,7 @@ def _reference_dense(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed, rao_b
         hit = np.nonzero(cum > u * cum[-1])[0]
         return (int(hit[0]) if len(hit) else K - 1), np.uint64(int(state) & (2**64 - 1))
 
-    for d in range(len(doc_ptr) - 1):
-        words = tokens[doc_ptr[d]:doc_ptr[d + 1]]
-        if len(words) == 0:
-            out[d] = 1.0 / K
-            continue
-        state = np.uint64(int(rng.stream(seed, rng.STEP_PREDICT, d)) & (2**64 - 1))
+    for d, words, state in _documents(tokens, doc_ptr, seed, out, K):
         ndk, z = np.zeros(K), []
         for w in words:
             k, state = draw(w, ndk, state)
@@ -163,12 +171,7 @@ def _reference_sparse(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed, rao_
             nz[j] = nz[-1]
             nz.pop()
 
-    for d in range(len(doc_ptr) - 1):
-        words = tokens[doc_ptr[d]:doc_ptr[d + 1]]
-        if len(words) == 0:
-            out[d] = 1.0 / K
-            continue
-        state = np.uint64(int(rng.stream(seed, rng.STEP_PREDICT, d)) & (2**64 - 1))
+    for d, words, state in _documents(tokens, doc_ptr, seed, out, K):
         ndk, nz, z = np.zeros(K), [], []
         for w in words:
             k, state = draw(w, ndk, nz, state)
