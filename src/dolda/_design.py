@@ -47,9 +47,7 @@ class SparseDenseDesign:
 
     def column_nonzero_counts(self):
         """Non-zero rows per column, (P,)."""
-        left = np.diff(self.left.tocsc().indptr) if self.left.nnz else np.zeros(self.n_left, int)
-        if self.left.nnz and np.any(self.left.data == 0):  # explicit zeros do not count
-            left = np.asarray((self.left != 0).sum(axis=0)).ravel()
+        left = np.asarray((self.left != 0).sum(axis=0)).ravel()  # explicit zeros do not count
         return np.concatenate([left, np.count_nonzero(self.right, axis=0)])
 
     def columns(self, index):

@@ -128,8 +128,6 @@ def check_header(header: dict, arrays_file: str) -> None:
             parsed = np.dtype(dtype)
         except (TypeError, ValueError, SyntaxError):
             _fail(f"arrays[{name!r}].dtype {dtype!r} is not a numpy dtype")
-        if parsed.hasobject:
-            _fail(f"arrays[{name!r}] is an object array, which would need pickle; refused")
         if parsed.kind not in "biufU" or parsed.names is not None \
                 or parsed.str != dtype:
             _fail(f"arrays[{name!r}].dtype {dtype!r} is not a numeric, boolean or "

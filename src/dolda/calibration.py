@@ -43,17 +43,14 @@ def _linear_predictors(U, block):
     """``mu[s, d, l] = u_d . eta_l^(s)`` (float64) for draws ``block`` (s, L, P); U dense,
     sparse or a :class:`dolda._design.SparseDenseDesign`.  Float32 draws are converted
     here, one block at a time."""
-    import scipy.sparse as sp
-
-    from ._design import SparseDenseDesign
-
     n_rows, (n_draws, n_classes, n_columns) = U.shape[0], block.shape
-    if sp.issparse(U) or isinstance(U, SparseDenseDesign):
-        # one float64 copy, C-ordered (P, s * L): the layout the sparse product copies to
-        right = np.ascontiguousarray(block.reshape(-1, n_columns).T, dtype=np.float64)
-        mu = np.asarray(U @ right)
-        return mu.reshape(n_rows, n_draws, n_classes).transpose(1, 0, 2)
-    return np.einsum("dp,slp->sdl", U, np.asarray(block, dtype=np.float64))
+    if isinstance(U, np.ndarray):
+        return np.einsum("dp,slp->sdl", U, np.asarray(block, dtype=np.float64))
+    # sparse or two-block U: one float64 copy, C-ordered (P, s * L), the layout the sparse
+    # product copies to
+    right = np.ascontiguousarray(block.reshape(-1, n_columns).T, dtype=np.float64)
+    mu = np.asarray(U @ right)
+    return mu.reshape(n_rows, n_draws, n_classes).transpose(1, 0, 2)
 
 
 def _draw_chunks(U, eta_draws, max_elements=2e6, keep=None):
