@@ -6,10 +6,17 @@ DOLDA with K = 100 topics, alpha = 0.1, beta = 0.01, Horseshoe prior.
 
 * local: ``backend="local"``, 2 numba threads;
 * dask: ``backend="dask"`` on a ``LocalCluster`` of 2 single-threaded worker
-  processes (the driver keeps 2 threads for its Phi draw).
+  processes (the driver keeps 2 threads for its Phi draw), with the exact Phi
+  sent as the estimator sends it (``DaskChain.phi_transport = "auto"``: the
+  counts it was drawn from when they are smaller, each worker repeating the
+  draw);
+* dask, Phi sent: the same with ``phi_transport = "dense"`` (Phi itself and the
+  MH step's alias tables travel), the way before the counts did; with
+  ``--phi-sampler polya`` this contender is left out (the Pólya-urn Phi always
+  travels as its non-zeros).
 
-Both use ``n_shards=2``, so they run the same chain (checked: the
-log-likelihood traces must be identical).  Every iteration is timed on its own
+All use ``n_shards=2``, so they run the same chain (checked: the draws must be
+identical).  The three fits of a round run one after the other, rounds repeat.  Every iteration is timed on its own
 (``chain.step``), the first ``--warmup`` ones (numba compilation or cache
 loading on the workers) are left out.  Measured besides the wall clock:
 
@@ -257,6 +264,9 @@ def project(measured, a=ASSUMPTIONS):
     t_eta = measured["driver_eta_s"] * (p / measured["P"]) ** 3
     t_reduce = measured["driver_reduce_s_per_token"] * n
     received = measured["received_bytes_per_token"] * n
+    # the exact draw is parallel over blocks of 16 topics: at most ceil(K / 16) threads
+    blocks = -(-k // 16)
+    worker_phi_kv = None
     if measured.get("phi_sampler") == "polya":
         # sparse Phi: the count pairs (at most N, at most K V; 20 Newsgroups' share per token
         # is an upper bound for a larger corpus) plus the prior hits, K V beta
@@ -267,8 +277,16 @@ def project(measured, a=ASSUMPTIONS):
             + l * p * 8
     else:
         t_phi = (measured["driver_phi_s_per_kv"] * k * v * measured["driver_threads"]
-                 / a["driver_threads"])
-        glob_bytes = k * v * measured["phi_bytes_per_entry"] + k * k * 8 + l * p * 8
+                 / min(a["driver_threads"], blocks))
+        if measured.get("phi_transport") == "counts":
+            # the counts Phi was drawn from (a word and a count per non-zero, a pointer per
+            # topic; 20 Newsgroups' non-zeros per token an upper bound for a larger corpus);
+            # every worker repeats the draw and builds its alias tables
+            nnz = min(measured["counts_nonzeros_per_token"] * n, k * v)
+            glob_bytes = 8 * nnz + 8 * (k + 1) + k * k * 8 + l * p * 8
+            worker_phi_kv = measured["worker_phi_s_per_kv"] * k * v
+        else:
+            glob_bytes = k * v * measured["phi_bytes_per_entry"] + k * k * 8 + l * p * 8
     copy_s = glob_bytes / bandwidth
     layouts = {}
     for name, workers, threads in (("A: 16 workers x 16 threads", a["machines"],
@@ -277,6 +295,9 @@ def project(measured, a=ASSUMPTIONS):
         shards = workers
         eff = a["thread_efficiency"] if threads > 1 else 1.0
         t_work = n / shards * c_tok / (threads * eff)
+        if worker_phi_kv is not None:
+            used = min(threads, blocks)
+            t_work += worker_phi_kv / (used * (a["thread_efficiency"] if used > 1 else 1.0))
         rounds = _replication_rounds(workers)
         t_broadcast = (1 + 2 * rounds) * copy_s
         if threads == 1:
@@ -320,7 +341,7 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3,
-                        help="alternating (local, dask) pairs of fits")
+                        help="rounds of (local, dask, dask with Phi sent) fits")
     parser.add_argument("--snapshot-every", type=int, default=10)
     parser.add_argument("--phi-sampler", choices=["exact", "polya"], default=None,
                         help="Phi step (default: the estimator's default)")
@@ -347,9 +368,11 @@ def main(argv=None):
     # during the run hits both backends alike; every round gives a ratio
     from dolda import DOLDA
 
+    from dolda.backends.dask import DaskChain
+
     phi_sampler = args.phi_sampler or DOLDA().phi_sampler
     phi_kw = {"phi_sampler": phi_sampler}
-    local_recs, dask_recs, rounds, same = [], [], [], []
+    local_recs, dask_recs, dense_recs, rounds, same = [], [], [], [], []
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None, silence_logs=40) as cluster, \
             distributed.Client(cluster) as client:
@@ -357,26 +380,45 @@ def main(argv=None):
             for r in range(args.rounds):
                 local_rec = Recorder(args.warmup, n_iter - 1)
                 one = _fit(corpus, y, n_iter, local_rec, n_jobs=2, **phi_kw)
-                dask_rec = Recorder(args.warmup, n_iter - 1)
-                two = _fit(corpus, y, n_iter, dask_rec, n_jobs=2, backend="dask", client=client,
-                           snapshot_every=args.snapshot_every, **phi_kw)
-                same.append(all(np.array_equal(getattr(one, name), getattr(two, name))
+                fits = [one]
+                for transport, recs in (("auto", dask_recs), ("dense", dense_recs)):
+                    if transport == "dense" and phi_sampler == "polya":
+                        continue
+                    DaskChain.phi_transport = transport
+                    rec = Recorder(args.warmup, n_iter - 1)
+                    fits.append(_fit(corpus, y, n_iter, rec, n_jobs=2, backend="dask",
+                                     client=client, snapshot_every=args.snapshot_every,
+                                     **phi_kw))
+                    recs.append(rec)
+                DaskChain.phi_transport = "auto"
+                same.append(all(np.array_equal(getattr(one, name), getattr(other, name))
+                                for other in fits[1:]
                                 for name in ("eta_draws_", "tau_draws_", "doc_topic_counts_",
                                              "phi_")))
                 local_recs.append(local_rec)
-                dask_recs.append(dask_rec)
-                one_local, one_dask = _summary([local_rec]), _summary([dask_rec])
+                one_local, one_dask = _summary([local_rec]), _summary([dask_recs[-1]])
                 rounds.append({
                     "local_s": one_local["seconds_per_iter_mean"],
                     "dask_s": one_dask["seconds_per_iter_mean"],
                     "ratio": one_dask["seconds_per_iter_mean"]
                     / one_local["seconds_per_iter_mean"], "load_average": os.getloadavg()})
+                if dense_recs:
+                    rounds[-1]["dask_phi_sent_s"] = _summary([dense_recs[-1]])[
+                        "seconds_per_iter_mean"]
                 print(f"round {r + 1}: local {rounds[-1]['local_s']:.3f} s/it, dask "
-                      f"{rounds[-1]['dask_s']:.3f} s/it, ratio {rounds[-1]['ratio']:.2f}",
-                      flush=True)
+                      f"{rounds[-1]['dask_s']:.3f} s/it, ratio {rounds[-1]['ratio']:.2f}"
+                      + (f", Phi sent {rounds[-1]['dask_phi_sent_s']:.3f} s/it"
+                         if dense_recs else ""), flush=True)
         tasks = _task_times(stream.data, [s for rec in dask_recs for s in rec.timed()])
+        dense_tasks = (_task_times(stream.data, [s for rec in dense_recs for s in rec.timed()])
+                       if dense_recs else None)
     local, dask = _summary(local_recs), _summary(dask_recs)
     dask["worker_compute_per_iter"] = tasks
+    dense = None
+    if dense_recs:
+        dense = _summary(dense_recs)
+        dense["worker_compute_per_iter"] = dense_tasks
+        dense["loopback_bytes_per_iter"] = _loopback_per_iter(dense_recs, args.iters)
     dask["loopback_bytes_per_iter"] = _loopback_per_iter(dask_recs, args.iters)
     local["loopback_bytes_per_iter"] = _loopback_per_iter(local_recs, args.iters)
     print(f"dask: {dask['seconds_per_iter_mean']:.3f} s/iteration, sent "
@@ -397,11 +439,18 @@ def main(argv=None):
     phi_step_s = d_driver.get("phi_step", 0.0) + d_driver.get("polya_phi_step", 0.0)
     sparse = getattr(dask_recs[-1].chain, "_sparse", None)
     phi_nnz = None if sparse is None else int(len(sparse.topics))
+    recipe = getattr(dask_recs[-1].chain, "_recipe", None)
+    counts_sent = (phi_sampler != "polya" and recipe is not None
+                   and recipe.nbytes < dask_recs[-1].chain._phi.nbytes)
+    # the sweep's cost per token: from the fits whose workers did not redraw Phi
+    sweep_tasks = dense_tasks if (counts_sent and dense_tasks) else tasks
     measured = {
         "P": 1 + K,
-        "worker_seconds_per_token": (tasks["a_sum"] + tasks["z_sum"]) / n_tok,
-        "worker_a_seconds_per_token": tasks["a_sum"] / n_tok,
-        "worker_z_seconds_per_token": tasks["z_sum"] / n_tok,
+        "phi_transport": "polya" if phi_sampler == "polya" else
+        ("counts" if counts_sent else "dense"),
+        "worker_seconds_per_token": (sweep_tasks["a_sum"] + sweep_tasks["z_sum"]) / n_tok,
+        "worker_a_seconds_per_token": sweep_tasks["a_sum"] / n_tok,
+        "worker_z_seconds_per_token": sweep_tasks["z_sum"] / n_tok,
         "driver_eta_s": d_driver.get("eta_step", 0.0) + d_driver.get("topic_globals", 0.0),
         "driver_phi_s_per_kv": (phi_step_s - reduce_s) / (K * v),
         "driver_reduce_s_per_token": reduce_s / n_tok,
@@ -409,6 +458,12 @@ def main(argv=None):
         "received_bytes_per_token": dask["bytes_received_per_iter"] / n_tok,
         "phi_bytes_per_entry": None,
         "phi_sampler": phi_sampler,
+        "counts_nonzeros_per_token": (len(recipe.counts.words) / n_tok if counts_sent
+                                      else None),
+        # each worker's repeated Phi draw and alias tables (one thread), per topic-word entry:
+        # the extra z-task time of the fits that sent the counts over those that sent Phi
+        "worker_phi_s_per_kv": (max(0.0, tasks["z_sum"] - dense_tasks["z_sum"]) / N_SHARDS
+                                / (K * v) if counts_sent and dense_tasks else None),
         "phi_nonzeros": phi_nnz,
         "phi_nonzeros_per_token": None if phi_nnz is None else phi_nnz / n_tok,
         "driver_phi_s_per_nonzero": None if phi_nnz is None else (phi_step_s - reduce_s) / phi_nnz,
@@ -419,9 +474,12 @@ def main(argv=None):
     # bytes of one Phi entry as sent: what the traffic counter saw beyond eta and S
     eta_bytes = n_classes * (1 + K) * 8
     per_copy = (dask["bytes_sent_per_iter"] - N_SHARDS * eta_bytes) / 2 - eta_bytes - K * K * 8
-    measured["phi_bytes_per_entry"] = float(np.round(per_copy / (K * v)))
+    measured["phi_bytes_per_entry"] = float(per_copy / (K * v))
+    if dense is not None:  # Phi (and the MH step's alias tables) as they travel when sent
+        dense_copy = ((dense["bytes_sent_per_iter"] - N_SHARDS * eta_bytes) / 2 - eta_bytes
+                      - K * K * 8)
+        measured["dense_phi_bytes_per_entry"] = float(dense_copy / (K * v))
     if phi_nnz is not None:  # (topic, value) per non-zero + an int64 pointer per word
-        measured["phi_bytes_per_entry"] = float(per_copy / (K * v))
         measured["phi_bytes_per_nonzero"] = float((per_copy - 8 * (v + 1)) / phi_nnz)
     projection = project(measured)
     main_layout = "A: 16 workers x 16 threads"
@@ -441,7 +499,8 @@ def main(argv=None):
         "model": {"n_topics": K, "alpha": ALPHA, "beta": BETA, "prior": "horseshoe",
                   "n_shards": N_SHARDS, "snapshot_every": args.snapshot_every},
         "warmup_iterations": args.warmup, "timed_iterations_per_round": args.iters,
-        "rounds": rounds, "local": local, "dask": dask, "dask_over_local_time": ratio,
+        "rounds": rounds, "local": local, "dask": dask, "dask_phi_sent": dense,
+        "dask_over_local_time": ratio,
         "dask_over_local_time_median_of_rounds": _median([r["ratio"] for r in rounds]),
         "same_chain": same_chain, "loglik_trace_max_relative_gap": trace_gap,
         "measured_for_projection": measured,
@@ -490,7 +549,22 @@ def _markdown(r, args):
         f"{lo['seconds_per_iter_median']:.3f} | - | - |",
         f"| dask, LocalCluster 2 workers x 1 thread | {da['seconds_per_iter_mean']:.3f} | "
         f"{da['seconds_per_iter_median']:.3f} | {da['bytes_sent_per_iter'] / mb:.1f} MB | "
-        f"{da['bytes_received_per_iter'] / mb:.1f} MB |",
+        f"{da['bytes_received_per_iter'] / mb:.1f} MB |"]
+    dn = r.get("dask_phi_sent")
+    if dn is not None:
+        lines += [
+            f"| dask, Phi itself sent (`phi_transport=\"dense\"`) | "
+            f"{dn['seconds_per_iter_mean']:.3f} | {dn['seconds_per_iter_median']:.3f} | "
+            f"{dn['bytes_sent_per_iter'] / mb:.1f} MB | "
+            f"{dn['bytes_received_per_iter'] / mb:.1f} MB |",
+            "",
+            f"Bytes sent per iteration, Phi itself over what the estimator sends: "
+            f"**{dn['bytes_sent_per_iter'] / da['bytes_sent_per_iter']:.1f}x**; time per "
+            f"iteration, what the estimator sends over Phi itself: "
+            f"{da['seconds_per_iter_mean'] / dn['seconds_per_iter_mean']:.2f} (per round: "
+            + ", ".join(f"{x['dask_s'] / x['dask_phi_sent_s']:.2f}" for x in r["rounds"])
+            + ")."]
+    lines += [
         "",
         f"Dask / local time per iteration: **{r['dask_over_local_time']:.2f}** (pooled means; "
         "per round: " + ", ".join(f"{x['ratio']:.2f}" for x in r["rounds"])
@@ -504,8 +578,15 @@ def _markdown(r, args):
         + ", ".join(f"{k} {v:.3f}" for k, v in da["driver_seconds_per_iter"].items())
         + f"; the rest, {m['overhead_s_per_iter']:.3f} s, is scheduling, serialisation and "
         "transfer. Bytes are counted by `DaskChain.traffic` (array sizes; "
-        + (f"Phi travels as {m['phi_bytes_per_entry']:.0f}-byte floats, once per worker)"
-           if m.get("phi_sampler") != "polya" else
+        + (f"Phi travels as {m['phi_bytes_per_entry']:.1f} bytes per topic-word entry, once "
+           "per worker: float32 Phi and the MH step's alias tables)"
+           if m.get("phi_transport") == "dense" else
+           f"the exact Phi travels as the counts it was drawn from, "
+           f"{m['counts_nonzeros_per_token'] * c['n_tokens']:,.0f} non-zeros at 8 bytes, "
+           f"{m['phi_bytes_per_entry']:.2f} bytes per topic-word entry, once per worker, every "
+           f"worker repeating the draw and building its alias tables; sent itself, Phi and "
+           f"the tables take {m['dense_phi_bytes_per_entry']:.1f} bytes per entry)"
+           if m.get("phi_transport") == "counts" else
            f"the Pólya-urn Phi travels sparse, {m['phi_nonzeros']:,} non-zeros at "
            f"{m['phi_bytes_per_nonzero']:.1f} bytes plus a pointer per word, "
            f"{m['phi_bytes_per_entry']:.2f} bytes per topic-word entry, once per worker)")
@@ -524,7 +605,11 @@ def _markdown(r, args):
         f"{m['driver_phi_s_per_kv'] * 1e9:.2f} ns per topic-word entry on 2 threads; count "
         f"reduction {m['driver_reduce_s_per_token'] * 1e9:.1f} ns per corpus token; eta and "
         f"Horseshoe {m['driver_eta_s'] * 1e3:.1f} ms; counts received "
-        f"{m['received_bytes_per_token']:.2f} bytes per token.",
+        f"{m['received_bytes_per_token']:.2f} bytes per token"
+        + (f"; a worker's repeated Phi draw and alias tables "
+           f"{m['worker_phi_s_per_kv'] * 1e9:.1f} ns per topic-word entry on one core (its "
+           "z-tasks' time beyond those of the fits that sent Phi), the sweep's cost per token "
+           "taken from those fits" if m.get("phi_transport") == "counts" else "") + ".",
         "",
         "Assumed: " + "; ".join([
             f"V = {a['n_words']:,} words, K = {a['n_topics']}, L = {a['n_classes']}",
@@ -538,9 +623,14 @@ def _markdown(r, args):
             "(6 tasks per shard and iteration)",
             f"{a['thread_efficiency']:g} efficiency of 16 numba threads",
             f"driver on its own {a['driver_threads']}-core machine, Phi draw scaling "
-            "linearly in K x V and in threads, eta cost as P^3",
+            "linearly in K x V and in threads up to one per block of 16 topics, eta cost as "
+            "P^3",
             "received counts and their reduction scale with N (an upper bound: larger "
-            "shards hold fewer distinct topic-word pairs per token)"]) + ".",
+            "shards hold fewer distinct topic-word pairs per token)"]
+            + (["the counts Phi is drawn from: 20 Newsgroups' non-zeros per token times N, "
+                "at most K x V; every worker repeats the draw on its threads (up to one per "
+                "block of 16 topics) before its sweep"]
+               if m.get("phi_transport") == "counts" else [])) + ".",
         "",
         "| layout | workers compute | driver (eta, Phi, reduce) | network (broadcast, counts) "
         "| scheduler + latency | total s / iteration | tokens / s |",

@@ -88,9 +88,13 @@ def test_shard_layout_changes_only_rounding(corpus):
     np.testing.assert_array_equal(one.doc_topic_counts_, three.doc_topic_counts_)
 
 
-def test_lost_worker_is_replayed_to_the_same_result(client, corpus, monkeypatch):
+@pytest.mark.parametrize("phi_transport", ["auto", "recipe"])
+def test_lost_worker_is_replayed_to_the_same_result(client, corpus, monkeypatch, phi_transport):
+    """Replayed from the snapshot: its Phi and, with ``"recipe"``, the counts that Phi was
+    drawn from (what the first replayed iteration sends) are restored with it."""
     from dolda.backends import dask as dask_backend
 
+    monkeypatch.setattr(dask_backend.DaskChain, "phi_transport", phi_transport)
     kw = dict(KW, n_iter=14)
     reference = DOLDA(n_shards=3, **kw).fit(corpus.texts, corpus.y)
     pids = client.run(os.getpid)
@@ -154,9 +158,13 @@ def test_lda_dask_chain_equals_local_chain(client, corpus, sampler, n_shards):
     np.testing.assert_allclose(whole.loglik_, dask.loglik_, rtol=1e-12)
 
 
-def test_lda_lost_worker_is_replayed_to_the_same_result(client, corpus, monkeypatch):
+@pytest.mark.parametrize("phi_transport", ["auto", "recipe"])
+def test_lda_lost_worker_is_replayed_to_the_same_result(client, corpus, monkeypatch,
+                                                        phi_transport):
     from dolda import LDA
     from dolda.backends import dask as dask_backend
+
+    monkeypatch.setattr(dask_backend.DaskLDAChain, "phi_transport", phi_transport)
 
     kw = dict(LDA_KW, n_iter=12, sampler="sparse")
     reference = LDA(n_shards=3, **kw).fit(corpus.texts)
@@ -239,3 +247,71 @@ def test_dask_chain_equals_local_chain_with_learned_asymmetric_alpha(client, cor
     _assert_same_chain(local, dask)
     np.testing.assert_array_equal(local.alpha_, dask.alpha_)
     assert local.alpha_.shape == (4,) and np.ptp(local.alpha_) > 0
+
+
+def _record_phi_transport(monkeypatch, chain_class):
+    """Force ``phi_transport="recipe"`` on ``chain_class`` and record, iteration by
+    iteration, whether the counts travelled instead of Phi."""
+    sent_counts = []
+    real = chain_class._recipe_travels
+
+    def travels(self):
+        sent_counts.append(real(self))
+        return sent_counts[-1]
+
+    monkeypatch.setattr(chain_class, "phi_transport", "recipe")
+    monkeypatch.setattr(chain_class, "_recipe_travels", travels)
+    return sent_counts
+
+
+@pytest.mark.parametrize("z_sampler", ["mh", "exact"])
+def test_dask_workers_repeat_the_phi_draw_from_its_counts(client, corpus, z_sampler,
+                                                          monkeypatch):
+    """With the counts Phi was drawn from sent instead of Phi, every worker repeats the
+    exact draw (and, for the MH step, builds the alias tables): the local chain to the last
+    bit.  Only the first iteration sends Phi (the driver has drawn none yet)."""
+    from dolda.backends import dask as dask_backend
+
+    kw = dict(KW, n_iter=8, burn_in=2, z_sampler=z_sampler)
+    local = DOLDA(n_shards=3, n_jobs=2, **kw).fit(corpus.texts, corpus.y)
+    sent_counts = _record_phi_transport(monkeypatch, dask_backend.DaskChain)
+    dask = DOLDA(backend="dask", client=client, n_shards=3, **kw).fit(corpus.texts, corpus.y)
+    assert sent_counts == [False] + [True] * 7
+    _assert_same_chain(local, dask)
+
+
+@pytest.mark.parametrize("sampler", ["dense", "sparse"])
+def test_lda_dask_workers_repeat_the_phi_draw_from_its_counts(client, corpus, sampler,
+                                                              monkeypatch):
+    from dolda import LDA
+    from dolda.backends import dask as dask_backend
+
+    local = LDA(sampler=sampler, n_shards=2, n_jobs=2, **LDA_KW).fit(corpus.texts)
+    sent_counts = _record_phi_transport(monkeypatch, dask_backend.DaskLDAChain)
+    dask = LDA(sampler=sampler, backend="dask", client=client, n_shards=2,
+               **LDA_KW).fit(corpus.texts)
+    assert sent_counts == [False] + [True] * (LDA_KW["n_iter"] - 1)
+    _assert_same_lda_chain(local, dask)
+
+
+def test_phi_recipe_repeats_the_draw_bit_for_bit():
+    """The recipe's draw is the chain's Phi step itself (same streams), for any threads,
+    and its byte count is the counts' (what the transport rule compares with Phi)."""
+    from dolda.sampler.counts import SparseCounts
+    from dolda.sampler.phi import PhiRecipe, draw_phi_word_major
+    from dolda.sampler.threads import using_threads
+
+    rng = np.random.default_rng(4)
+    nkw = rng.poisson(0.3, size=(6, 50)).astype(np.int32)
+    rows, cols = np.nonzero(nkw)
+    ptr = np.zeros(7, np.int64)
+    np.cumsum(np.bincount(rows, minlength=6), out=ptr[1:])
+    counts = SparseCounts(ptr, cols.astype(np.int32), nkw[rows, cols])
+    recipe = PhiRecipe(counts, 0.01, 17, 5, 50)
+    expected = draw_phi_word_major(counts, 0.01, 17, 5, np.empty((50, 6), np.float32))
+    for threads in (1, 2):
+        with using_threads(threads):
+            np.testing.assert_array_equal(recipe.draw(), expected)
+    assert recipe.nbytes == ptr.nbytes + 8 * len(rows)
+    other = draw_phi_word_major(counts, 0.01, 17, 6, np.empty((50, 6), np.float32))
+    assert not np.array_equal(other, expected)  # the iteration picks the streams

@@ -5,6 +5,7 @@ one topic per parallel task, drawn straight into the word-major layout (V x K) t
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -175,6 +176,41 @@ def draw_phi_word_major(counts: "SparseCounts", beta, seed, iteration, out):
                  _integer_inverse(float(beta)), np.int64(seed), np.int64(step),
                  np.int64(offset), out)
     return out
+
+
+class PhiRecipe(NamedTuple):
+    """A Phi draw given by what it was drawn from, to be repeated elsewhere.
+
+    :func:`draw_phi_word_major` is a function of ``(counts, beta, seed, iteration)``
+    alone: every topic reads its own stream, fixed by the seed and the iteration,
+    whatever the number of threads. So :meth:`draw` on a Dask worker gives the
+    driver's float32 Phi bit for bit. The recipe holds one ``(word, count)`` pair
+    per non-zero ``n_{k,w}`` (at most one per token), where Phi itself is V x K
+    floats.
+
+    Attributes
+    ----------
+    counts : SparseCounts   ``n_{k,w}`` that Phi was drawn from.
+    beta : float
+    seed, iteration : int   as :func:`draw_phi`.
+    n_words : int           ``V``.
+    """
+
+    counts: SparseCounts
+    beta: float
+    seed: int
+    iteration: int
+    n_words: int
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays (what travels, besides four numbers)."""
+        return int(sum(a.nbytes for a in self.counts))
+
+    def draw(self):
+        """The float32 word-major Phi (V, K) this recipe was drawn as."""
+        out = np.empty((self.n_words, len(self.counts.ptr) - 1), np.float32)
+        return draw_phi_word_major(self.counts, self.beta, self.seed, self.iteration, out)
 
 
 @njit(cache=True, parallel=True)
