@@ -2,9 +2,10 @@
 
     python mutation/survivors.py SESSION.sqlite [--diffs]
 
-Prints generated / filtered out / not sampled / run / killed (timeouts count as
-killed) / survived / incompetent, and one line per survivor (job id, operator,
-line: mutated line), with the full diff when ``--diffs`` is given.
+Prints generated / filtered out / outside lines (``sample.py --lines``) / not
+sampled / run / killed (timeouts count as killed) / survived / incompetent, and
+one line per survivor (job id, operator, line: mutated line), with the full diff
+when ``--diffs`` is given.
 """
 
 import sys
@@ -28,7 +29,9 @@ def main(argv):
         for item, result in db.completed_work_items:
             tally["generated"] += 1
             if result.worker_outcome == WorkerOutcome.SKIPPED:
-                tally["not sampled" if "sample" in (result.output or "") else "filtered out"] += 1
+                output = result.output or ""
+                tally["not sampled" if "sample" in output
+                      else "outside lines" if "--lines" in output else "filtered out"] += 1
                 continue
             if result.worker_outcome != WorkerOutcome.NORMAL:
                 tally[f"worker {result.worker_outcome.value}"] += 1
