@@ -130,30 +130,34 @@ def test_cached_path_keeps_a_tiny_alpha_exact_when_a_topic_empties():
     assert tiny > 20  # plenty of ~alpha entries, among them topics just emptied
 
 
+@pytest.mark.parametrize("n_topics", [4, 8])
 @pytest.mark.parametrize("path", list(PATHS))
-def test_a_word_no_topic_can_emit_keeps_its_tokens_topics(path):
+def test_a_word_no_topic_can_emit_keeps_its_tokens_topics(path, n_topics):
     """A Pólya-urn Phi can give a word zero probability in every topic: its conditional
     has total 0 and the token keeps its topic (not topic 0, not the last topic, where a
-    search over zero weights ends).  Word 0's tokens sit in topics 1 and 2 of 4."""
-    p = tiny_problem(seed=8)
+    search over zero weights ends).  Word 0's tokens sit in topics 1 and 2.  K = 8 fills
+    the cached path's one block of weights exactly: one block sum more and the search
+    over zero weights would walk into it, past the K weights."""
+    p = tiny_problem(seed=8, n_topics=n_topics)
     p["phi"][:, 0] = 0.0
     p["phi"] /= p["phi"].sum(axis=1, keepdims=True)
     w0 = np.flatnonzero(p["tokens"] == 0)
     assert len(w0) >= 2
     p["z"][w0] = 1 + np.arange(len(w0)) % 2
     for d in range(len(p["doc_ptr"]) - 1):
-        p["ndk"][d] = np.bincount(p["z"][p["doc_ptr"][d]:p["doc_ptr"][d + 1]], minlength=4)
+        p["ndk"][d] = np.bincount(p["z"][p["doc_ptr"][d]:p["doc_ptr"][d + 1]],
+                                  minlength=n_topics)
     z, ndk = p["z"].copy(), p["ndk"].copy()
     base = p["a"] - p["X"] @ p["eta_x"].T
     for iteration in range(3):
         sweep_supervised(p["tokens"], p["doc_ptr"], z, ndk, np.ascontiguousarray(p["phi"].T),
                          p["alpha"], p["eta_t"], base, p["eta_t"].T @ p["eta_t"], 11, iteration,
-                         np.empty((0, 4)), 0, PATHS[path])
+                         np.empty((0, n_topics)), 0, PATHS[path])
     np.testing.assert_array_equal(z[w0], p["z"][w0])
     assert not np.array_equal(z, p["z"])  # the other tokens do move
     for d in range(len(p["doc_ptr"]) - 1):
         np.testing.assert_array_equal(
-            ndk[d], np.bincount(z[p["doc_ptr"][d]:p["doc_ptr"][d + 1]], minlength=4))
+            ndk[d], np.bincount(z[p["doc_ptr"][d]:p["doc_ptr"][d + 1]], minlength=n_topics))
 
 
 def test_a_long_document_changes_topic_over_1024_times_and_its_factors_stay_finite():
