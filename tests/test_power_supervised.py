@@ -180,3 +180,36 @@ def test_a_long_document_changes_topic_over_1024_times_and_its_factors_stay_fini
     for i, rec, state in out:
         assert np.isfinite(rec).all()
         np.testing.assert_allclose(rec, residual_conditional(p, 0, i, state), rtol=1e-9)
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+def test_every_draw_is_its_documented_uniform_searched_in_its_recorded_conditional(path):
+    """Each token's new topic is the first k whose cumulated conditional exceeds the
+    token's uniform, the i-th draw of its document's stream
+    ``stream(seed, iteration * 16 + STEP_Z, d)``: exact, token by token, for both paths
+    (K = 5, three sweeps, the conditionals themselves checked by the tests above).  The
+    joint-posterior test of ``test_supervised_z.py`` samples the cached path only (its
+    3-token document is cacheable), so this is the log-space path's only draw test."""
+    from dolda.sampler.rng import STEP_Z, stream, uniform
+
+    p = tiny_problem(seed=2, n_docs=12, n_topics=5)
+    z, ndk = p["z"].copy(), p["ndk"].copy()
+    base = p["a"] - p["X"] @ p["eta_x"].T
+    n_checked = n_moved = 0
+    for iteration in range(3):
+        before = z.copy()
+        record = np.zeros((len(z), 5))
+        sweep_supervised(p["tokens"], p["doc_ptr"], z, ndk, np.ascontiguousarray(p["phi"].T),
+                         p["alpha"], p["eta_t"], base, p["eta_t"].T @ p["eta_t"], 11, iteration,
+                         record, 0, PATHS[path])
+        for d in range(len(p["doc_ptr"]) - 1):
+            state = stream(11, iteration * 16 + STEP_Z, d)
+            for i in range(p["doc_ptr"][d], p["doc_ptr"][d + 1]):
+                u, state = uniform(state)
+                cum = np.cumsum(record[i])
+                assert np.min(np.abs(cum[:-1] - u)) > 1e-9  # no draw on a rounding edge
+                assert z[i] == np.searchsorted(cum, u, side="right"), (iteration, i)
+                n_checked += 1
+                n_moved += z[i] != before[i]
+    assert n_checked > 100 and n_moved > 50
+    assert np.all(np.isin(np.arange(5), z))  # every topic drawn, the first and last included
