@@ -205,7 +205,8 @@ def test_every_draw_is_its_documented_uniform_searched_in_its_recorded_condition
         for d in range(len(p["doc_ptr"]) - 1):
             state = stream(11, iteration * 16 + STEP_Z, d)
             for i in range(p["doc_ptr"][d], p["doc_ptr"][d + 1]):
-                u, state = uniform(state)
+                # numba returns uint64 as a Python int (int64 below 2^63): keep it uint64
+                u, state = uniform(np.uint64(int(state) & (2**64 - 1)))
                 cum = np.cumsum(record[i])
                 assert np.min(np.abs(cum[:-1] - u)) > 1e-9  # no draw on a rounding edge
                 assert z[i] == np.searchsorted(cum, u, side="right"), (iteration, i)
