@@ -262,7 +262,9 @@ def project(measured, a=ASSUMPTIONS):
     # count reduction ~ received counts ~ N (conservative: bigger shards have fewer pairs
     # per token)
     t_eta = measured["driver_eta_s"] * (p / measured["P"]) ** 3
-    t_reduce = measured["driver_reduce_s_per_token"] * n
+    # the merge of the shards' counts is parallel over topics, on the driver's threads
+    t_reduce = (measured["driver_reduce_s_per_token"] * n * measured["driver_threads"]
+                / min(a["driver_threads"], k))
     received = measured["received_bytes_per_token"] * n
     # the exact draw is parallel over blocks of 16 topics: at most ceil(K / 16) threads
     blocks = -(-k // 16)
@@ -322,6 +324,44 @@ def project(measured, a=ASSUMPTIONS):
             "one_machine_local_backend_s": one_machine}
 
 
+def full_projection(measured):
+    """:func:`project` under :data:`ASSUMPTIONS`, with the total had Phi itself travelled
+    (when the run sent the counts) and layout A under other assumptions."""
+    projection = project(measured)
+    if measured.get("phi_transport") == "counts" and "dense_phi_bytes_per_entry" in measured:
+        as_sent = dict(measured, phi_transport="dense",
+                       phi_bytes_per_entry=measured["dense_phi_bytes_per_entry"])
+        projection["phi_itself_sent_total_s"] = {
+            name: layout["total_s"] for name, layout in project(as_sent)["layouts"].items()}
+    main_layout = "A: 16 workers x 16 threads"
+    projection["sensitivity_layout_A_total_s"] = {
+        "25 Gbit/s": project(measured, dict(ASSUMPTIONS, bandwidth_bit_s=25e9))[
+            "layouts"][main_layout]["total_s"],
+        "V = 100,000": project(measured, dict(ASSUMPTIONS, n_words=100_000))[
+            "layouts"][main_layout]["total_s"],
+        "V = 100,000 and 25 Gbit/s": project(measured, dict(ASSUMPTIONS, n_words=100_000,
+                                                             bandwidth_bit_s=25e9))[
+            "layouts"][main_layout]["total_s"],
+    }
+    return projection
+
+
+def reproject(out_dir):
+    """Recompute the projection of ``dask.json`` (after a change of :func:`project`) and
+    rewrite it and the head of ``dask.md`` (an "Earlier run" section below is kept)."""
+    path = out_dir / "dask.json"
+    result = json.loads(path.read_text())
+    result["projection"] = full_projection(result["measured_for_projection"])
+    args = argparse.Namespace(warmup=result["warmup_iterations"],
+                              iters=result["timed_iterations_per_round"],
+                              rounds=len(result["rounds"]))
+    md = out_dir / "dask.md"
+    kept = md.read_text().partition("\n## Earlier run")
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    md.write_text(_markdown(result, args) + "\n" + (kept[1] + kept[2] if kept[1] else ""))
+    print(md.read_text())
+
+
 # -------------------------------------------------------------------- main
 def _git_state():
     try:
@@ -346,7 +386,11 @@ def main(argv=None):
     parser.add_argument("--phi-sampler", choices=["exact", "polya"], default=None,
                         help="Phi step (default: the estimator's default)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    parser.add_argument("--reproject", action="store_true",
+                        help="only recompute the projection of the last run's dask.json")
     args = parser.parse_args(argv)
+    if args.reproject:
+        return reproject(args.out)
 
     import distributed
     import numpy as np
@@ -482,22 +526,7 @@ def main(argv=None):
         measured["dense_phi_bytes_per_entry"] = float(dense_copy / (K * v))
     if phi_nnz is not None:  # (topic, value) per non-zero + an int64 pointer per word
         measured["phi_bytes_per_nonzero"] = float((per_copy - 8 * (v + 1)) / phi_nnz)
-    projection = project(measured)
-    if counts_sent and dense is not None:  # the same projection had Phi itself travelled
-        as_sent = dict(measured, phi_transport="dense",
-                       phi_bytes_per_entry=measured["dense_phi_bytes_per_entry"])
-        projection["phi_itself_sent_total_s"] = {
-            name: layout["total_s"] for name, layout in project(as_sent)["layouts"].items()}
-    main_layout = "A: 16 workers x 16 threads"
-    projection["sensitivity_layout_A_total_s"] = {
-        "25 Gbit/s": project(measured, dict(ASSUMPTIONS, bandwidth_bit_s=25e9))[
-            "layouts"][main_layout]["total_s"],
-        "V = 100,000": project(measured, dict(ASSUMPTIONS, n_words=100_000))[
-            "layouts"][main_layout]["total_s"],
-        "V = 100,000 and 25 Gbit/s": project(measured, dict(ASSUMPTIONS, n_words=100_000,
-                                                             bandwidth_bit_s=25e9))[
-            "layouts"][main_layout]["total_s"],
-    }
+    projection = full_projection(measured)
 
     result = {
         "corpus": {"name": "20 Newsgroups bydate train", "n_docs": corpus.n_docs,
@@ -631,7 +660,8 @@ def _markdown(r, args):
             f"driver on its own {a['driver_threads']}-core machine, Phi draw scaling "
             "linearly in K x V and in threads up to one per block of 16 topics, eta cost as "
             "P^3",
-            "received counts and their reduction scale with N (an upper bound: larger "
+            "received counts and their reduction (parallel over topics on the driver's "
+            "threads) scale with N (an upper bound: larger "
             "shards hold fewer distinct topic-word pairs per token)"]
             + (["the counts Phi is drawn from: 20 Newsgroups' non-zeros per token times N, "
                 "at most K x V; every worker repeats the draw on its threads (up to one per "
