@@ -117,7 +117,17 @@ class Recorder:
 
         for n in names:
             setattr(module, n, timed(n, originals[n]))
-        return lambda: [setattr(module, n, f) for n, f in originals.items()]
+        # the driver's own exact Phi draws (workers run in their own processes)
+        from dolda.sampler.phi import PhiRecipe
+
+        real_draw = PhiRecipe.draw
+        PhiRecipe.draw = timed("phi_draw", real_draw)
+
+        def restore():
+            PhiRecipe.draw = real_draw
+            for n, f in originals.items():
+                setattr(module, n, f)
+        return restore
 
     def attach(self, chain):
         self.chain = chain
@@ -281,6 +291,7 @@ def project(measured, a=ASSUMPTIONS):
         t_phi = (measured["driver_phi_s_per_kv"] * k * v * measured["driver_threads"]
                  / min(a["driver_threads"], blocks))
         if measured.get("phi_transport") == "counts":
+            t_phi = 0.0  # the driver draws Phi only for checkpoints
             # the counts Phi was drawn from (a word and a count per non-zero, a pointer per
             # topic; 20 Newsgroups' non-zeros per token an upper bound for a larger corpus);
             # every worker repeats the draw and builds its alias tables
@@ -480,12 +491,15 @@ def main(argv=None):
     n_tok, v = corpus.n_tokens, corpus.n_words
     d_driver = dask["driver_seconds_per_iter"]
     reduce_s = d_driver.get("reduce_counts", 0.0)
-    phi_step_s = d_driver.get("phi_step", 0.0) + d_driver.get("polya_phi_step", 0.0)
+    phi_step_s = (d_driver.get("phi_step", 0.0) + d_driver.get("polya_phi_step", 0.0)
+                  + d_driver.get("phi_draw", 0.0))
     sparse = getattr(dask_recs[-1].chain, "_sparse", None)
     phi_nnz = None if sparse is None else int(len(sparse.topics))
     recipe = getattr(dask_recs[-1].chain, "_recipe", None)
     counts_sent = (phi_sampler != "polya" and recipe is not None
-                   and recipe.nbytes < dask_recs[-1].chain._phi.nbytes)
+                   and recipe.nbytes < 4 * K * v)
+    if counts_sent and dense is not None:  # the driver drew no Phi: time its draw there
+        phi_step_s = dense["driver_seconds_per_iter"].get("phi_draw", 0.0)
     # the sweep's cost per token: from the fits whose workers did not redraw Phi
     sweep_tasks = dense_tasks if (counts_sent and dense_tasks) else tasks
     measured = {
@@ -513,7 +527,8 @@ def main(argv=None):
         "phi_nonzeros_per_token": None if phi_nnz is None else phi_nnz / n_tok,
         "driver_phi_s_per_nonzero": None if phi_nnz is None else phi_step_s / phi_nnz,
         "overhead_s_per_iter": dask["seconds_per_iter_mean"]
-        - sum(d_driver.get(n, 0.0) for n in ("eta_step", "topic_globals", "phi_step"))
+        - sum(d_driver.get(n, 0.0) for n in ("eta_step", "topic_globals", "phi_step",
+                                              "phi_draw", "reduce_counts"))
         - tasks["a_slowest_shard"] - tasks["z_slowest_shard"],
     }
     # bytes of one Phi entry as sent: what the traffic counter saw beyond eta and S
@@ -637,7 +652,10 @@ def _markdown(r, args):
         f"{m['worker_seconds_per_token'] * 1e9:.0f} ns per token on one core (a-step "
         f"{m['worker_a_seconds_per_token'] * 1e9:.0f}, z-sweep "
         f"{m['worker_z_seconds_per_token'] * 1e9:.0f}); driver Phi draw "
-        f"{m['driver_phi_s_per_kv'] * 1e9:.2f} ns per topic-word entry on 2 threads; count "
+        f"{m['driver_phi_s_per_kv'] * 1e9:.2f} ns per topic-word entry on 2 threads"
+        + (" (in the fits that sent Phi itself: while the counts travel, the driver draws "
+           "Phi only for checkpoints)" if m.get("phi_transport") == "counts" else "")
+        + "; count "
         f"reduction {m['driver_reduce_s_per_token'] * 1e9:.1f} ns per corpus token; eta and "
         f"Horseshoe {m['driver_eta_s'] * 1e3:.1f} ms; counts received "
         f"{m['received_bytes_per_token']:.2f} bytes per token"

@@ -315,3 +315,35 @@ def test_phi_recipe_repeats_the_draw_bit_for_bit():
     assert recipe.nbytes == ptr.nbytes + 8 * len(rows)
     other = draw_phi_word_major(counts, 0.01, 17, 6, np.empty((50, 6), np.float32))
     assert not np.array_equal(other, expected)  # the iteration picks the streams
+
+
+def test_driver_draws_phi_only_for_checkpoints_while_the_counts_travel(client, corpus,
+                                                                       monkeypatch, tmp_path):
+    """The running mean of Phi comes from the counts, so while the workers are sent the
+    counts the driver draws no Phi, except for a checkpoint: and that one is the local
+    chain's Phi of the same iteration, bit for bit."""
+    from dolda import io
+    from dolda.backends import dask as dask_backend
+    from dolda.sampler.phi import PhiRecipe
+
+    kw = dict(KW, n_iter=8, burn_in=2, z_sampler="mh", checkpoint_every=5)
+    local = DOLDA(n_shards=3, n_jobs=2, checkpoint=tmp_path / "local", **kw).fit(corpus.texts,
+                                                                                  corpus.y)
+    monkeypatch.setattr(dask_backend.DaskChain, "phi_transport", "recipe")
+    draws = []
+    real_draw = PhiRecipe.draw
+
+    def draw(self):
+        draws.append(self.iteration)
+        return real_draw(self)
+
+    monkeypatch.setattr(PhiRecipe, "draw", draw)  # the driver's draws (workers: own process)
+    dask = DOLDA(backend="dask", client=client, n_shards=3, checkpoint=tmp_path / "dask",
+                 **kw).fit(corpus.texts, corpus.y)
+    _assert_same_chain(local, dask)
+    assert draws == [4, 7]  # the checkpoints after 5 and 8 iterations, nothing else
+    _, local_arrays = io.load_checkpoint(tmp_path / "local")
+    _, dask_arrays = io.load_checkpoint(tmp_path / "dask")
+    assert local_arrays["phi"].dtype == np.float32
+    np.testing.assert_array_equal(local_arrays["phi"], dask_arrays["phi"])
+    np.testing.assert_array_equal(local_arrays["z"], dask_arrays["z"])

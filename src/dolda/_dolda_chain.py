@@ -135,7 +135,7 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
                 "params": io.encode_params(model.get_params(deep=False)),
                 "alpha": alpha_json(runner.config.alpha),
                 "beta": float(runner.config.beta)}
-        arrays = {"z": z, "ndk": ndk, "phi": state.phi,
+        arrays = {"z": z, "ndk": ndk, "phi": runner.phi(),
                   "eta": state.probit.eta, "lam2": state.probit.lam2,
                   "tau2": state.probit.tau2, "nu": state.probit.nu, "xi": state.probit.xi,
                   "eta_draws": eta_draws, "tau_draws": tau_draws,

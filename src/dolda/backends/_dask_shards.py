@@ -178,7 +178,8 @@ class ShardedDaskChain:
         recipe = getattr(self, "_recipe", None)
         if recipe is None or self.phi_transport == "dense":
             return False
-        return self.phi_transport == "recipe" or recipe.nbytes < self._phi.nbytes
+        phi_bytes = 4 * recipe.n_words * self.n_topics  # float32 V x K
+        return self.phi_transport == "recipe" or recipe.nbytes < phi_bytes
 
     # ---------------------------------------------------------- placement
     def _key(self, name, shard):

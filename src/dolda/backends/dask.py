@@ -18,9 +18,11 @@ input.  One iteration is
 3. broadcast of ``(eta, Phi, S = eta_topics^T eta_topics)`` to every worker;
 4. on every shard: the supervised z-sweep, the shard's sparse ``n_{k,w}`` and
    its log-likelihood parts (:func:`dolda.sampler.shard.topic_step`);
-5. on the driver: ``n_{k,w}`` summed (integers: exact in any order), Phi drawn
-   (K x V gamma variates, parallel over topics on the driver's threads) and the
-   log-likelihood completed (:func:`dolda.sampler.chain.phi_step`).
+5. on the driver: ``n_{k,w}`` summed (integers: exact in any order) and the
+   log-likelihood completed (:func:`dolda.sampler.chain.topic_step_info`); the
+   next Phi is the draw from these counts (K x V gamma variates, parallel over
+   topics), made by every worker (below) and by the driver only when Phi
+   itself has to travel or for a checkpoint (:meth:`DaskChain.phi`).
 
 Per iteration the driver sends ``eta`` (L x P floats) with every task and
 Phi plus ``S`` once to every worker.  The exact Phi travels as the summed
@@ -164,7 +166,7 @@ class DaskChain(ShardedDaskChain):
         self._table_rows = (dolda_chain.alias_table_rows(data)
                             if config.z_sampler == "mh" and not self._polya else None)
         self._phi, self._probit = state.phi, state.probit
-        self._recipe = None  # what self._phi was drawn from, once this chain has drawn it
+        self._recipe = None  # what Phi is drawn from, from the first iteration on
         self._constants = self._table_rows
         self._sparse = None
         if self._polya:
@@ -189,9 +191,19 @@ class DaskChain(ShardedDaskChain):
         else:
             self._phi, self._probit, self._recipe = state
 
+    def phi(self):
+        """Phi after the last completed iteration (float32 V x K), drawn here from its
+        recipe the first time it is needed: for the workers when Phi itself travels, for
+        checkpoints.  The running mean of Phi is Rao-Blackwellised from the counts, so
+        while the counts travel the driver draws no Phi at all between checkpoints."""
+        if self._phi is None:
+            self._phi = self._recipe.draw()
+        return self._phi
+
     def _result(self, info):
         """``(DOLDAState, info)``: Phi and the probit state; ``z`` and ``ndk`` are None
-        (they live on the workers, see :meth:`topics`)."""
+        (they live on the workers, see :meth:`topics`), and so is Phi while the driver has
+        not drawn it (see :meth:`phi`)."""
         return dolda_chain.DOLDAState(None, None, self._phi, self._probit, self._sparse,
                                       getattr(self, "_counts", None)), info
 
@@ -220,7 +232,7 @@ class DaskChain(ShardedDaskChain):
             glob = dolda_chain.topic_globals(probit.eta, None, self.data.X.shape[1], "exact")
             glob = glob._replace(phi_wk=self._recipe)
         else:
-            glob = dolda_chain.topic_globals(probit.eta, self._phi, self.data.X.shape[1],
+            glob = dolda_chain.topic_globals(probit.eta, self.phi(), self.data.X.shape[1],
                                              config.z_sampler, self._table_rows,
                                              alpha=config.alpha)
         with_loglik = dolda_chain.wants_loglik(iteration, config)
@@ -247,10 +259,12 @@ class DaskChain(ShardedDaskChain):
         else:
             self._counts = dolda_chain.reduce_counts([part.nkw for part in parts],
                                                      config.n_topics, self.data.n_words)
-            phi, info = dolda_chain.phi_step(seed, iteration, parts, config, self.data.n_words,
-                                             nkw=self._counts)
             self._recipe = PhiRecipe(self._counts, config.beta, seed, iteration,
                                      self.data.n_words)
+            # Phi itself is drawn only when it must travel or is asked for (phi())
+            phi = None
+            info = dolda_chain.topic_step_info(parts, self._counts, self.data.n_words,
+                                               config.beta)
             if not with_loglik:
                 info = dolda_chain.StepInfo(np.nan, np.nan)
         self._phi, self._probit = phi, probit

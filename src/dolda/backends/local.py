@@ -47,6 +47,10 @@ class LocalChain:
         """``(z, ndk)`` after the last completed iteration (the live arrays)."""
         return self.state.z, self.state.ndk
 
+    def phi(self):
+        """Phi after the last completed iteration (float32 V x K)."""
+        return self.state.phi
+
     def close(self):
         """Nothing to release."""
 

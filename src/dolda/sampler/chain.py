@@ -260,13 +260,18 @@ def phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int
     if out is None:
         out = np.empty((n_words, config.n_topics), np.float32)
     phi = topic_kernels.draw_phi_word_major(nkw, config.beta, seed, iteration, out)
+    return phi, topic_step_info(stats, nkw, n_words, config.beta)
+
+
+def topic_step_info(stats, nkw, n_words: int, beta: float) -> StepInfo:
+    """The shards' log-likelihood parts, summed in shard order, and the topic part from
+    the summed ``nkw``: the ``info`` of :func:`phi_step`, which needs no Phi."""
     doc_part = float(sum_in_order([part.loglik_doc for part in stats]))
-    info = StepInfo(
+    return StepInfo(
         loglik_do=float(sum_in_order([part.loglik_do for part in stats])),
-        loglik_lda=(doc_part + topic_log_likelihood(nkw, n_words, config.beta)
+        loglik_lda=(doc_part + topic_log_likelihood(nkw, n_words, beta)
                     if not np.isnan(doc_part) else np.nan),
     )
-    return phi, info
 
 
 def polya_phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_words: int,
