@@ -67,11 +67,7 @@ def stratified_folds(y_index, n_folds, seed):
 
 def used_columns(U):
     """(P,) bool: columns of ``U`` with at least one non-zero value."""
-    import scipy.sparse as sp
-
-    if sp.issparse(U):
-        return np.asarray((U != 0).sum(axis=0)).ravel() > 0
-    return np.count_nonzero(np.asarray(U), axis=0) > 0
+    return calibration.column_nonzero_counts(U) > 0
 
 
 def out_of_fold_mu(U_held, U_chain, eta_draws, n_keep):

@@ -29,12 +29,12 @@ MAX_SWEEPS = 100_000
 MAX_COEF = 1e12
 #: Largest token pattern accepted (a regular expression compiled on load).
 MAX_PATTERN_LENGTH = 1_000
-#: Array names in a manifest.
 #: The only dtype strings a manifest may hold: numpy's own spelling (``dtype.str``) of a
 #: boolean, integer, float or fixed-width unicode array, e.g. ``"<f8"``, ``"|b1"``, ``"<U12"``.
 DTYPE_STRING = re.compile(r"[<>|][biufU][0-9]{1,6}")
 #: An object dtype (``"|O"``, ``"O"``): refused with its own message (it would need pickle).
 OBJECT_DTYPE_STRING = re.compile(r"[<>|=]?O[0-9]*")
+#: Array names in a manifest.
 ARRAY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 #: Rows of ``phi`` must sum to one within this tolerance.
 SIMPLEX_TOL = 1e-6

@@ -92,6 +92,20 @@ def posterior_mean_predictors(U, eta_draws):
     return np.asarray(U @ draw_mean(eta_draws).T)
 
 
+def column_nonzero_counts(U):
+    """Non-zero rows per column of ``U`` (D, P): dense, sparse (explicit zeros not counted)
+    or a :class:`dolda._design.SparseDenseDesign`; (P,) int."""
+    import scipy.sparse as sp
+
+    from ._design import SparseDenseDesign
+
+    if isinstance(U, SparseDenseDesign):
+        return U.column_nonzero_counts()
+    if sp.issparse(U):
+        return np.asarray((U != 0).sum(axis=0)).ravel()
+    return np.count_nonzero(np.asarray(U), axis=0)
+
+
 def singleton_columns(U):
     """Columns of the training design ``U`` (D, P) with exactly one non-zero row: (P,) bool.
 
@@ -99,17 +113,7 @@ def singleton_columns(U):
     report, the director of one film) is a parameter only that row informs;
     see :func:`loo_predictors`.
     """
-    import scipy.sparse as sp
-
-    from ._design import SparseDenseDesign
-
-    if isinstance(U, SparseDenseDesign):
-        counts = U.column_nonzero_counts()
-    elif sp.issparse(U):
-        counts = np.asarray((U != 0).sum(axis=0)).ravel()
-    else:
-        counts = np.count_nonzero(np.asarray(U), axis=0)
-    return counts == 1
+    return column_nonzero_counts(U) == 1
 
 
 def loo_predictors(U, eta_draws, y, prior_sd=None, max_elements=2e6):

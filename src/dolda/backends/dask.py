@@ -83,6 +83,15 @@ logger = logging.getLogger(__name__)
 
 
 # ------------------------------------------------------------ worker side (tasks)
+def _repeat_phi(recipe, table_rows, alpha=None):
+    """The driver's exact Phi draw (a :class:`~dolda.sampler.phi.PhiRecipe`) repeated here,
+    with the alias tables of the words ``table_rows`` gives one (None: no tables)."""
+    phi_wk = recipe.draw()
+    tables = (None if table_rows is None
+              else topic_kernels.build_alias_tables(phi_wk, table_rows, alpha=alpha))
+    return phi_wk, tables
+
+
 def _utility(seed, iteration, shard, state, eta):
     from ..sampler.threads import using_threads
 
@@ -101,10 +110,8 @@ def _topic(seed, iteration, shard, state, glob, alpha, z_sampler, with_loglik=Tr
     z, ndk = state.z.copy(), state.ndk.copy()
     word_major = isinstance(glob.tables, polya.PhiNonZeros)
     with using_threads(_threads()):
-        if isinstance(glob.phi_wk, PhiRecipe):  # the driver's exact Phi draw, repeated here
-            phi_wk = glob.phi_wk.draw()
-            tables = (topic_kernels.build_alias_tables(phi_wk, table_rows, alpha=alpha)
-                      if z_sampler == "mh" else None)
+        if isinstance(glob.phi_wk, PhiRecipe):  # table rows are given for the MH step only
+            phi_wk, tables = _repeat_phi(glob.phi_wk, table_rows, alpha)
             glob = glob._replace(phi_wk=phi_wk, tables=tables)
         elif word_major:  # the sparse Pólya-urn Phi: rebuild the dense view and the alias tables
             phi_wk, sparse = glob.tables.expand()
@@ -123,10 +130,8 @@ def _lda_sweep(seed, iteration, shard, state, glob, alpha, table_rows=None):
     phi_wk, tables = glob
     z, ndk = state.z.copy(), state.ndk.copy()
     with using_threads(_threads()):
-        if isinstance(phi_wk, PhiRecipe):  # the driver's exact Phi draw, repeated here
-            phi_wk = phi_wk.draw()
-            tables = (None if table_rows is None
-                      else topic_kernels.build_alias_tables(phi_wk, table_rows))
+        if isinstance(phi_wk, PhiRecipe):
+            phi_wk, tables = _repeat_phi(phi_wk, table_rows)
         stats = topic_kernels.shard_sweep(seed, iteration, shard, z, ndk, phi_wk, tables, alpha)
     return ShardState(z, ndk), stats
 
