@@ -228,11 +228,14 @@ class ShardedDaskChain:
             futures.append(self._constants_f)
         self._shard_futures, self._states, self._pending = [], [], []
         self._constants_f = None
-        if futures:
-            try:
-                self.client.cancel(futures)
-            except self._errors:  # pragma: no cover - the cluster is going away anyway
-                pass
+        # Released, not cancelled: the scheduler forgets a key once no client wants it (and
+        # stops its task if it is still running).  ``client.cancel`` of keys some of which
+        # the loss of a worker has already forgotten could trip an assertion in the
+        # scheduler's cancel handler (distributed 2026.8), which then dropped the client's
+        # connection, and with it the data scattered for the replay (seen with a cold
+        # numba cache, where the kill lands at another point of the iteration).
+        for future in futures:
+            future.release()
 
     # ---------------------------------------------------------- snapshots
     def _set_snapshot(self, iteration, z_parts):
