@@ -7,12 +7,26 @@ import pytest
 from test_lda import _chi_square_p
 
 from dolda.sampler import predict as predict_module
+from dolda.sampler import predict_sparse
 from dolda.sampler.predict import (
     SPARSE_PREDICT_MIN_TOPICS,
     predict_topic_proportions,
     resolve_predict_method,
 )
 from dolda.sampler.threads import using_threads
+
+#: The kernels under test: ``gather`` is the sparse kernel's path for documents too long for a
+#: local copy of Phi, forced on every document.
+KERNELS = ["dense", "sparse", "gather"]
+
+
+def _use(method, monkeypatch):
+    """The ``method=`` for kernel ``method`` (``gather``: the sparse kernel without its
+    document-local copy of Phi)."""
+    if method == "gather":
+        monkeypatch.setattr(predict_sparse, "LOCAL_MAX_ENTRIES", 0)
+        return "sparse"
+    return method
 
 
 def _conditional(phi, words, z, i, alpha, upto=None):
@@ -62,9 +76,10 @@ def _copies(words, copies):
     return tokens, np.arange(copies + 1, dtype=np.int64) * n
 
 
-@pytest.mark.parametrize("method", ["dense", "sparse"])
+@pytest.mark.parametrize("method", KERNELS)
 @pytest.mark.parametrize("seed", [3, 4])
-def test_draws_match_enumeration_after_init_and_one_sweep(method, seed):
+def test_draws_match_enumeration_after_init_and_one_sweep(method, seed, monkeypatch):
+    method = _use(method, monkeypatch)
     # 40 000 copies of a 3-token document, K = 3: with n_sweeps=1, burn_in=0 the output
     # is (n_dk + alpha) / (N_d + K alpha) of the state after the sequential initialisation
     # and one Gibbs sweep, whose law (10 count vectors) is enumerated over all 729 paths.
@@ -89,8 +104,9 @@ def test_draws_match_enumeration_after_init_and_one_sweep(method, seed):
     assert _chi_square_p(observed, [law[k] for k in keys], copies) > 1e-3
 
 
-@pytest.mark.parametrize("method", ["dense", "sparse"])
-def test_word_bucket_over_several_blocks_matches_phi(method):
+@pytest.mark.parametrize("method", KERNELS)
+def test_word_bucket_over_several_blocks_matches_phi(method, monkeypatch):
+    method = _use(method, monkeypatch)
     # one-token documents: every draw is p(k) ∝ phi_{k,w} alpha (no other token), i.e.
     # the sparse kernel's word bucket alone; K = 70 spans three blocks of its two-level scan
     rng = np.random.default_rng(8)
@@ -105,8 +121,9 @@ def test_word_bucket_over_several_blocks_matches_phi(method):
     assert _chi_square_p(np.bincount(topic, minlength=K), expected, copies) > 1e-3
 
 
-@pytest.mark.parametrize("method", ["dense", "sparse"])
-def test_kept_sweeps_average_matches_enumeration(method):
+@pytest.mark.parametrize("method", KERNELS)
+def test_kept_sweeps_average_matches_enumeration(method, monkeypatch):
+    method = _use(method, monkeypatch)
     # n_sweeps=3, burn_in=1: the output averages the counts of sweeps 2 and 3; its mean
     # over copies must equal the enumerated E[(n_dk + alpha) / (N_d + K alpha)] of those
     # sweeps (checked within 5 Monte Carlo standard errors).
@@ -153,8 +170,9 @@ def _rao_blackwell_expectation(phi, words, alpha, n_sweeps, burn_in):
     return (expected_counts / kept + alpha) / (n + K * alpha)
 
 
-@pytest.mark.parametrize("method", ["dense", "sparse"])
-def test_rao_blackwellised_average_matches_enumeration_with_less_noise(method):
+@pytest.mark.parametrize("method", KERNELS)
+def test_rao_blackwellised_average_matches_enumeration_with_less_noise(method, monkeypatch):
+    method = _use(method, monkeypatch)
     # n_sweeps=3, burn_in=1, 20 000 copies of a 3-token document (K = 3, alpha = 0.6: the
     # sparse kernel's word bucket carries much of the mass): the mean of theta equals the
     # enumerated expectation of the conditionals of sweeps 2 and 3 (5 standard errors), and
@@ -176,9 +194,10 @@ def test_rao_blackwellised_average_matches_enumeration_with_less_noise(method):
     np.testing.assert_allclose(rb.sum(axis=1), 1.0, rtol=1e-12)
 
 
-@pytest.mark.parametrize("method", ["dense", "sparse"])
+@pytest.mark.parametrize("method", KERNELS)
 @pytest.mark.parametrize("asymmetric", [False, True])
-def test_rao_blackwellised_one_token_document_is_exact(method, asymmetric):
+def test_rao_blackwellised_one_token_document_is_exact(method, asymmetric, monkeypatch):
+    method = _use(method, monkeypatch)
     # a one-token document has no other token: every sweep's conditional is
     # alpha_k phi_{k,w} / sum_j alpha_j phi_{j,w}, so the estimate is that exactly, whatever
     # the draws (K = 70: the sparse kernel's word bucket over three blocks)
@@ -210,8 +229,9 @@ def test_dense_and_sparse_agree_at_larger_k():
     np.testing.assert_allclose(b.sum(axis=1), 1.0)
 
 
-@pytest.mark.parametrize("method", ["dense", "sparse"])
-def test_same_result_for_one_and_two_threads(method):
+@pytest.mark.parametrize("method", KERNELS)
+def test_same_result_for_one_and_two_threads(method, monkeypatch):
+    method = _use(method, monkeypatch)
     rng = np.random.default_rng(0)
     K, V = 40, 200
     phi = rng.dirichlet(np.full(V, 0.1), size=K)
@@ -228,8 +248,9 @@ def test_same_result_for_one_and_two_threads(method):
     np.testing.assert_allclose(one[empty], 1.0 / K)
 
 
-@pytest.mark.parametrize("method", ["dense", "sparse"])
+@pytest.mark.parametrize("method", KERNELS)
 def test_batch_setup_uses_only_the_batch_words(method, monkeypatch):
+    method = _use(method, monkeypatch)
     # The kernels read the columns of the batch's words, renumbered: adding unused words
     # to Phi (and shifting the token ids) leaves every draw unchanged, and one document
     # predicted alone equals its row of a batch (its stream depends on its index only).
@@ -268,8 +289,9 @@ def test_auto_picks_by_number_of_topics():
     assert resolve_predict_method("dense", 1000) == "dense"
 
 
-@pytest.mark.parametrize("method", ["dense", "sparse"])
+@pytest.mark.parametrize("method", KERNELS)
 def test_chunked_batch_gives_the_same_proportions(method, monkeypatch):
+    method = _use(method, monkeypatch)
     # a batch cut into chunks (bounded word-major copy of Phi) predicts exactly as one piece:
     # every document keeps its own stream
     rng = np.random.default_rng(4)
@@ -314,3 +336,57 @@ def test_word_bucket_blocks_are_the_whole_array_expression(K, V, monkeypatch):
     got = predict_module.word_bucket_blocks(phi_wk, alpha)
     assert got.shape == expected.shape
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("rao_blackwell", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_local_copy_of_phi_draws_what_the_gather_kernel_draws(rao_blackwell, dtype, monkeypatch):
+    # The sparse kernel sweeps a document on a local copy of Phi in slot order; the gather
+    # kernel reads Phi's rows in topic-list order.  Same uniforms, same conditional, sums in
+    # another order: the same draws unless a uniform falls within rounding of a boundary, so
+    # the proportions agree to rounding.  Documents of up to 120 tokens over K = 40 topics
+    # use 20-40 slots (several blocks of WEIGHT_BLOCK), with topics entering and leaving every
+    # sweep (alpha = 0.3, a flat Phi); a bug in the slots' bookkeeping (a column, a count or
+    # a Rao-Blackwellised sum not moved with its slot) changes the draws or the averages.
+    rng = np.random.default_rng(21)
+    K, V = 40, 90
+    phi = rng.dirichlet(np.full(V, 0.5), size=K).astype(dtype)
+    lengths = rng.integers(0, 120, size=80)
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    tokens = rng.integers(0, V, size=doc_ptr[-1]).astype(np.int32)
+    kw = dict(method="sparse", rao_blackwell=rao_blackwell)
+    local = predict_topic_proportions(tokens, doc_ptr, phi, 0.3, 12, 4, 5, **kw)
+    monkeypatch.setattr(predict_sparse, "LOCAL_MAX_ENTRIES", 0)
+    gather = predict_topic_proportions(tokens, doc_ptr, phi, 0.3, 12, 4, 5, **kw)
+    np.testing.assert_allclose(local, gather, rtol=1e-9, atol=1e-12)
+    # the limit is per document: the long ones on the gather path, the others local
+    monkeypatch.setattr(predict_sparse, "LOCAL_MAX_ENTRIES", 40 * 40)
+    mixed = predict_topic_proportions(tokens, doc_ptr, phi, 0.3, 12, 4, 5, **kw)
+    np.testing.assert_allclose(mixed, gather, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_nz", [1, 7, 8, 9, 17, 40])
+def test_slot_search_is_the_cumulative_search(n_nz):
+    # _slot_weights / _search_slots over the first n_nz slots (the arrays are wider): the
+    # slot np.searchsorted finds on the running sum of c_j L[u, j], for targets across
+    # [0, mass); a target at or past the mass (rounding) gives the last slot, never one
+    # beyond it
+    from dolda.sampler.sweeps import WEIGHT_BLOCK
+
+    rng = np.random.default_rng(n_nz)
+    width = 48
+    L_row = rng.random(width) + 0.01
+    counts = rng.integers(1, 5, width).astype(np.float64)
+    prob = np.full(width, 7.0)  # stale values beyond n_nz must not be read
+    sums = np.full((width + WEIGHT_BLOCK - 1) // WEIGHT_BLOCK, 7.0)
+    mass = predict_sparse._slot_weights(L_row, counts, n_nz, prob, sums)
+    want = counts[:n_nz] * L_row[:n_nz]
+    np.testing.assert_array_equal(prob[:n_nz], want)
+    np.testing.assert_allclose(mass, want.sum(), rtol=1e-12)
+    cum = np.cumsum(want)
+    for target in np.linspace(0, mass, 300, endpoint=False)[1:]:
+        j = int(np.searchsorted(cum, target, side="right"))
+        if np.min(np.abs(cum - target)) > 1e-9:
+            assert predict_sparse._search_slots(prob, sums, n_nz, target) == j
+    assert predict_sparse._search_slots(prob, sums, n_nz, mass) == n_nz - 1
+    assert predict_sparse._search_slots(prob, sums, n_nz, 1.5 * mass) == n_nz - 1

@@ -6,19 +6,13 @@ Two kernels draw from the same conditional
 kernels, a float or (K,) in :func:`predict_topic_proportions`):
 
 * ``_predict`` (dense): O(K) per token, a cumulative sum over every topic;
-* ``_predict_sparse``: O(K_d) per token (``K_d`` the topics present in the document).  The
-  conditional splits into a document bucket ``n_{d,k} phibar_{k,w}`` over the document's
-  non-zero topics and a word bucket ``alpha_k phibar_{k,w}`` (total
-  ``m_w = sum_k alpha_k phibar_{k,w}``); the word bucket, rarely visited once the document has
-  topics, is drawn by a scan of the word's sums over blocks of :data:`BLOCK` topics, then of
-  the block's entries: O(K / BLOCK + BLOCK) instead of O(K).
+* ``_predict_sparse`` (:mod:`dolda.sampler.predict_sparse`): O(K_d) per token (``K_d`` the
+  topics present in the document), a document bucket over the document's non-zero topics read
+  from a document-local copy of Phi, and a word bucket ``alpha_k phibar_{k,w}``.
 
 Both average either the drawn counts ``n_{d,k}`` over the kept sweeps or, by default, the
 conditional probabilities each token is drawn from (a Rao-Blackwellised estimate of the same
-posterior mean: same draws, smaller variance).  The dense kernel has the conditional at hand;
-the sparse one adds the document bucket's part as it is met and the word bucket's,
-``alpha_k phibar_{k,w} / total``, once per token position after the sweeps from the summed
-``1 / total`` of that position (O(N_d K) once, not per sweep).
+posterior mean: same draws, smaller variance).
 
 Phi is fixed, so the per-call set-up is only the columns of ``phibar`` of the words in the
 batch (word-major, renumbered), never the whole V x K matrix: predicting one document at a time
@@ -31,10 +25,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from . import predict_sparse
 from .alpha import as_alpha
+from .predict_sparse import BLOCK, _predict_sparse, _predict_sparse_serial
 from .rng import STEP_PREDICT, stream, uniform
 from .sweeps import WEIGHT_BLOCK, fill_weights, search_weights
-from .sweeps import search_cumulative as _search
 
 #: ``method="auto"`` uses the sparse kernel from this many topics on.  Measured with the
 #: Rao-Blackwellised estimate and the blocked dense kernel (``benchmarks/predict_kernels.py``,
@@ -47,9 +42,6 @@ METHODS = ("auto", "dense", "sparse")
 
 #: Batches of at most this many tokens run on one thread (same result: per-document streams).
 SERIAL_MAX_TOKENS = 1000
-
-#: Topics per block of the word bucket's two-level scan (sparse kernel).
-BLOCK = 32
 
 
 # ------------------------------------------------------------------ dense
@@ -124,157 +116,6 @@ def _predict_serial(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out
     for d in range(out.shape[0]):
         _dense_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, alpha, n_sweeps, burn_in,
                         seed, d, out, doc_offset, rao_blackwell)
-
-
-# ----------------------------------------------------------------- sparse
-@njit(cache=True, inline="always")
-def _document_bucket(phi_row, ndk_row, nz, n_nz, cum):
-    """``cum[j] = sum_{i<=j} n_{d,k_i} phi_{k_i,w}`` over the non-zero topics
-    ``k_i = nz[i]``; returns the document bucket's mass (the last value)."""
-    doc_mass = 0.0
-    for j in range(n_nz):
-        k = nz[j]
-        doc_mass += ndk_row[k] * phi_row[k]
-        cum[j] = doc_mass
-    return doc_mass
-
-
-@njit(cache=True, inline="always")
-def _draw_bucketed(phi_row, block_row, word_mass, doc_mass, nz, n_nz, cum, alpha, state):
-    """One draw from ``p(k) ∝ phi_{k,w} (n_{d,k} + alpha_k)`` given the document bucket
-    (``cum``, ``doc_mass`` from :func:`_document_bucket`); returns ``(k, state)``.
-
-    ``nz[:n_nz]`` lists the topics with ``n_{d,k} > 0`` (the current token removed);
-    ``block_row[b]`` is ``sum_{k in block b} alpha_k phi_{k,w}``, ``word_mass`` their sum
-    ``m_w``.
-    """
-    u, state = uniform(state)
-    target = u * (word_mass + doc_mass)
-    if target < doc_mass:
-        return nz[_search(cum, n_nz, target)], state
-    # word bucket: target - doc_mass is uniform on [0, m_w); find its block, then its topic
-    # in the block
-    target = target - doc_mass
-    n_blocks = len(block_row)
-    b = 0
-    acc = block_row[0]
-    while acc <= target and b < n_blocks - 1:
-        b += 1
-        acc += block_row[b]
-    target -= acc - block_row[b]
-    k = b * BLOCK
-    last = min(k + BLOCK, len(phi_row)) - 1
-    acc = alpha[k] * phi_row[k]
-    while acc <= target and k < last:
-        k += 1
-        acc += alpha[k] * phi_row[k]
-    return k, state
-
-
-@njit(cache=True, inline="always")
-def _add(k, ndk_row, nz, pos, n_nz):
-    """``n_{d,k} += 1``, keeping the non-zero list; returns the new ``n_nz``."""
-    if ndk_row[k] == 0:
-        nz[n_nz] = k
-        pos[k] = n_nz
-        n_nz += 1
-    ndk_row[k] += 1
-    return n_nz
-
-
-@njit(cache=True, inline="always")
-def _remove(k, ndk_row, nz, pos, n_nz):
-    """``n_{d,k} -= 1``, swap-removing ``k`` from the non-zero list at 0; returns ``n_nz``."""
-    ndk_row[k] -= 1
-    if ndk_row[k] == 0:
-        j = pos[k]
-        last = nz[n_nz - 1]
-        nz[j] = last
-        pos[last] = j
-        pos[k] = -1
-        n_nz -= 1
-    return n_nz
-
-
-@njit(cache=True)
-def _sparse_document(tokens, start, stop, phi_wk, blocks, mass, alpha, n_sweeps, burn_in, seed,
-                     d, out, doc_offset, rao_blackwell):
-    """Topic proportions of document ``d`` (tokens ``start:stop``) into ``out[d]``, sparse;
-    the stream is that of document ``doc_offset + d``."""
-    n_topics = out.shape[1]
-    n_d = stop - start
-    if n_d == 0:
-        for k in range(n_topics):
-            out[d, k] = 1.0 / n_topics
-        return
-    state = stream(seed, STEP_PREDICT, doc_offset + d)
-    width = min(n_topics, n_d)  # a document has at most N_d non-zero topics
-    ndk_row = np.zeros(n_topics, np.int32)
-    pos = np.empty(n_topics, np.int32)
-    nz = np.empty(width, np.int32)
-    cum = np.empty(width)
-    z = np.empty(n_d, np.int32)
-    n_nz = 0
-    # initialise sequentially from p(k) ∝ phi_{k,w} (n_{d,k} + alpha_k)
-    for i in range(n_d):
-        w = tokens[start + i]
-        doc_mass = _document_bucket(phi_wk[w], ndk_row, nz, n_nz, cum)
-        k, state = _draw_bucketed(phi_wk[w], blocks[w], mass[w], doc_mass, nz, n_nz, cum,
-                                  alpha, state)
-        z[i] = k
-        n_nz = _add(k, ndk_row, nz, pos, n_nz)
-    acc = np.zeros(n_topics)
-    # Rao-Blackwellised average: the document bucket's share of p(z_i = .) is added as it is
-    # met, the word bucket's ``alpha_k phi_{k,w_i} / total`` once at the end, through the
-    # summed ``1 / total`` of each token (``word_share``)
-    word_share = np.zeros(n_d if rao_blackwell else 0)
-    for s in range(n_sweeps):
-        kept_sweep = s >= burn_in
-        for i in range(n_d):
-            w = tokens[start + i]
-            n_nz = _remove(z[i], ndk_row, nz, pos, n_nz)
-            phi_row = phi_wk[w]
-            doc_mass = _document_bucket(phi_row, ndk_row, nz, n_nz, cum)
-            if kept_sweep and rao_blackwell:
-                inv = 1.0 / (mass[w] + doc_mass)
-                below = 0.0
-                for j in range(n_nz):
-                    acc[nz[j]] += (cum[j] - below) * inv
-                    below = cum[j]
-                word_share[i] += inv
-            k, state = _draw_bucketed(phi_row, blocks[w], mass[w], doc_mass, nz, n_nz, cum,
-                                      alpha, state)
-            z[i] = k
-            n_nz = _add(k, ndk_row, nz, pos, n_nz)
-        if kept_sweep and not rao_blackwell:
-            for j in range(n_nz):
-                acc[nz[j]] += ndk_row[nz[j]]
-    if rao_blackwell:
-        for i in range(n_d):
-            phi_row = phi_wk[tokens[start + i]]
-            share = word_share[i]
-            for k in range(n_topics):
-                acc[k] += share * alpha[k] * phi_row[k]
-    kept = n_sweeps - burn_in
-    denom = kept * (n_d + _total(alpha))
-    for k in range(n_topics):
-        out[d, k] = (acc[k] + kept * alpha[k]) / denom
-
-
-@njit(cache=True, parallel=True)
-def _predict_sparse(tokens, doc_ptr, phi_wk, blocks, mass, alpha, n_sweeps, burn_in, seed, out,
-                    doc_offset=0, rao_blackwell=False):
-    for d in prange(out.shape[0]):
-        _sparse_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, blocks, mass, alpha,
-                         n_sweeps, burn_in, seed, d, out, doc_offset, rao_blackwell)
-
-
-@njit(cache=True)
-def _predict_sparse_serial(tokens, doc_ptr, phi_wk, blocks, mass, alpha, n_sweeps, burn_in,
-                           seed, out, doc_offset=0, rao_blackwell=False):
-    for d in range(out.shape[0]):
-        _sparse_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, blocks, mass, alpha,
-                         n_sweeps, burn_in, seed, d, out, doc_offset, rao_blackwell)
 
 
 # ---------------------------------------------------------------- driver
@@ -395,7 +236,7 @@ def _predict_chunk(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed, method,
         kernel = _predict_sparse_serial if serial else _predict_sparse
         kernel(local, doc_ptr, phi_wk, np.ascontiguousarray(blocks), mass,
                alpha, n_sweeps, burn_in, np.int64(seed), out, np.int64(doc_offset),
-               bool(rao_blackwell))
+               bool(rao_blackwell), np.int64(predict_sparse.LOCAL_MAX_ENTRIES))
 
 
 def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed,
