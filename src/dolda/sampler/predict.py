@@ -32,11 +32,12 @@ from .rng import STEP_PREDICT, stream, uniform
 from .sweeps import WEIGHT_BLOCK, fill_weights, search_weights
 
 #: ``method="auto"`` uses the sparse kernel from this many topics on.  Measured with the
-#: Rao-Blackwellised estimate and the blocked dense kernel (``benchmarks/predict_kernels.py``,
-#: 20 sweeps, 2 threads): sparse/dense time 2.3 at K = 50, 1.6-1.7 at 100, 1.0-1.15 at 200,
-#: 0.77-0.95 at 300, 0.4-0.5 at 1000, on 20 Newsgroups (alpha = 0.1) and on simulated
-#: documents (alpha = 0.5).
-SPARSE_PREDICT_MIN_TOPICS = 256
+#: Rao-Blackwellised estimate, the blocked dense kernel and the sparse kernel on a local copy
+#: of Phi (``benchmarks/predict_kernels.py``, 20 sweeps, 2 threads): sparse/dense time on
+#: 20 Newsgroups (alpha = 0.1) 1.11 at K = 20, 0.89 at 50, 0.71 at 100, 0.28 at 1000; on
+#: broad simulated documents (alpha = 0.5) 1.15 at 100, 1.04 at 200, 0.52 at 1000.  Real
+#: documents use few topics, so sparse from 100 on.
+SPARSE_PREDICT_MIN_TOPICS = 100
 
 METHODS = ("auto", "dense", "sparse")
 
