@@ -43,6 +43,7 @@ from numba import njit, prange
 
 from .alias import build_alias_tables
 from .alpha import as_alpha, is_symmetric
+from .prefetch import AHEAD, prefetch, prefetch_row, prefetch_whole_row
 from .rng import STEP_Z, stream, uniform
 from .sweeps import WEIGHT_BLOCK, block_totals, search_weights
 
@@ -74,6 +75,8 @@ def _document_exact(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics, 
     cum = np.empty(n_topics)
     for i in range(start, stop):
         w = tokens[i]
+        if i + AHEAD < stop:  # the row of Phi of a token ahead starts loading now
+            prefetch_whole_row(phi_wk, tokens[i + AHEAD])
         k0 = z[i]
         ndk[d, k0] -= 1
         top = -np.inf
@@ -146,6 +149,8 @@ def _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics,
     block_sums = np.empty((n_topics + WEIGHT_BLOCK - 1) // WEIGHT_BLOCK)
     for i in range(start, stop):
         w = tokens[i]
+        if i + AHEAD < stop:  # the row of Phi of a token ahead starts loading now
+            prefetch_whole_row(phi_wk, tokens[i + AHEAD])
         k0 = z[i]
         ndk[d, k0] -= 1
         if ndk[d, k0] == 0:
@@ -386,6 +391,9 @@ def _sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tab
         state = stream(seed, step, doc_offset + d)
         for i in range(start, stop):
             w = tokens[i]
+            if i + AHEAD < stop:  # the row of Phi of a token ahead starts loading now
+                prefetch_row(phi_wk, tokens[i + AHEAD], nz, n_nz)
+                prefetch(mass, tokens[i + AHEAD])
             k0 = z[i]
             ndk[d, k0] -= 1
             if ndk[d, k0] == 0:  # swap-remove k0 from the non-zero list
@@ -469,6 +477,9 @@ def _sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_to
         state = stream(seed, step, doc_offset + d)
         for i in range(start, stop):
             w = tokens[i]
+            if i + AHEAD < stop:  # the row of Phi of a token ahead starts loading now
+                prefetch_row(phi_wk, tokens[i + AHEAD], nz, n_nz)
+                prefetch(mass, tokens[i + AHEAD])
             lo = phi_ptr[w]
             m = phi_ptr[w + 1] - lo
             if m == 0:

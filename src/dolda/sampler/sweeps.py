@@ -11,6 +11,7 @@ from numba import njit, prange
 from .rng import STEP_Z, stream, uniform
 from .alias import alias_draw, bucket_tables
 from .alpha import as_alpha
+from .prefetch import AHEAD, prefetch, prefetch_row, prefetch_whole_row
 
 
 #: ``sampler="auto"`` uses the sparse sweep from this many topics on (see
@@ -100,6 +101,8 @@ def resample_document_dense(start, stop, tokens, z, ndk_row, phi_wk, alpha, cum,
         counts[k] = ndk_row[k]
     block_sums = np.empty((n_topics + WEIGHT_BLOCK - 1) // WEIGHT_BLOCK)
     for i in range(start, stop):
+        if i + AHEAD < stop:  # the row of Phi of a token ahead starts loading now
+            prefetch_whole_row(phi_wk, tokens[i + AHEAD])
         counts[z[i]] -= 1.0
         total = fill_weights(phi_wk[tokens[i]], counts, alpha, cum, block_sums)
         u, state = uniform(state)
@@ -161,6 +164,9 @@ def resample_document_sparse(start, stop, tokens, z, ndk_row, phi_wk, prob, alia
             pos[k] = -1
     for i in range(start, stop):
         w = tokens[i]
+        if i + AHEAD < stop:  # the row of Phi of a token ahead starts loading now
+            prefetch_row(phi_wk, tokens[i + AHEAD], nz, n_nz)
+            prefetch(mass, tokens[i + AHEAD])
         k0 = z[i]
         ndk_row[k0] -= 1
         if ndk_row[k0] == 0:  # swap-remove k0 from the non-zero list
