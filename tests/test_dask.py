@@ -300,6 +300,32 @@ def test_lda_dask_workers_repeat_the_phi_draw_from_its_counts(client, corpus, sa
     _assert_same_lda_chain(local, dask)
 
 
+@pytest.mark.parametrize("transport,drawn", [("recipe", []), ("dense", list(range(9)))])
+def test_lda_driver_draws_phi_only_when_phi_travels(client, corpus, monkeypatch, transport,
+                                                     drawn):
+    """dolda.LDA averages E[phi | z] from the counts, so the driver draws Phi from its recipe
+    only for an iteration that sends Phi itself: never while the counts travel, before every
+    iteration but the first (the initial Phi) when Phi is sent."""
+    from dolda import LDA
+    from dolda.backends import dask as dask_backend
+    from dolda.sampler.phi import PhiRecipe
+
+    local = LDA(sampler="sparse", n_shards=2, n_jobs=2, **LDA_KW).fit(corpus.texts)
+    monkeypatch.setattr(dask_backend.DaskLDAChain, "phi_transport", transport)
+    draws = []
+    real_draw = PhiRecipe.draw
+
+    def draw(self):
+        draws.append(self.iteration)
+        return real_draw(self)
+
+    monkeypatch.setattr(PhiRecipe, "draw", draw)  # the driver's draws (workers: own process)
+    dask = LDA(sampler="sparse", backend="dask", client=client, n_shards=2,
+               **LDA_KW).fit(corpus.texts)
+    assert draws == drawn
+    _assert_same_lda_chain(local, dask)
+
+
 def test_phi_recipe_repeats_the_draw_bit_for_bit():
     """The recipe's draw is the chain's Phi step itself (same streams), for any threads,
     and its byte count is the counts' (what the transport rule compares with Phi)."""

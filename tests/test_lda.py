@@ -283,6 +283,37 @@ def test_same_seed_same_chain_for_one_and_two_threads(simulated, sampler):
     assert not np.array_equal(other.z_, runs[0].z_)
 
 
+def test_phi_is_the_rao_blackwellised_mean_of_the_kept_iterations(simulated, monkeypatch):
+    # phi_ averages E[phi | z^(t)] = (beta + n_kw^(t)) / (V beta + n_k^(t)) over the kept
+    # iterations t, computed here from the z of each iteration (recorded from the chain),
+    # independently of dolda.sampler.phi_mean; not the mean of the Phi draws
+    from dolda.backends import local
+
+    docs, _, _ = simulated
+    corpus = Corpus(docs[:60], rare_share=0, stop_words=None)
+    K, V, beta = 4, corpus.n_words, 0.05
+    seen = []
+    real_step = local.LocalLDAChain.step
+
+    def step(self, iteration):
+        out = real_step(self, iteration)
+        seen.append(self.z.copy())
+        return out
+
+    monkeypatch.setattr(local.LocalLDAChain, "step", step)
+    model = LDA(n_topics=K, n_iter=7, burn_in=4, beta=beta, random_state=5, progress=False,
+                rare_share=0, stop_words=None).fit(corpus)
+    expected = np.zeros((K, V))
+    for z in seen[4:]:
+        nkw = np.zeros((K, V))
+        np.add.at(nkw, (z, corpus.tokens), 1.0)
+        expected += (beta + nkw) / (V * beta + nkw.sum(axis=1, keepdims=True))
+    expected /= 3
+    np.testing.assert_allclose(model.phi_, expected / expected.sum(axis=1, keepdims=True),
+                               rtol=1e-12)
+    np.testing.assert_array_equal(seen[-1], model.z_)
+
+
 def test_top_words_and_unseen_words():
     docs = [["apple", "banana", "apple"], ["cherry", "dog", "dog"]] * 20
     model = LDA(n_topics=2, n_iter=30, random_state=0, progress=False, rare_share=0)

@@ -34,6 +34,7 @@ from ._validation import (
 )
 from .corpus import TOKEN_PATTERN, Corpus, Vocabulary
 from .sampler import lda as kernels
+from .sampler import phi_mean
 from .sampler.rng import seed_from
 from .sampler.threads import obeys_n_jobs, using_threads
 from .topics import (DEFAULT_LABEL_WORDS, DEFAULT_RELEVANCE, model_top_words,
@@ -74,7 +75,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     n_iter : int, default=200
         Gibbs iterations, burn-in included.
     burn_in : int or None, default=None
-        Iterations whose Phi draws are not averaged into ``phi_`` (None: half).
+        Iterations not averaged into ``phi_`` (None: half).
     sampler : {"auto", "dense", "sparse"}, default="auto"
         z-sweep: ``"dense"`` costs O(K) per token, ``"sparse"`` O(K_d) per
         token (alias tables + document non-zero topics).  Both draw from the
@@ -114,7 +115,11 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     Attributes
     ----------
     phi_ : ndarray (K, V)
-        Posterior mean of the Phi draws after the burn-in (rows sum to one).
+        Posterior mean of Phi after the burn-in (rows sum to one), Rao-Blackwellised as
+        DOLDA's: the mean over the kept iterations of
+        ``E[phi_{k,w} | z] = (beta + n_{k,w}) / (V beta + n_k)``, which has no more variance
+        than the mean of the Phi draws and is kept sparse while the chain runs
+        (:mod:`dolda.sampler.phi_mean`), not as a dense V x K running sum.
     components_ : ndarray (K, V)
         Alias of ``phi_`` (scikit-learn's name).
     loglik_ : ndarray (n_iter,)
@@ -254,13 +259,13 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 chain = make_lda_chain(p["backend"], seed, tokens, doc_ptr, V, K, p["alpha"],
                                        p["beta"], p["sampler"] == "sparse", p["n_shards"],
                                        self.client, p["snapshot_every"])
-                phi_sum = np.zeros((V, K))
+                running = phi_mean.empty(V, K)
                 for it in range(p["n_iter"]):
                     t0 = time.perf_counter()
-                    phi_wk, loglik[it] = chain.step(it)
+                    counts, loglik[it] = chain.step(it)
                     t1 = time.perf_counter()
                     if it >= p["burn_in"]:
-                        kernels.accumulate(phi_wk, phi_sum)
+                        running = phi_mean.add(running, counts, p["beta"])
                         n_kept += 1
                     if bar is not None:
                         bar.update(1)
@@ -273,8 +278,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             if bar is not None:
                 bar.close()
         t_z, t_phi = chain.timings["z_sweep"], chain.timings["phi_draw"]
-        phi_mean = phi_sum.T / n_kept  # float32 draws; renormalise the mean in float64
-        self.phi_ = phi_mean / phi_mean.sum(axis=1, keepdims=True)
+        self.phi_ = phi_mean.dense_mean(running, np.float64)
         self.loglik_ = loglik
         self.z_ = z
         self.doc_topic_counts_ = ndk

@@ -242,7 +242,7 @@ class DaskChain(ShardedDaskChain):
                                              alpha=config.alpha)
         with_loglik = dolda_chain.wants_loglik(iteration, config)
         [glob_f] = client.scatter([glob], broadcast=True, hash=False)
-        self._pending.append(glob_f)  # cancelled with the iteration if a worker is lost
+        self._pending.append(glob_f)  # released with the iteration if a worker is lost
         self.traffic["sent"] += _nbytes(glob) * len(set(self._workers))
         states, stats = self._submit(
             _topic, "z", lambda s: (seed, iteration, self._shard_futures[s], self._states[s],
@@ -286,9 +286,10 @@ class DaskLDAChain(ShardedDaskChain):
     which every worker repeats the draw and builds the tables; every shard runs
     :func:`dolda.sampler.lda.shard_sweep` (z-sweep, sparse ``n_{k,w}``,
     document part of the log-likelihood); the driver adds the counts
-    (:func:`~dolda.sampler.lda.merge_sparse_counts`), draws Phi on its own
-    threads and builds the next alias tables.  Same ``z`` and ``Phi`` as the
-    local loop of :class:`dolda.LDA`, for any shards and workers.
+    (:func:`~dolda.sampler.lda.merge_sparse_counts`) and keeps them as the recipe
+    of the next Phi, which it draws itself (with the alias tables) only when Phi
+    has to travel (:meth:`phi`).  Same ``z`` and ``Phi`` as the local loop of
+    :class:`dolda.LDA`, for any shards and workers.
 
     Parameters
     ----------
@@ -320,22 +321,35 @@ class DaskLDAChain(ShardedDaskChain):
         self.alpha, self.beta = alpha_value(alpha), float(beta)
         self.n_words = phi_wk.shape[0]
         self._rows = self._constants = table_rows
-        self._phi = phi_wk
-        self._recipe = None  # what self._phi was drawn from, once this chain has drawn it
+        self._phi = phi_wk  # None while the driver has not drawn it (see phi())
+        self._recipe = None  # what Phi is drawn from, after the first iteration
+        self._counts = None  # n_{k,w} of the last iteration
         self._tables = None  # built when Phi itself has to travel
         self.timings = {"z_sweep": 0.0, "phi_draw": 0.0}
         z_parts = [np.array(z[sh.token_range], dtype=np.int32) for sh in shards]
         super().__init__(client, seed, shards, z_parts, phi_wk.shape[1], snapshot_every)
 
     def _global_state(self):
-        return self._phi, self._tables, self._recipe
+        return self._phi, self._tables, self._recipe, self._counts
 
     def _restore_global_state(self, state):
-        self._phi, self._tables, self._recipe = state
+        self._phi, self._tables, self._recipe, self._counts = state
 
     def _result(self, loglik):
-        """``(phi_wk, loglik)`` of the iteration just run."""
-        return self._phi, loglik
+        """``(counts, loglik)`` of the iteration just run, as the local chain's
+        :meth:`~dolda.backends.local.LocalLDAChain.step`."""
+        return self._counts, loglik
+
+    def phi(self):
+        """Phi after the last completed iteration (float32 V x K), drawn here from its
+        recipe the first time it is needed, i.e. when Phi itself travels: :class:`dolda.LDA`
+        averages ``E[phi | z]`` from the counts, so while the counts travel the driver
+        draws no Phi at all."""
+        if self._phi is None:
+            toc = time.perf_counter()
+            self._phi = self._recipe.draw()
+            self.timings["phi_draw"] += time.perf_counter() - toc
+        return self._phi
 
     def _iterate(self, iteration):
         client, seed = self.client, self.seed
@@ -343,11 +357,12 @@ class DaskLDAChain(ShardedDaskChain):
         if self._recipe_travels():
             glob = (self._recipe, None)  # every worker repeats the draw and its tables
         else:
+            phi = self.phi()
             if self._tables is None and self._rows is not None:
-                self._tables = topic_kernels.build_alias_tables(self._phi, self._rows)
-            glob = (self._phi, self._tables)
+                self._tables = topic_kernels.build_alias_tables(phi, self._rows)
+            glob = (phi, self._tables)
         [glob_f] = client.scatter([glob], broadcast=True, hash=False)
-        self._pending.append(glob_f)  # cancelled with the iteration if a worker is lost
+        self._pending.append(glob_f)  # released with the iteration if a worker is lost
         self.traffic["sent"] += _nbytes(glob) * len(set(self._workers))
         states, stats = self._submit(
             _lda_sweep, "z", lambda s: (seed, iteration, self._shard_futures[s],
@@ -361,11 +376,10 @@ class DaskLDAChain(ShardedDaskChain):
         toc = time.perf_counter()
         counts = topic_kernels.merge_sparse_counts([p[0] for p in parts])
         self._recipe = PhiRecipe(counts, self.beta, seed, iteration, self.n_words)
-        phi = self._recipe.draw()
         loglik = topic_kernels.combine_log_likelihood([p[1] for p in parts], counts,
                                                       self.n_words, self.beta)
-        self._phi, self._tables = phi, None
+        # Phi is drawn from the recipe only if it has to travel itself (phi())
+        self._phi, self._tables, self._counts = None, None, counts
         self.timings["z_sweep"] += toc - tic
-        self.timings["phi_draw"] += time.perf_counter() - toc
         self.traffic["iterations"] += 1
         return loglik

@@ -98,7 +98,10 @@ class LocalLDAChain:
         self.timings = {"z_sweep": 0.0, "phi_draw": 0.0}
 
     def step(self, iteration: int):
-        """Run iteration ``iteration``; returns ``(phi_wk, loglik)`` (Phi is the live array)."""
+        """Run iteration ``iteration``; returns ``(counts, loglik)``: the iteration's
+        ``n_{k,w}`` (:class:`~dolda.sampler.counts.SparseCounts`, which Phi was drawn from
+        and :class:`dolda.LDA` averages ``E[phi | z]`` over) and its log-likelihood.  Phi
+        is the live array :attr:`phi_wk`."""
         k = topic_kernels
         t0 = time.perf_counter()
         k.sweep(self.tokens, self.doc_ptr, self.z, self.ndk, self.phi_wk, self.alpha, self.seed,
@@ -118,7 +121,7 @@ class LocalLDAChain:
             parts = [k.lda_doc_log_likelihood(self.ndk[lo:hi], self.alpha)
                      for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
             loglik = k.combine_log_likelihood(parts, counts, self.n_words, self.beta)
-        return self.phi_wk, loglik
+        return counts, loglik
 
     def topics(self):
         """``(z, ndk)`` after the last completed iteration (the live arrays)."""

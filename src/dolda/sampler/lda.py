@@ -48,7 +48,6 @@ from .phi import (  # noqa: F401 (re-exported)
     _draw_phi_wk,
     _phi_step,
     _transpose,
-    accumulate,
     draw_phi,
     draw_phi_word_major,
     draw_topic_row,

@@ -214,14 +214,6 @@ class PhiRecipe(NamedTuple):
 
 
 @njit(cache=True, parallel=True)
-def accumulate(phi_wk, acc):
-    """``acc += phi_wk`` (V, K), parallel over words: the running sum of kept draws."""
-    for w in prange(phi_wk.shape[0]):
-        for k in range(phi_wk.shape[1]):
-            acc[w, k] += phi_wk[w, k]
-
-
-@njit(cache=True, parallel=True)
 def _transpose(phi, out):
     n_topics, n_words = phi.shape
     block = 64
