@@ -95,6 +95,26 @@ def test_sparse_topic_word_counts_equal_a_recount(seed):
     np.testing.assert_array_equal(_sparse_to_dense(sc, K, V), dense)
 
 
+@pytest.mark.parametrize("n_chunks", [1, 2, 5, 64])
+def test_sparse_counts_are_the_same_arrays_for_any_chunks_of_words(n_chunks):
+    # the count kernel works on chunks of words in parallel and places each chunk's words
+    # in every topic's bucket by a prefix over (topic, chunk): whatever the chunks (one,
+    # several, more than there are used words: some empty), the arrays are the recount's,
+    # words increasing within every topic
+    tokens, _, z, V, K = _corpus(3, D=80)
+    word_ptr, order = C.word_index(tokens, V)
+    bounds = C.count_chunks(word_ptr, n_chunks)
+    assert bounds[0] == 0 and bounds[-1] == V and np.all(np.diff(bounds) > 0)
+    assert len(bounds) - 1 == n_chunks if n_chunks < 10 else len(bounds) - 1 <= V
+    sc = C.sparse_topic_word_counts(word_ptr, order, z, K, n_chunks)
+    dense = _dense(tokens, z, K, V)
+    assert sc.ptr[-1] == np.count_nonzero(dense) == len(sc.words) == len(sc.counts)
+    np.testing.assert_array_equal(_sparse_to_dense(sc, K, V), dense)
+    one = C.sparse_topic_word_counts(word_ptr, order, z, K, 1)
+    for a, b in zip(sc, one):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_merged_shard_counts_equal_the_whole_corpus_counts_array_for_array():
     tokens, doc_ptr, z, V, K = _corpus(2, D=60)
     whole = C.sparse_topic_word_counts(*C.word_index(tokens, V), z, K)

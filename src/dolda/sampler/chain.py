@@ -307,7 +307,7 @@ def polya_phi_step(seed: int, iteration: int, stats, config: DOLDAConfig, n_word
 
 
 def dolda_step(seed: int, iteration: int, state: DOLDAState, data: TopicData,
-               config: DOLDAConfig, shards=None) -> tuple[DOLDAState, StepInfo]:
+               config: DOLDAConfig, shards=None, table_rows=None) -> tuple[DOLDAState, StepInfo]:
     """One Gibbs iteration of DOLDA: a -> eta -> (tau, lambda) -> z -> Phi.
 
     The probit blocks see ``U = [X, zbar]`` from the current z; the z-sweep
@@ -326,6 +326,9 @@ def dolda_step(seed: int, iteration: int, state: DOLDAState, data: TopicData,
     ----------
     shards : list of Shard or None
         The document shards (:func:`whole_corpus_shards`); None: the default layout.
+    table_rows : int32 (V,) or None
+        :func:`alias_table_rows` of ``data`` (fixed for a fit: a chain passes it to every
+        iteration instead of counting the words again); None: counted here when needed.
     """
     if shards is None:
         shards = whole_corpus_shards(data)
@@ -337,7 +340,9 @@ def dolda_step(seed: int, iteration: int, state: DOLDAState, data: TopicData,
     sparse = state.phi_sparse
     if polya_phi and sparse is None:
         sparse = polya.from_dense(state.phi)
-    rows = alias_table_rows(data) if config.z_sampler == "mh" and not polya_phi else None
+    rows = None
+    if config.z_sampler == "mh" and not polya_phi:
+        rows = alias_table_rows(data) if table_rows is None else table_rows
     glob = topic_globals(probit.eta, state.phi, data.X.shape[1], config.z_sampler, rows,
                          sparse if polya_phi else None, config.alpha)
     with_loglik = wants_loglik(iteration, config)

@@ -9,6 +9,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from .prefetch import prefetch
 from .rng import STEP_INIT, stream, uniform
 
 
@@ -94,48 +95,102 @@ def word_index(tokens, n_words):
     return word_ptr, order
 
 
-@njit(cache=True)
-def _sparse_counts(word_ptr, order, z, n_topics):
-    n_words = len(word_ptr) - 1
+#: Chunks of words (of about equal token counts) the count kernel works on in parallel; the
+#: result does not depend on it.
+COUNT_CHUNKS = 32
+
+#: Token positions ahead whose topic the count kernel prefetches (``z[order[j]]`` is a
+#: random read of z).
+_COUNT_AHEAD = 16
+
+
+@njit(cache=True, parallel=True)
+def _sparse_counts(word_ptr, order, z, n_topics, chunks):
+    """``n_{k,w}`` topic-major (ptr, words, counts), from the word index, in parallel.
+
+    Words are cut into consecutive chunks (``chunks``: word bounds).  Each chunk reads the
+    topics of its tokens once (``topic``, in word order) and counts them per topic; a
+    prefix over (topic, chunk) gives every chunk its place in every topic's bucket, so each
+    chunk writes its words there in word order and every bucket ends up sorted by word with
+    no sort; runs of equal words are then counted per topic.  Integer work in a fixed
+    layout: the same arrays for any chunks and threads.
+    """
+    n_chunks = len(chunks) - 1
     n_tokens = len(order)
-    fill = np.zeros(n_topics + 1, np.int64)
-    for i in range(n_tokens):
-        fill[z[i] + 1] += 1
-    for k in range(n_topics):
-        fill[k + 1] += fill[k]
-    bucket_ptr = fill.copy()
-    buf = np.empty(n_tokens, np.int32)
-    for w in range(n_words):  # words in order, so every bucket ends up sorted
-        for j in range(word_ptr[w], word_ptr[w + 1]):
+    topic = np.empty(n_tokens, np.int32)  # z of the tokens in word order
+    hist = np.zeros((n_chunks, n_topics), np.int64)
+    for c in prange(n_chunks):
+        lo, hi = word_ptr[chunks[c]], word_ptr[chunks[c + 1]]
+        for j in range(lo, hi):
+            if j + _COUNT_AHEAD < hi:
+                prefetch(z, order[j + _COUNT_AHEAD])
             k = z[order[j]]
-            buf[fill[k]] = w
-            fill[k] += 1
-    ptr = np.zeros(n_topics + 1, np.int64)
-    words = np.empty(n_tokens, np.int32)
-    counts = np.empty(n_tokens, np.int32)
-    nnz = 0
+            topic[j] = k
+            hist[c, k] += 1
+    fill = np.empty((n_chunks, n_topics), np.int64)
+    bucket_ptr = np.empty(n_topics + 1, np.int64)
+    at = 0
     for k in range(n_topics):
+        bucket_ptr[k] = at
+        for c in range(n_chunks):
+            fill[c, k] = at
+            at += hist[c, k]
+    bucket_ptr[n_topics] = at
+    buf = np.empty(n_tokens, np.int32)  # each topic's words, sorted
+    for c in prange(n_chunks):
+        for w in range(chunks[c], chunks[c + 1]):
+            for j in range(word_ptr[w], word_ptr[w + 1]):
+                k = topic[j]
+                buf[fill[c, k]] = w
+                fill[c, k] += 1
+    runs = np.zeros(n_topics + 1, np.int64)
+    for k in prange(n_topics):
+        last = -1
+        m = 0
+        for j in range(bucket_ptr[k], bucket_ptr[k + 1]):
+            if buf[j] != last:
+                m += 1
+                last = buf[j]
+        runs[k + 1] = m
+    ptr = np.cumsum(runs)
+    words = np.empty(ptr[n_topics], np.int32)
+    counts = np.empty(ptr[n_topics], np.int32)
+    for k in prange(n_topics):
+        at = ptr[k] - 1
         last = -1
         for j in range(bucket_ptr[k], bucket_ptr[k + 1]):
             w = buf[j]
             if w == last:
-                counts[nnz - 1] += 1
+                counts[at] += 1
             else:
-                words[nnz] = w
-                counts[nnz] = 1
-                nnz += 1
+                at += 1
+                words[at] = w
+                counts[at] = 1
                 last = w
-        ptr[k + 1] = nnz
-    return ptr, words[:nnz].copy(), counts[:nnz].copy()
+    return ptr, words, counts
 
 
-def sparse_topic_word_counts(word_ptr, order, z, n_topics):
+def count_chunks(word_ptr, n_chunks=None):
+    """Word bounds (int64) of at most ``n_chunks`` consecutive chunks of about equal token
+    counts (None: :data:`COUNT_CHUNKS`, fewer for a small corpus, one per 4096 tokens)."""
+    n_words, n_tokens = len(word_ptr) - 1, int(word_ptr[-1])
+    if n_chunks is None:
+        n_chunks = min(COUNT_CHUNKS, n_tokens // 4096 + 1)
+    n_chunks = max(1, min(int(n_chunks), n_words))
+    bounds = np.searchsorted(word_ptr, np.linspace(0, n_tokens, n_chunks + 1)[1:-1])
+    return np.unique(np.concatenate([[0], np.clip(bounds, 0, n_words), [n_words]])).astype(
+        np.int64)
+
+
+def sparse_topic_word_counts(word_ptr, order, z, n_topics, n_chunks=None):
     """``n_{k,w}`` as :class:`SparseCounts` from the word index of :func:`word_index`.
 
-    Serial O(N + V + K): integer counts, independent of the thread count, and
-    no dense K x V array to clear every iteration.
+    O(N + V + K) in parallel over chunks of words and over topics (:func:`_sparse_counts`):
+    integer counts, the same for any thread count or ``n_chunks``, and no dense K x V array
+    to clear every iteration.
     """
-    return SparseCounts(*_sparse_counts(word_ptr, order, z, int(n_topics)))
+    return SparseCounts(*_sparse_counts(word_ptr, order, z, int(n_topics),
+                                        count_chunks(word_ptr, n_chunks)))
 
 
 # ----------------------------------------------------------------------- Phi
