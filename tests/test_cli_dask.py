@@ -55,7 +55,7 @@ def test_fit_on_the_cluster_saves_the_model_of_the_local_fit(cluster, data_csv, 
     local = run("fit", data_csv, *FIT, "--out", tmp_path / "local")
     assert local.exit_code == 0, local.output
     remote = run("fit", data_csv, *FIT, "--scheduler", cluster.scheduler_address,
-                 "--out", tmp_path / "dask")
+                 "--phi-transport", "dense", "--out", tmp_path / "dask")
     assert remote.exit_code == 0, remote.output
     assert f"Fitting on the Dask cluster at {cluster.scheduler_address} (2 workers" in \
         remote.output
@@ -67,6 +67,7 @@ def test_fit_on_the_cluster_saves_the_model_of_the_local_fit(cluster, data_csv, 
         np.testing.assert_array_equal(one[name], two[name], err_msg=name)
     params = read_header(tmp_path / "dask")["meta"]["params"]
     assert params["backend"] == "dask" and params["n_shards"] == 3
+    assert params["phi_transport"] == "dense"  # Phi itself sent: the same chain
     assert "__dropped__" not in params  # the client is not a parameter of the saved model
     # the saved model works without any cluster
     predicted = run("predict", tmp_path / "dask", data_csv, "--out", tmp_path / "pred.csv")
@@ -130,4 +131,9 @@ def test_resume_command_keeps_the_scheduler_and_the_shards():
                               False, {"scheduler": "tcp://h:8786", "n_shards": 3,
                                       "connect_timeout": DEFAULT_CONNECT_TIMEOUT})
     assert "--scheduler tcp://h:8786 --shards 3 " in command
-    assert "--connect-timeout" not in command
+    assert "--connect-timeout" not in command and "--phi-transport" not in command
+    command = _resume_command("d.csv", "body", "genre", [], "utf-8", opts, 5, "ckpt", "out",
+                              False, {"scheduler": "tcp://h:8786", "n_shards": 3,
+                                      "connect_timeout": DEFAULT_CONNECT_TIMEOUT,
+                                      "phi_transport": "dense"})
+    assert "--phi-transport dense" in command

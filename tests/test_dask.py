@@ -94,7 +94,6 @@ def test_lost_worker_is_replayed_to_the_same_result(client, corpus, monkeypatch,
     drawn from (what the first replayed iteration sends) are restored with it."""
     from dolda.backends import dask as dask_backend
 
-    monkeypatch.setattr(dask_backend.DaskChain, "phi_transport", phi_transport)
     kw = dict(KW, n_iter=14)
     reference = DOLDA(n_shards=3, **kw).fit(corpus.texts, corpus.y)
     pids = client.run(os.getpid)
@@ -119,7 +118,7 @@ def test_lost_worker_is_replayed_to_the_same_result(client, corpus, monkeypatch,
     cancels = []
     monkeypatch.setattr(client, "cancel", lambda *a, **k: cancels.append(a))
     disturbed = DOLDA(backend="dask", client=client, n_shards=3, snapshot_every=5,
-                      **kw).fit(corpus.texts, corpus.y)
+                      phi_transport=phi_transport, **kw).fit(corpus.texts, corpus.y)
     assert recoveries, "the worker was killed but no recovery happened"
     assert not cancels
     _assert_same_chain(reference, disturbed)
@@ -170,7 +169,6 @@ def test_lda_lost_worker_is_replayed_to_the_same_result(client, corpus, monkeypa
     from dolda import LDA
     from dolda.backends import dask as dask_backend
 
-    monkeypatch.setattr(dask_backend.DaskLDAChain, "phi_transport", phi_transport)
 
     kw = dict(LDA_KW, n_iter=12, sampler="sparse")
     reference = LDA(n_shards=3, **kw).fit(corpus.texts)
@@ -189,7 +187,7 @@ def test_lda_lost_worker_is_replayed_to_the_same_result(client, corpus, monkeypa
 
     monkeypatch.setattr(dask_backend.DaskLDAChain, "step", step)
     disturbed = LDA(backend="dask", client=client, n_shards=3, snapshot_every=4,
-                    **kw).fit(corpus.texts)
+                    phi_transport=phi_transport, **kw).fit(corpus.texts)
     assert chains and chains[0].recoveries >= 1, "the worker was killed but nothing was replayed"
     _assert_same_lda_chain(reference, disturbed)
     client.wait_for_workers(2, timeout=60)
@@ -256,8 +254,7 @@ def test_dask_chain_equals_local_chain_with_learned_asymmetric_alpha(client, cor
 
 
 def _record_phi_transport(monkeypatch, chain_class):
-    """Force ``phi_transport="recipe"`` on ``chain_class`` and record, iteration by
-    iteration, whether the counts travelled instead of Phi."""
+    """Record, iteration by iteration, whether the counts travelled instead of Phi."""
     sent_counts = []
     real = chain_class._recipe_travels
 
@@ -265,7 +262,6 @@ def _record_phi_transport(monkeypatch, chain_class):
         sent_counts.append(real(self))
         return sent_counts[-1]
 
-    monkeypatch.setattr(chain_class, "phi_transport", "recipe")
     monkeypatch.setattr(chain_class, "_recipe_travels", travels)
     return sent_counts
 
@@ -281,9 +277,17 @@ def test_dask_workers_repeat_the_phi_draw_from_its_counts(client, corpus, z_samp
     kw = dict(KW, n_iter=8, burn_in=2, z_sampler=z_sampler)
     local = DOLDA(n_shards=3, n_jobs=2, **kw).fit(corpus.texts, corpus.y)
     sent_counts = _record_phi_transport(monkeypatch, dask_backend.DaskChain)
-    dask = DOLDA(backend="dask", client=client, n_shards=3, **kw).fit(corpus.texts, corpus.y)
+    dask = DOLDA(backend="dask", client=client, n_shards=3, phi_transport="recipe",
+                 **kw).fit(corpus.texts, corpus.y)
     assert sent_counts == [False] + [True] * 7
     _assert_same_chain(local, dask)
+    # phi_transport="dense": Phi itself on every iteration, the same chain
+    del sent_counts[:]
+    dense = DOLDA(backend="dask", client=client, n_shards=3, phi_transport="dense",
+                  **kw).fit(corpus.texts, corpus.y)
+    assert sent_counts == [False] * 8
+    _assert_same_chain(local, dense)
+    assert dense.get_params()["phi_transport"] == "dense"
 
 
 @pytest.mark.parametrize("sampler", ["dense", "sparse"])
@@ -295,7 +299,7 @@ def test_lda_dask_workers_repeat_the_phi_draw_from_its_counts(client, corpus, sa
     local = LDA(sampler=sampler, n_shards=2, n_jobs=2, **LDA_KW).fit(corpus.texts)
     sent_counts = _record_phi_transport(monkeypatch, dask_backend.DaskLDAChain)
     dask = LDA(sampler=sampler, backend="dask", client=client, n_shards=2,
-               **LDA_KW).fit(corpus.texts)
+               phi_transport="recipe", **LDA_KW).fit(corpus.texts)
     assert sent_counts == [False] + [True] * (LDA_KW["n_iter"] - 1)
     _assert_same_lda_chain(local, dask)
 
@@ -307,11 +311,9 @@ def test_lda_driver_draws_phi_only_when_phi_travels(client, corpus, monkeypatch,
     only for an iteration that sends Phi itself: never while the counts travel, before every
     iteration but the first (the initial Phi) when Phi is sent."""
     from dolda import LDA
-    from dolda.backends import dask as dask_backend
     from dolda.sampler.phi import PhiRecipe
 
     local = LDA(sampler="sparse", n_shards=2, n_jobs=2, **LDA_KW).fit(corpus.texts)
-    monkeypatch.setattr(dask_backend.DaskLDAChain, "phi_transport", transport)
     draws = []
     real_draw = PhiRecipe.draw
 
@@ -321,7 +323,7 @@ def test_lda_driver_draws_phi_only_when_phi_travels(client, corpus, monkeypatch,
 
     monkeypatch.setattr(PhiRecipe, "draw", draw)  # the driver's draws (workers: own process)
     dask = LDA(sampler="sparse", backend="dask", client=client, n_shards=2,
-               **LDA_KW).fit(corpus.texts)
+               phi_transport=transport, **LDA_KW).fit(corpus.texts)
     assert draws == drawn
     _assert_same_lda_chain(local, dask)
 
@@ -355,13 +357,11 @@ def test_driver_draws_phi_only_for_checkpoints_while_the_counts_travel(client, c
     counts the driver draws no Phi, except for a checkpoint: and that one is the local
     chain's Phi of the same iteration, bit for bit."""
     from dolda import io
-    from dolda.backends import dask as dask_backend
     from dolda.sampler.phi import PhiRecipe
 
     kw = dict(KW, n_iter=8, burn_in=2, z_sampler="mh", checkpoint_every=5)
     local = DOLDA(n_shards=3, n_jobs=2, checkpoint=tmp_path / "local", **kw).fit(corpus.texts,
                                                                                   corpus.y)
-    monkeypatch.setattr(dask_backend.DaskChain, "phi_transport", "recipe")
     draws = []
     real_draw = PhiRecipe.draw
 
@@ -371,7 +371,7 @@ def test_driver_draws_phi_only_for_checkpoints_while_the_counts_travel(client, c
 
     monkeypatch.setattr(PhiRecipe, "draw", draw)  # the driver's draws (workers: own process)
     dask = DOLDA(backend="dask", client=client, n_shards=3, checkpoint=tmp_path / "dask",
-                 **kw).fit(corpus.texts, corpus.y)
+                 phi_transport="recipe", **kw).fit(corpus.texts, corpus.y)
     _assert_same_chain(local, dask)
     assert draws == [4, 7]  # the checkpoints after 5 and 8 iterations, nothing else
     _, local_arrays = io.load_checkpoint(tmp_path / "local")

@@ -491,3 +491,5 @@ def test_local_shard_layout_changes_only_the_rounding_of_the_trace(simulated):
         LDA(backend="spark", progress=False).fit(corpus)
     with pytest.raises(ValueError, match="n_shards must be >= 1"):
         LDA(n_shards=0, progress=False).fit(corpus)
+    with pytest.raises(ValueError, match="phi_transport must be one of 'auto', 'recipe', 'dense'"):
+        LDA(phi_transport="sparse", progress=False).fit(corpus)

@@ -220,6 +220,7 @@ def test_joint_beats_two_step_when_the_class_topic_is_rare():
     ({"z_sampler": "fast"}, "z_sampler must be one of"),
     ({"prior": "lasso"}, "prior must be one of"),
     ({"covariate_min_count": 0}, "covariate_min_count must be"),
+    ({"phi_transport": "sparse"}, "phi_transport must be one of 'auto', 'recipe', 'dense'"),
 ])
 def test_bad_parameters_are_named(kwargs, match):
     with pytest.raises(ValueError, match=match):

@@ -121,7 +121,7 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
     from .backends import make_chain
 
     runner = make_chain(model.backend, seed, state, data, config, p["n_shards"],
-                        model.client, p["snapshot_every"])
+                        model.client, p["snapshot_every"], p["phi_transport"])
     learn_alpha = model._alpha_mode()
     learn_beta = isinstance(model.beta, str) and model.beta == "auto"
     if resume is not None and "alpha" in meta:  # values learned before the checkpoint

@@ -111,6 +111,11 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         ``backend="dask"``: iterations between the copies of z kept by this
         process; a lost worker is rebuilt from the last one and the
         iterations since are replayed (same chain as an undisturbed run).
+    phi_transport : {"auto", "recipe", "dense"}, default="auto"
+        ``backend="dask"``: what carries Phi to the workers each iteration, the
+        non-zero counts it was drawn from (every worker repeats the draw) or Phi
+        itself; ``"auto"``: whichever is smaller.  Same chain either way (see
+        :class:`dolda.DOLDA` and ``docs/DISTRIBUTED.md``).
 
     Attributes
     ----------
@@ -156,7 +161,8 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                  sampler="auto", transform_sweeps=50, random_state=None, n_jobs=None,
                  progress=True, token_pattern=TOKEN_PATTERN, lowercase=True,
                  stop_words="english", rare_share=0.01, min_df=1, max_df=1.0,
-                 backend="local", client=None, n_shards=None, snapshot_every=10):
+                 backend="local", client=None, n_shards=None, snapshot_every=10,
+                 phi_transport="auto"):
         self.n_topics = n_topics
         self.alpha = alpha
         self.beta = beta
@@ -177,10 +183,11 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.client = client
         self.n_shards = n_shards
         self.snapshot_every = snapshot_every
+        self.phi_transport = phi_transport
 
     # ------------------------------------------------------------- inputs
     def _check_params(self):
-        from .backends import BACKENDS
+        from .backends import BACKENDS, PHI_TRANSPORTS
 
         n_iter = check_positive_int(self.n_iter, "n_iter")
         n_topics = check_positive_int(self.n_topics, "n_topics", minimum=2)
@@ -189,6 +196,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             n_shards=(None if self.n_shards is None
                       else check_positive_int(self.n_shards, "n_shards")),
             snapshot_every=check_positive_int(self.snapshot_every, "snapshot_every"),
+            phi_transport=check_choice(self.phi_transport, "phi_transport", PHI_TRANSPORTS),
             n_topics=n_topics,
             alpha=check_alpha(self.alpha, n_topics),
             beta=check_positive_float(self.beta, "beta"),
@@ -258,7 +266,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             with using_threads(p["n_jobs"]):
                 chain = make_lda_chain(p["backend"], seed, tokens, doc_ptr, V, K, p["alpha"],
                                        p["beta"], p["sampler"] == "sparse", p["n_shards"],
-                                       self.client, p["snapshot_every"])
+                                       self.client, p["snapshot_every"], p["phi_transport"])
                 running = phi_mean.empty(V, K)
                 for it in range(p["n_iter"]):
                     t0 = time.perf_counter()

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 BACKENDS = ("local", "dask")
 
+#: How the exact Phi reaches the Dask workers (:attr:`dolda.backends._dask_shards.ShardedDaskChain.phi_transport`).
+PHI_TRANSPORTS = ("auto", "recipe", "dense")
+
 
 def make_chain(backend: str, seed, state, data, config, n_shards=None, client=None,
-               snapshot_every: int = 10):
+               snapshot_every: int = 10, phi_transport: str = "auto"):
     """Start a chain on ``backend`` from ``state`` (fresh or resumed).
 
     Parameters
@@ -37,6 +40,8 @@ def make_chain(backend: str, seed, state, data, config, n_shards=None, client=No
         ``"dask"`` only; None takes the current default client.
     snapshot_every : int
         ``"dask"`` only: iterations between the driver's copies of z (recovery points).
+    phi_transport : {"auto", "recipe", "dense"}
+        ``"dask"`` only: what carries Phi to the workers (:data:`PHI_TRANSPORTS`).
     """
     if backend == "local":
         from .local import LocalChain
@@ -45,12 +50,14 @@ def make_chain(backend: str, seed, state, data, config, n_shards=None, client=No
     if backend == "dask":
         from .dask import DaskChain
 
-        return DaskChain(client, seed, state, data, config, n_shards, snapshot_every)
+        return DaskChain(client, seed, state, data, config, n_shards, snapshot_every,
+                         phi_transport)
     raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}")
 
 
 def make_lda_chain(backend: str, seed, tokens, doc_ptr, n_words, n_topics, alpha, beta,
-                   sparse: bool, n_shards=None, client=None, snapshot_every: int = 10):
+                   sparse: bool, n_shards=None, client=None, snapshot_every: int = 10,
+                   phi_transport: str = "auto"):
     """Start the chain of :class:`dolda.LDA` on ``backend``.
 
     The z-sweeps draw document ``d`` from the stream of its global index, so z
@@ -75,6 +82,8 @@ def make_lda_chain(backend: str, seed, tokens, doc_ptr, n_words, n_topics, alpha
         ``"dask"`` only; None takes the current default client.
     snapshot_every : int
         ``"dask"`` only: iterations between the driver's copies of z.
+    phi_transport : {"auto", "recipe", "dense"}
+        ``"dask"`` only: what carries Phi to the workers (:data:`PHI_TRANSPORTS`).
     """
     from ..sampler.shard import shard_bounds
 
@@ -95,5 +104,6 @@ def make_lda_chain(backend: str, seed, tokens, doc_ptr, n_words, n_topics, alpha
         shards = topic_kernels.make_lda_shards(tokens, doc_ptr, n_words,
                                                shard_bounds(doc_ptr, n_shards))
         rows = topic_kernels.alias_rows(np.diff(word_ptr)) if sparse else None
-        return DaskLDAChain(client, seed, shards, z, phi_wk, alpha, beta, rows, snapshot_every)
+        return DaskLDAChain(client, seed, shards, z, phi_wk, alpha, beta, rows, snapshot_every,
+                            phi_transport)
     raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}")

@@ -113,6 +113,8 @@ class ShardedDaskChain:
     n_topics : int
     snapshot_every : int
         Iterations between the driver's copies of ``z`` (recovery points).
+    phi_transport : {"auto", "recipe", "dense"} or None
+        This chain's :attr:`phi_transport` (None: the class default).
 
     Attributes
     ----------
@@ -130,7 +132,15 @@ class ShardedDaskChain:
     #: ``"dense"`` never.  The chain is the same either way.
     phi_transport = "auto"
 
-    def __init__(self, client, seed, shards, z_parts, n_topics, snapshot_every=10):
+    def __init__(self, client, seed, shards, z_parts, n_topics, snapshot_every=10,
+                 phi_transport=None):
+        if phi_transport is not None:
+            from . import PHI_TRANSPORTS
+
+            if phi_transport not in PHI_TRANSPORTS:
+                raise ValueError(f"phi_transport must be one of {PHI_TRANSPORTS}; got "
+                                 f"{phi_transport!r}")
+            self.phi_transport = phi_transport
         if client is None:
             from distributed import default_client
 

@@ -156,6 +156,9 @@ class DaskChain(ShardedDaskChain):
     snapshot_every : int, default=10
         Iterations between the driver's copies of ``z`` (recovery points): a
         lost worker costs at most this many replayed iterations.
+    phi_transport : {"auto", "recipe", "dense"} or None, default=None
+        What carries Phi to the workers (:attr:`ShardedDaskChain.phi_transport`;
+        None: the class default).
 
     Attributes
     ----------
@@ -163,7 +166,8 @@ class DaskChain(ShardedDaskChain):
         See :class:`ShardedDaskChain`.
     """
 
-    def __init__(self, client, seed, state, data, config, n_shards=None, snapshot_every=10):
+    def __init__(self, client, seed, state, data, config, n_shards=None, snapshot_every=10,
+                 phi_transport=None):
         self.data = data
         self.config = config
         shards = dolda_chain.whole_corpus_shards(data, n_shards)
@@ -180,7 +184,8 @@ class DaskChain(ShardedDaskChain):
             self._sparse = (state.phi_sparse if state.phi_sparse is not None
                             else polya.from_dense(state.phi))
         z_parts = [np.array(state.z[sh.token_range]) for sh in shards]
-        super().__init__(client, seed, shards, z_parts, config.n_topics, snapshot_every)
+        super().__init__(client, seed, shards, z_parts, config.n_topics, snapshot_every,
+                         phi_transport)
 
     def _global_state(self):
         if self._polya:  # the dense Phi is updated in place: keep the (immutable) sparse one
@@ -306,6 +311,8 @@ class DaskLDAChain(ShardedDaskChain):
         Alias-table row of every word (:func:`dolda.sampler.lda.alias_rows` of
         the corpus word counts) for the sparse sweep; None: the dense sweep.
     snapshot_every : int, default=10
+    phi_transport : {"auto", "recipe", "dense"} or None, default=None
+        As :class:`DaskChain`.
 
     Attributes
     ----------
@@ -317,7 +324,7 @@ class DaskLDAChain(ShardedDaskChain):
     """
 
     def __init__(self, client, seed, shards, z, phi_wk, alpha, beta, table_rows=None,
-                 snapshot_every=10):
+                 snapshot_every=10, phi_transport=None):
         self.alpha, self.beta = alpha_value(alpha), float(beta)
         self.n_words = phi_wk.shape[0]
         self._rows = self._constants = table_rows
@@ -327,7 +334,8 @@ class DaskLDAChain(ShardedDaskChain):
         self._tables = None  # built when Phi itself has to travel
         self.timings = {"z_sweep": 0.0, "phi_draw": 0.0}
         z_parts = [np.array(z[sh.token_range], dtype=np.int32) for sh in shards]
-        super().__init__(client, seed, shards, z_parts, phi_wk.shape[1], snapshot_every)
+        super().__init__(client, seed, shards, z_parts, phi_wk.shape[1], snapshot_every,
+                         phi_transport)
 
     def _global_state(self):
         return self._phi, self._tables, self._recipe, self._counts

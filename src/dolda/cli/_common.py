@@ -757,7 +757,8 @@ DEFAULT_CONNECT_TIMEOUT = 10.0
 
 
 def _cluster_options(func):
-    """``--scheduler``, ``--shards`` and ``--connect-timeout`` of ``fit``."""
+    """``--scheduler``, ``--shards``, ``--phi-transport`` and ``--connect-timeout`` of
+    ``fit``."""
     options = [
         click.option("--scheduler", default=None, metavar="ADDRESS",
                      help="Fit on the workers of the Dask scheduler at ADDRESS (e.g. "
@@ -767,6 +768,11 @@ def _cluster_options(func):
                      help="Document shards, the unit of distribution and recovery; the same "
                           "--seed and --shards give the same chain with or without "
                           "--scheduler  [default: one per ~1M tokens]."),
+        click.option("--phi-transport", type=click.Choice(["auto", "recipe", "dense"]),
+                     default="auto", show_default=True,
+                     help="With --scheduler: send the workers the counts Phi was drawn from "
+                          "(recipe: each worker repeats the draw) or Phi itself (dense); "
+                          "auto: whichever is smaller. Same chain either way."),
         click.option("--connect-timeout", type=click.FloatRange(min=0, min_open=True),
                      default=DEFAULT_CONNECT_TIMEOUT, show_default=True, metavar="SECONDS",
                      help="How long to wait for --scheduler to answer."),

@@ -52,7 +52,7 @@ from ._metrics import training_accuracy
                    "R-hat of the topic coefficients is reported.")
 @_cluster_options
 def fit(data, text_column, label_column, covariates, encoding, checkpoint, checkpoint_every,
-        resume, out, overwrite, scheduler, n_shards, connect_timeout, **opts):
+        resume, out, overwrite, scheduler, n_shards, phi_transport, connect_timeout, **opts):
     """Fit DOLDA to the documents in DATA and save the model in --out.
 
     \b
@@ -89,8 +89,10 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
     model = _estimator(opts, n_chains=opts.pop("n_chains"),
                        checkpoint=None if checkpoint is None else str(checkpoint),
                        checkpoint_every=checkpoint_every, n_shards=n_shards,
+                       phi_transport=phi_transport,
                        backend="local" if scheduler is None else "dask")
-    cluster = {"scheduler": scheduler, "n_shards": n_shards, "connect_timeout": connect_timeout}
+    cluster = {"scheduler": scheduler, "n_shards": n_shards, "connect_timeout": connect_timeout,
+               "phi_transport": phi_transport}
     tic = time.perf_counter()
     try:
         with _dask_client(scheduler, connect_timeout) as workers, _echo_warnings(), \
@@ -182,6 +184,8 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
         args += ["--scheduler", cluster["scheduler"]]
         if cluster.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT) != DEFAULT_CONNECT_TIMEOUT:
             args += ["--connect-timeout", repr(cluster["connect_timeout"])]
+        if cluster.get("phi_transport", "auto") != "auto":
+            args += ["--phi-transport", cluster["phi_transport"]]
     if cluster.get("n_shards") is not None:  # the shard layout is part of the chain
         args += ["--shards", str(cluster["n_shards"])]
     args += ["--checkpoint-every", str(checkpoint_every), "--resume", str(checkpoint),
