@@ -304,16 +304,11 @@ def test_lda_dask_workers_repeat_the_phi_draw_from_its_counts(client, corpus, sa
     _assert_same_lda_chain(local, dask)
 
 
-@pytest.mark.parametrize("transport,drawn", [("recipe", []), ("dense", list(range(9)))])
-def test_lda_driver_draws_phi_only_when_phi_travels(client, corpus, monkeypatch, transport,
-                                                     drawn):
-    """dolda.LDA averages E[phi | z] from the counts, so the driver draws Phi from its recipe
-    only for an iteration that sends Phi itself: never while the counts travel, before every
-    iteration but the first (the initial Phi) when Phi is sent."""
-    from dolda import LDA
+def _record_driver_draws(monkeypatch):
+    """The iterations of the Phi recipes drawn in this process, the driver (the workers
+    draw in their own processes)."""
     from dolda.sampler.phi import PhiRecipe
 
-    local = LDA(sampler="sparse", n_shards=2, n_jobs=2, **LDA_KW).fit(corpus.texts)
     draws = []
     real_draw = PhiRecipe.draw
 
@@ -321,7 +316,20 @@ def test_lda_driver_draws_phi_only_when_phi_travels(client, corpus, monkeypatch,
         draws.append(self.iteration)
         return real_draw(self)
 
-    monkeypatch.setattr(PhiRecipe, "draw", draw)  # the driver's draws (workers: own process)
+    monkeypatch.setattr(PhiRecipe, "draw", draw)
+    return draws
+
+
+@pytest.mark.parametrize("transport,drawn", [("recipe", []), ("dense", list(range(9)))])
+def test_lda_driver_draws_phi_only_when_phi_travels(client, corpus, monkeypatch, transport,
+                                                     drawn):
+    """dolda.LDA averages E[phi | z] from the counts, so the driver draws Phi from its recipe
+    only for an iteration that sends Phi itself: never while the counts travel, before every
+    iteration but the first (the initial Phi) when Phi is sent."""
+    from dolda import LDA
+
+    local = LDA(sampler="sparse", n_shards=2, n_jobs=2, **LDA_KW).fit(corpus.texts)
+    draws = _record_driver_draws(monkeypatch)
     dask = LDA(sampler="sparse", backend="dask", client=client, n_shards=2,
                phi_transport=transport, **LDA_KW).fit(corpus.texts)
     assert draws == drawn
@@ -357,19 +365,11 @@ def test_driver_draws_phi_only_for_checkpoints_while_the_counts_travel(client, c
     counts the driver draws no Phi, except for a checkpoint: and that one is the local
     chain's Phi of the same iteration, bit for bit."""
     from dolda import io
-    from dolda.sampler.phi import PhiRecipe
 
     kw = dict(KW, n_iter=8, burn_in=2, z_sampler="mh", checkpoint_every=5)
     local = DOLDA(n_shards=3, n_jobs=2, checkpoint=tmp_path / "local", **kw).fit(corpus.texts,
                                                                                   corpus.y)
-    draws = []
-    real_draw = PhiRecipe.draw
-
-    def draw(self):
-        draws.append(self.iteration)
-        return real_draw(self)
-
-    monkeypatch.setattr(PhiRecipe, "draw", draw)  # the driver's draws (workers: own process)
+    draws = _record_driver_draws(monkeypatch)
     dask = DOLDA(backend="dask", client=client, n_shards=3, checkpoint=tmp_path / "dask",
                  phi_transport="recipe", **kw).fit(corpus.texts, corpus.y)
     _assert_same_chain(local, dask)

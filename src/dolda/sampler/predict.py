@@ -27,7 +27,7 @@ from numba import njit, prange
 
 from . import predict_sparse
 from .alpha import as_alpha
-from .predict_sparse import BLOCK, _predict_sparse, _predict_sparse_serial
+from .predict_sparse import BLOCK, _predict_sparse, _predict_sparse_serial, write_proportions
 from .rng import STEP_PREDICT, stream, uniform
 from .sweeps import WEIGHT_BLOCK, fill_weights, search_weights
 
@@ -46,15 +46,6 @@ SERIAL_MAX_TOKENS = 1000
 
 
 # ------------------------------------------------------------------ dense
-@njit(cache=True, inline="always")
-def _total(alpha):
-    """``sum_k alpha_k``."""
-    total = 0.0
-    for k in range(len(alpha)):
-        total += alpha[k]
-    return total
-
-
 @njit(cache=True)
 def _dense_document(tokens, start, stop, phi_wk, alpha, n_sweeps, burn_in, seed, d, out,
                     doc_offset, rao_blackwell):
@@ -97,10 +88,7 @@ def _dense_document(tokens, start, stop, phi_wk, alpha, n_sweeps, burn_in, seed,
         if kept_sweep and not rao_blackwell:
             for k in range(n_topics):
                 acc[k] += ndk_row[k]
-    kept = n_sweeps - burn_in
-    denom = kept * (n_d + _total(alpha))
-    for k in range(n_topics):
-        out[d, k] = (acc[k] + kept * alpha[k]) / denom
+    write_proportions(out, d, acc, alpha, n_sweeps, burn_in, n_d)
 
 
 @njit(cache=True, parallel=True)

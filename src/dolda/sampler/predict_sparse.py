@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit, prange
 
 from .rng import STEP_PREDICT, stream, uniform
-from .sweeps import WEIGHT_BLOCK
+from .sweeps import WEIGHT_BLOCK, block_totals_n, search_weights_n
 from .sweeps import search_cumulative as _search
 
 #: Topics per block of the word bucket's two-level scan.
@@ -54,8 +54,9 @@ def _alpha_total(alpha):
 
 
 @njit(cache=True, inline="always")
-def _write_proportions(out, d, acc, alpha, n_sweeps, burn_in, n_d):
-    """``out[d, k] = (E[n_{d,k}] + alpha_k) / (N_d + sum alpha)`` from the kept sums ``acc``."""
+def write_proportions(out, d, acc, alpha, n_sweeps, burn_in, n_d):
+    """``out[d, k] = (E[n_{d,k}] + alpha_k) / (N_d + sum alpha)`` from the kept sums ``acc``
+    (both kernels' last step)."""
     kept = n_sweeps - burn_in
     denom = kept * (n_d + _alpha_total(alpha))
     for k in range(out.shape[1]):
@@ -82,43 +83,34 @@ def _draw_word_bucket(phi_row, block_row, alpha, target):
     return k
 
 
+@njit(cache=True, inline="always")
+def _add_word_shares(words, phi_wk, alpha, word_share, acc):
+    """The word bucket's part of the Rao-Blackwellised sums, once after the sweeps:
+    ``acc[k] += word_share[i] alpha_k phi_{k,w_i}`` for every token position ``i``
+    (``word_share[i]``: its summed ``1 / total`` over the kept sweeps)."""
+    for i in range(len(words)):
+        phi_row = phi_wk[words[i]]
+        share = word_share[i]
+        for k in range(len(acc)):
+            acc[k] += share * alpha[k] * phi_row[k]
+
+
 # ------------------------------------------------ the document-local kernel
 @njit(cache=True, inline="always")
 def _slot_weights(L_row, counts, n_nz, prob, block_sums):
     """``prob[j] = c_j L[u, j]`` over the slots ``j < n_nz`` and their sums over blocks of
-    ``WEIGHT_BLOCK``; returns the document bucket's mass."""
+    ``WEIGHT_BLOCK`` (:func:`dolda.sampler.sweeps.block_totals_n`); returns the document
+    bucket's mass."""
     for j in range(n_nz):
         prob[j] = counts[j] * L_row[j]
-    total = 0.0
-    for b in range((n_nz + WEIGHT_BLOCK - 1) // WEIGHT_BLOCK):
-        lo = b * WEIGHT_BLOCK
-        acc = 0.0
-        for j in range(lo, min(lo + WEIGHT_BLOCK, n_nz)):
-            acc += prob[j]
-        block_sums[b] = acc
-        total += acc
-    return total
+    return block_totals_n(prob, n_nz, block_sums)
 
 
 @njit(cache=True, inline="always")
 def _search_slots(prob, block_sums, n_nz, target):
     """The slot ``j < n_nz`` whose interval of the cumulated ``prob`` holds ``target`` (in
-    ``[0, mass)``): a walk over the blocks, then within the block (the last slot when
-    rounding leaves ``target`` at the end)."""
-    n_blocks = (n_nz + WEIGHT_BLOCK - 1) // WEIGHT_BLOCK
-    b = 0
-    acc = block_sums[0]
-    while acc <= target and b < n_blocks - 1:
-        b += 1
-        acc += block_sums[b]
-    acc -= block_sums[b]
-    j = b * WEIGHT_BLOCK
-    last = min(j + WEIGHT_BLOCK, n_nz) - 1
-    acc += prob[j]
-    while acc <= target and j < last:
-        j += 1
-        acc += prob[j]
-    return j
+    ``[0, mass)``; :func:`dolda.sampler.sweeps.search_weights_n` over the first ``n_nz``)."""
+    return search_weights_n(prob, n_nz, block_sums, target)
 
 
 @njit(cache=True)
@@ -214,11 +206,7 @@ def _local_document(words, local, distinct, n_distinct, phi_wk, blocks, mass, al
     for j in range(n_nz):
         acc[slot[j]] += slot_acc[j]
     if rao_blackwell:
-        for i in range(n_d):
-            phi_row = phi_wk[words[i]]
-            share = word_share[i]
-            for k in range(n_topics):
-                acc[k] += share * alpha[k] * phi_row[k]
+        _add_word_shares(words, phi_wk, alpha, word_share, acc)
     return state
 
 
@@ -312,11 +300,7 @@ def _gather_document(words, phi_wk, blocks, mass, alpha, n_sweeps, burn_in, stat
             for j in range(n_nz):
                 acc[nz[j]] += ndk_row[nz[j]]
     if rao_blackwell:
-        for i in range(n_d):
-            phi_row = phi_wk[words[i]]
-            share = word_share[i]
-            for k in range(n_topics):
-                acc[k] += share * alpha[k] * phi_row[k]
+        _add_word_shares(words, phi_wk, alpha, word_share, acc)
     return state
 
 
@@ -345,7 +329,7 @@ def _sparse_document(tokens, start, stop, phi_wk, blocks, mass, alpha, n_sweeps,
     else:
         _gather_document(words, phi_wk, blocks, mass, alpha, n_sweeps, burn_in, state, acc,
                          rao_blackwell)
-    _write_proportions(out, d, acc, alpha, n_sweeps, burn_in, n_d)
+    write_proportions(out, d, acc, alpha, n_sweeps, burn_in, n_d)
 
 
 @njit(cache=True, parallel=True)

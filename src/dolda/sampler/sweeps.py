@@ -51,12 +51,19 @@ def fill_weights(phi_row, ndk_row, alpha, prob, block_sums):
 def block_totals(prob, block_sums):
     """``block_sums[b] = sum of prob`` over block ``b`` of :data:`WEIGHT_BLOCK` entries (one
     short chain of additions per block: the blocks overlap); returns their sum, in order."""
-    n_topics = len(prob)
+    return block_totals_n(prob, len(prob), block_sums)
+
+
+@njit(cache=True, inline="always")
+def block_totals_n(prob, n, block_sums):
+    """:func:`block_totals` of the first ``n`` entries of ``prob`` (into the first
+    ``ceil(n / WEIGHT_BLOCK)`` of ``block_sums``): the sparse kernels' weights fill a prefix
+    of a scratch array (a slice in the inner loop would cost more than the sums)."""
     total = 0.0
-    for b in range(len(block_sums)):
+    for b in range((n + WEIGHT_BLOCK - 1) // WEIGHT_BLOCK):
         lo = b * WEIGHT_BLOCK
         acc = 0.0
-        for k in range(lo, min(lo + WEIGHT_BLOCK, n_topics)):
+        for k in range(lo, min(lo + WEIGHT_BLOCK, n)):
             acc += prob[k]
         block_sums[b] = acc
         total += acc
@@ -69,7 +76,14 @@ def search_weights(prob, block_sums, target):
     ``target`` (in ``[0, total)``): a walk over the blocks, then within the block.  When
     rounding leaves ``target`` beyond the last weight, the last topic of positive weight
     (a Pólya-urn Phi can have zero entries)."""
-    n_blocks = len(block_sums)
+    return search_weights_n(prob, len(prob), block_sums, target)
+
+
+@njit(cache=True, inline="always")
+def search_weights_n(prob, n, block_sums, target):
+    """:func:`search_weights` over the first ``n`` entries of ``prob`` and the block sums of
+    :func:`block_totals_n`."""
+    n_blocks = (n + WEIGHT_BLOCK - 1) // WEIGHT_BLOCK
     b = 0
     acc = block_sums[0]
     while acc <= target and b < n_blocks - 1:
@@ -77,7 +91,7 @@ def search_weights(prob, block_sums, target):
         acc += block_sums[b]
     acc -= block_sums[b]
     k = b * WEIGHT_BLOCK
-    last = min(k + WEIGHT_BLOCK, len(prob)) - 1
+    last = min(k + WEIGHT_BLOCK, n) - 1
     acc += prob[k]
     while acc <= target and k < last:
         k += 1
