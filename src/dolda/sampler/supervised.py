@@ -283,6 +283,22 @@ def _nonzero_topics(ndk_row, nz, pos):
 
 
 @njit(cache=True, inline="always")
+def _sparse_residual(d, ndk, eta_kl, base, inv_n, nz, n_nz, r):
+    """:func:`document_residual` over the document's non-zero topics ``nz[:n_nz]`` only,
+    from the topic-major ``eta_kl`` (K, L): O(K_d L) instead of O(K L) (at K = 1000 a 20
+    Newsgroups document has about 60 topics)."""
+    for l in range(len(r)):
+        r[l] = 0.0
+    for j in range(n_nz):
+        k = nz[j]
+        count = ndk[d, k]
+        for l in range(len(r)):
+            r[l] += eta_kl[k, l] * count
+    for l in range(len(r)):
+        r[l] = base[d, l] - r[l] * inv_n
+
+
+@njit(cache=True, inline="always")
 def _drop_topic(k, nz, pos, n_nz):
     """Swap-remove topic ``k`` (its count fell to 0) from the non-zero list; returns its length."""
     j = pos[k]
@@ -381,12 +397,13 @@ def _sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tab
         if n_d == 0:
             continue
         inv_n = 1.0 / n_d
-        r = np.empty(n_classes)
-        document_residual(d, ndk, eta_topics, base, inv_n, r)
         # compact list of the document's non-zero topics, with positions
         nz = np.empty(n_topics, np.int32)
         pos = np.full(n_topics, -1, np.int32)
-        n_nz = _nonzero_topics(ndk[d], nz, pos)
+        ndk_row = ndk[d]
+        n_nz = _nonzero_topics(ndk_row, nz, pos)
+        r = np.empty(n_classes)
+        _sparse_residual(d, ndk, eta_kl, base, inv_n, nz, n_nz, r)
         cum = np.empty(n_topics)
         state = stream(seed, step, doc_offset + d)
         for i in range(start, stop):
@@ -395,12 +412,12 @@ def _sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tab
                 prefetch_row(phi_wk, tokens[i + AHEAD], nz, n_nz)
                 prefetch(mass, tokens[i + AHEAD])
             k0 = z[i]
-            ndk[d, k0] -= 1
-            if ndk[d, k0] == 0:  # swap-remove k0 from the non-zero list
+            ndk_row[k0] -= 1
+            if ndk_row[k0] == 0:  # swap-remove k0 from the non-zero list
                 n_nz = _drop_topic(k0, nz, pos, n_nz)
             # r keeps the current token in; r^{-i} = r + eta_{.,k0} / N_d is never formed
             # proposal from q
-            doc_mass = _document_bucket(ndk[d], phi_wk[w], nz, n_nz, cum)
+            doc_mass = _document_bucket(ndk_row, phi_wk[w], nz, n_nz, cum)
             word_mass = mass[w]
             u, state = uniform(state)
             target = u * (word_mass + doc_mass)
@@ -426,9 +443,9 @@ def _sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tab
                 if k1 != k0:  # accepted: the token moves from k0 to k1
                     _move_residual(k0, k1, eta_kl, r, inv_n)
             z[i] = k1
-            if ndk[d, k1] == 0:
+            if ndk_row[k1] == 0:
                 n_nz = _add_topic(k1, nz, pos, n_nz)
-            ndk[d, k1] += 1
+            ndk_row[k1] += 1
 
 
 @njit(cache=True, parallel=True)
@@ -468,11 +485,12 @@ def _sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_to
         if n_d == 0:
             continue
         inv_n = 1.0 / n_d
-        r = np.empty(n_classes)
-        document_residual(d, ndk, eta_topics, base, inv_n, r)
         nz = np.empty(n_topics, np.int32)
         pos = np.full(n_topics, -1, np.int32)
-        n_nz = _nonzero_topics(ndk[d], nz, pos)
+        ndk_row = ndk[d]
+        n_nz = _nonzero_topics(ndk_row, nz, pos)
+        r = np.empty(n_classes)
+        _sparse_residual(d, ndk, eta_kl, base, inv_n, nz, n_nz, r)
         cum = np.empty(n_topics)
         state = stream(seed, step, doc_offset + d)
         for i in range(start, stop):
@@ -485,10 +503,10 @@ def _sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_to
             if m == 0:
                 continue
             k0 = z[i]
-            ndk[d, k0] -= 1
-            if ndk[d, k0] == 0:
+            ndk_row[k0] -= 1
+            if ndk_row[k0] == 0:
                 n_nz = _drop_topic(k0, nz, pos, n_nz)
-            doc_mass = _document_bucket(ndk[d], phi_wk[w], nz, n_nz, cum)
+            doc_mass = _document_bucket(ndk_row, phi_wk[w], nz, n_nz, cum)
             word_mass = mass[w]
             u, state = uniform(state)
             target = u * (word_mass + doc_mass)
@@ -507,9 +525,9 @@ def _sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_to
             if k1 != k0:
                 _move_residual(k0, k1, eta_kl, r, inv_n)
             z[i] = k1
-            if ndk[d, k1] == 0:
+            if ndk_row[k1] == 0:
                 n_nz = _add_topic(k1, nz, pos, n_nz)
-            ndk[d, k1] += 1
+            ndk_row[k1] += 1
 
 
 # ------------------------------------------------ wrappers (alpha a float or (K,))
