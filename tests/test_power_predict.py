@@ -137,18 +137,22 @@ def test_token_ids_out_of_range_on_either_side_are_named_before_chunking(bad, mo
         predict.predict_topic_proportions(tokens, doc_ptr, phi, 0.1, 2, 1, 0)
 
 
-def _reference_sparse(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed, rao_blackwell):
+def _reference_sparse(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed, rao_blackwell,
+                      seen=None):
     """The sparse prediction in plain Python from the same stream: a token's uniform ``u``
     picks, on ``u (doc_mass + m_w)``, first among the document's non-zero topics in the
     order of their list (a topic is appended when its count rises from 0 and swap-removed,
     the last entry taking its place, when it falls to 0), then among all topics in order
-    for the word bucket ``alpha_k phi_{k,w}``; the estimate as in :func:`_reference_dense`."""
+    for the word bucket ``alpha_k phi_{k,w}``; the estimate as in :func:`_reference_dense`.
+    ``seen``, a list, gets the number of non-zero topics at each draw."""
     from dolda.sampler import rng
 
     K = phi.shape[0]
     out = np.empty((len(doc_ptr) - 1, K))
 
     def draw(w, ndk, nz, state):
+        if seen is not None:
+            seen.append(len(nz))
         doc = np.cumsum([ndk[k] * phi[k, w] for k in nz]) if nz else np.zeros(0)
         doc_mass = doc[-1] if nz else 0.0
         word = np.cumsum(alpha * phi[:, w])
@@ -211,6 +215,29 @@ def test_sparse_prediction_replays_the_documented_draws(rao_blackwell):
     want = _reference_sparse(tokens, doc_ptr, phi, alpha, 6, 2, 11, rao_blackwell)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
     np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("rao_blackwell", [True, False])
+@pytest.mark.parametrize("K", [8, 9, 16, 17])
+def test_sparse_replay_when_a_long_document_fills_every_slot(K, rao_blackwell):
+    """Guards the local copy's slot arrays (mutation run of ``predict_sparse.py``): a document
+    longer than K whose other tokens hold every topic has all ``min(K, N_d) = K`` slots full at
+    a draw, its weights over ``ceil(K / WEIGHT_BLOCK)`` blocks; K = 8, 16 end on a full block,
+    K = 9, 17 on a block of one slot, so one block sum too few or too many allocated or written
+    reads or writes past the arrays (the replay above has N_d <= 9 < K: never a full copy)."""
+    g = np.random.default_rng(30 + K)
+    V = 6
+    phi = g.dirichlet(np.full(V, 50.0), size=K)  # flat, with a large alpha: every topic
+    alpha = g.uniform(3.0, 6.0, K)                # stays in use
+    lengths = np.array([70, 3, 45])
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    tokens = g.integers(0, V, doc_ptr[-1]).astype(np.int32)
+    got = predict.predict_topic_proportions(tokens, doc_ptr, phi, alpha, 5, 2, 4,
+                                            method="sparse", rao_blackwell=rao_blackwell)
+    seen = []
+    want = _reference_sparse(tokens, doc_ptr, phi, alpha, 5, 2, 4, rao_blackwell, seen)
+    assert max(seen) == K and seen.count(K) > 20  # the copy is full at many draws
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
 
 
 @pytest.mark.parametrize("rao_blackwell", [True, False])

@@ -365,6 +365,54 @@ def test_local_copy_of_phi_draws_what_the_gather_kernel_draws(rao_blackwell, dty
     np.testing.assert_allclose(mixed, gather, rtol=1e-9, atol=1e-12)
 
 
+def test_each_document_takes_the_kernel_its_local_copy_size_names(monkeypatch):
+    # Guards the routing (mutation run of predict_sparse.py; the tests above pass whichever
+    # kernel runs): a document's local copy is U x min(K, N_d) entries (U its distinct words);
+    # within LOCAL_MAX_ENTRIES it is swept on the copy, past it by the gather kernel, per
+    # document, and by default an ordinary document is local.  The two kernels' Rao-Blackwellised
+    # sums round differently (slot sums added when a slot empties vs per token), so each row
+    # is bitwise the one of the kernel that ran.  The gather rows are anchored by calling
+    # _gather_document directly; then every row is checked at limits at and one below each
+    # document's size, N_d below and above K.
+    from dolda.sampler import rng as rng_module
+
+    rng = np.random.default_rng(31)
+    K, V, alpha = 12, 15, np.full(12, 0.3)
+    phi = rng.dirichlet(np.full(V, 0.5), size=K)
+    lengths = np.array([7, 20, 0, 13, 30])
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    tokens = rng.integers(0, V, doc_ptr[-1]).astype(np.int32)
+    entries = np.array([len(np.unique(tokens[a:b])) * min(K, b - a)
+                        for a, b in zip(doc_ptr[:-1], doc_ptr[1:])])
+    np.testing.assert_array_equal(entries, [35, 168, 0, 96, 144])
+
+    def run(limit=None):
+        if limit is not None:
+            monkeypatch.setattr(predict_sparse, "LOCAL_MAX_ENTRIES", int(limit))
+        return predict_topic_proportions(tokens, doc_ptr, phi, alpha, 4, 1, 2, method="sparse")
+
+    local_ids, phi_wk = predict_module.local_topics(tokens, phi)
+    blocks = np.ascontiguousarray(predict_module.word_bucket_blocks(phi_wk, alpha))
+    direct = np.full((len(lengths), K), 1.0 / K)
+    for d in np.nonzero(lengths)[0]:
+        a, b = doc_ptr[d], doc_ptr[d + 1]
+        state = np.uint64(int(rng_module.stream(2, rng_module.STEP_PREDICT, d)) & (2**64 - 1))
+        acc = np.zeros(K)
+        predict_sparse._gather_document(local_ids[a:b], phi_wk, blocks, blocks.sum(axis=1),
+                                        alpha, 4, 1, state, acc, True)
+        predict_sparse._write_proportions(direct, d, acc, alpha, 4, 1, b - a)
+
+    default = run()
+    local, gather = run(10**9), run(0)
+    np.testing.assert_array_equal(gather, direct)
+    informative = lengths > 0
+    assert np.all(np.any(local != gather, axis=1)[informative])  # the rows tell them apart
+    np.testing.assert_array_equal(default, local)
+    for limit in sorted({*entries[informative], *(entries[informative] - 1)}):
+        want = np.where((entries <= limit)[:, None], local, gather)
+        np.testing.assert_array_equal(run(limit), want, err_msg=f"limit {limit}")
+
+
 @pytest.mark.parametrize("n_nz", [1, 7, 8, 9, 17, 40])
 def test_slot_search_is_the_cumulative_search(n_nz):
     # _slot_weights / _search_slots over the first n_nz slots (the arrays are wider): the
@@ -390,3 +438,20 @@ def test_slot_search_is_the_cumulative_search(n_nz):
             assert predict_sparse._search_slots(prob, sums, n_nz, target) == j
     assert predict_sparse._search_slots(prob, sums, n_nz, mass) == n_nz - 1
     assert predict_sparse._search_slots(prob, sums, n_nz, 1.5 * mass) == n_nz - 1
+
+
+@pytest.mark.parametrize(
+    "words", [[3], [0, 0, 0], [5, 1, 5, 0, 2, 1, 9, 0], [1, 2, 2, 7], [4, 3, 2, 1]])
+def test_distinct_words_are_the_sorted_unique_words_and_each_tokens_index(words):
+    # Guards _distinct_words (mutation run of predict_sparse.py): U = the number of distinct
+    # words (the local copy's rows, and with min(K, N_d) the size that picks the kernel), the
+    # words sorted once each, every token pointing at its own word's row; word 0 present
+    # or not, every word repeated or none
+    words = np.asarray(words, np.int32)
+    local = np.full(len(words), -9, np.int32)
+    distinct = np.full(len(words), -9, np.int32)
+    n = predict_sparse._distinct_words(words, local, distinct)
+    want_distinct, want_local = np.unique(words, return_inverse=True)
+    assert n == len(want_distinct)
+    np.testing.assert_array_equal(distinct[:n], want_distinct)
+    np.testing.assert_array_equal(local, want_local)
