@@ -400,7 +400,7 @@ def test_each_document_takes_the_kernel_its_local_copy_size_names(monkeypatch):
         acc = np.zeros(K)
         predict_sparse._gather_document(local_ids[a:b], phi_wk, blocks, blocks.sum(axis=1),
                                         alpha, 4, 1, state, acc, True)
-        predict_sparse._write_proportions(direct, d, acc, alpha, 4, 1, b - a)
+        predict_sparse.write_proportions(direct, d, acc, alpha, 4, 1, b - a)
 
     default = run()
     local, gather = run(10**9), run(0)
