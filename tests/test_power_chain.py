@@ -69,7 +69,7 @@ def test_small_helpers():
     assert all(chain.wants_loglik(t, cfg) for t in range(3))
     toks = np.array([0] * 200 + [1] * 3, np.int32)
     d2 = data._replace(tokens=toks, n_words=3)
-    np.testing.assert_array_equal(chain.alias_table_rows(d2),
+    np.testing.assert_array_equal(chain.alias_table_rows(d2, cfg._replace(z_sampler="mh")),
                                   kernels.alias_rows(np.array([200, 3, 0])))
 
 

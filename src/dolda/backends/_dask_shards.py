@@ -9,9 +9,12 @@ import concurrent.futures
 import itertools
 import logging
 import operator
+import time
 import uuid
 
 import numpy as np
+
+from .._validation import check_choice
 
 from ..sampler import shard as shard_blocks
 
@@ -123,6 +126,9 @@ class ShardedDaskChain:
         the sizes of the arrays broadcast to / gathered from the workers.
     recoveries : int
         How many times shards were rebuilt after losing workers.
+    timings : dict
+        ``"phi_draw"``: seconds in the driver's own Phi draws (:meth:`phi`); subclasses add
+        their own entries.
     """
 
     #: How the exact Phi reaches the workers: ``"auto"`` sends the non-zero counts it was
@@ -137,10 +143,7 @@ class ShardedDaskChain:
         if phi_transport is not None:
             from . import PHI_TRANSPORTS
 
-            if phi_transport not in PHI_TRANSPORTS:
-                raise ValueError(f"phi_transport must be one of {PHI_TRANSPORTS}; got "
-                                 f"{phi_transport!r}")
-            self.phi_transport = phi_transport
+            self.phi_transport = check_choice(phi_transport, "phi_transport", PHI_TRANSPORTS)
         if client is None:
             from distributed import default_client
 
@@ -150,6 +153,7 @@ class ShardedDaskChain:
         self.shards = shards
         self.n_topics = int(n_topics)
         self.snapshot_every = max(1, int(snapshot_every))
+        self.timings = {"phi_draw": 0.0}
         self.traffic = {"sent": 0, "received": 0, "iterations": 0}
         self.recoveries = 0
         self._errors = _worker_loss_errors()
@@ -180,6 +184,17 @@ class ShardedDaskChain:
     def _result(self, info):  # pragma: no cover - abstract
         """What :meth:`step` returns after a completed iteration."""
         raise NotImplementedError
+
+    def phi(self):
+        """Phi after the last completed iteration (float32 V x K), drawn here from the
+        subclass's ``_recipe`` the first time it is needed: when Phi itself travels to the
+        workers, or for a checkpoint.  The running means of Phi are Rao-Blackwellised from
+        the counts, so while the counts travel the driver draws no Phi at all."""
+        if self._phi is None:
+            tic = time.perf_counter()
+            self._phi = self._recipe.draw()
+            self.timings["phi_draw"] += time.perf_counter() - tic
+        return self._phi
 
     def _recipe_travels(self) -> bool:
         """Whether this iteration sends the counts Phi was drawn from (the subclass's

@@ -172,8 +172,7 @@ class DaskChain(ShardedDaskChain):
         self.config = config
         shards = dolda_chain.whole_corpus_shards(data, n_shards)
         self._polya = config.phi_sampler == "polya"
-        self._table_rows = (dolda_chain.alias_table_rows(data)
-                            if config.z_sampler == "mh" and not self._polya else None)
+        self._table_rows = dolda_chain.alias_table_rows(data, config)
         self._phi, self._probit = state.phi, state.probit
         self._recipe = None  # what Phi is drawn from, from the first iteration on
         self._constants = self._table_rows
@@ -200,15 +199,6 @@ class DaskChain(ShardedDaskChain):
             polya.write_dense(self._sparse, self._phi)
         else:
             self._phi, self._probit, self._recipe = state
-
-    def phi(self):
-        """Phi after the last completed iteration (float32 V x K), drawn here from its
-        recipe the first time it is needed: for the workers when Phi itself travels, for
-        checkpoints.  The running mean of Phi is Rao-Blackwellised from the counts, so
-        while the counts travel the driver draws no Phi at all between checkpoints."""
-        if self._phi is None:
-            self._phi = self._recipe.draw()
-        return self._phi
 
     def _result(self, info):
         """``(DOLDAState, info)``: Phi and the probit state; ``z`` and ``ndk`` are None
@@ -332,10 +322,10 @@ class DaskLDAChain(ShardedDaskChain):
         self._recipe = None  # what Phi is drawn from, after the first iteration
         self._counts = None  # n_{k,w} of the last iteration
         self._tables = None  # built when Phi itself has to travel
-        self.timings = {"z_sweep": 0.0, "phi_draw": 0.0}
         z_parts = [np.array(z[sh.token_range], dtype=np.int32) for sh in shards]
         super().__init__(client, seed, shards, z_parts, phi_wk.shape[1], snapshot_every,
                          phi_transport)
+        self.timings["z_sweep"] = 0.0
 
     def _global_state(self):
         return self._phi, self._tables, self._recipe, self._counts
@@ -347,17 +337,6 @@ class DaskLDAChain(ShardedDaskChain):
         """``(counts, loglik)`` of the iteration just run, as the local chain's
         :meth:`~dolda.backends.local.LocalLDAChain.step`."""
         return self._counts, loglik
-
-    def phi(self):
-        """Phi after the last completed iteration (float32 V x K), drawn here from its
-        recipe the first time it is needed, i.e. when Phi itself travels: :class:`dolda.LDA`
-        averages ``E[phi | z]`` from the counts, so while the counts travel the driver
-        draws no Phi at all."""
-        if self._phi is None:
-            toc = time.perf_counter()
-            self._phi = self._recipe.draw()
-            self.timings["phi_draw"] += time.perf_counter() - toc
-        return self._phi
 
     def _iterate(self, iteration):
         client, seed = self.client, self.seed

@@ -36,12 +36,10 @@ class LocalChain:
         self.data = data
         self.config = config
         self.shards = dolda_chain.whole_corpus_shards(data, n_shards)
-        self._table_rows = None  # the MH z-step's alias-table rows, counted once
+        self._table_rows = dolda_chain.alias_table_rows(data, config)  # counted once
 
     def step(self, iteration: int):
         """Run iteration ``iteration``; returns ``(state, info)``."""
-        if self._table_rows is None and self.config.z_sampler == "mh":
-            self._table_rows = dolda_chain.alias_table_rows(self.data)
         self.state, info = dolda_chain.dolda_step(self.seed, iteration, self.state, self.data,
                                                   self.config, self.shards, self._table_rows)
         return self.state, info

@@ -218,10 +218,14 @@ def wants_loglik(iteration: int, config: DOLDAConfig) -> bool:
     return (int(iteration) + 1) % max(1, int(config.loglik_every)) == 0
 
 
-def alias_table_rows(data: TopicData):
-    """Table row of every word for the MH z-step: words with at least
+def alias_table_rows(data: TopicData, config: DOLDAConfig):
+    """Table row of every word for the MH z-step with the exact Phi (None for another
+    z-step or the Pólya-urn Phi, which builds its own tables): words with at least
     :data:`dolda.sampler.lda.ALIAS_MIN_TOKENS` tokens get a table, the others
-    are proposed by a linear scan (as in the LDA engine's sparse sweep)."""
+    are proposed by a linear scan (as in the LDA engine's sparse sweep).  Fixed for a fit:
+    the chains count it once and hand it to every iteration."""
+    if config.z_sampler != "mh" or config.phi_sampler == "polya":
+        return None
     return topic_kernels.alias_rows(np.bincount(data.tokens, minlength=data.n_words))
 
 
@@ -328,7 +332,7 @@ def dolda_step(seed: int, iteration: int, state: DOLDAState, data: TopicData,
         The document shards (:func:`whole_corpus_shards`); None: the default layout.
     table_rows : int32 (V,) or None
         :func:`alias_table_rows` of ``data`` (fixed for a fit: a chain passes it to every
-        iteration instead of counting the words again); None: counted here when needed.
+        iteration instead of counting the words again); None: counted here.
     """
     if shards is None:
         shards = whole_corpus_shards(data)
@@ -340,9 +344,7 @@ def dolda_step(seed: int, iteration: int, state: DOLDAState, data: TopicData,
     sparse = state.phi_sparse
     if polya_phi and sparse is None:
         sparse = polya.from_dense(state.phi)
-    rows = None
-    if config.z_sampler == "mh" and not polya_phi:
-        rows = alias_table_rows(data) if table_rows is None else table_rows
+    rows = alias_table_rows(data, config) if table_rows is None else table_rows
     glob = topic_globals(probit.eta, state.phi, data.X.shape[1], config.z_sampler, rows,
                          sparse if polya_phi else None, config.alpha)
     with_loglik = wants_loglik(iteration, config)

@@ -47,8 +47,8 @@ AHEAD = 4
 def prefetch_row(phi_wk, w, nz, n_nz):
     """Start loading what a token of word ``w`` will read of ``phi_wk[w]``: the whole row when
     the document's ``n_nz`` topics ``nz[:n_nz]`` would touch most of its cache lines, else
-    the entries of those topics only (at K = 1000 a document uses about 60 topics: 60 lines
-    of the row's 63)."""
+    the entries of those topics only (at K = 1000 a 20 Newsgroups document uses about 60
+    topics, against the row's 63 lines of 16 float32)."""
     if n_nz * max(1, 64 // phi_wk.itemsize) >= phi_wk.shape[1]:
         prefetch_whole_row(phi_wk, w)
     else:

@@ -283,7 +283,7 @@ def _nonzero_topics(ndk_row, nz, pos):
 
 
 @njit(cache=True, inline="always")
-def _sparse_residual(d, ndk, eta_kl, base, inv_n, nz, n_nz, r):
+def _sparse_residual(ndk_row, eta_kl, base_row, inv_n, nz, n_nz, r):
     """:func:`document_residual` over the document's non-zero topics ``nz[:n_nz]`` only,
     from the topic-major ``eta_kl`` (K, L): O(K_d L) instead of O(K L) (at K = 1000 a 20
     Newsgroups document has about 60 topics)."""
@@ -291,11 +291,11 @@ def _sparse_residual(d, ndk, eta_kl, base, inv_n, nz, n_nz, r):
         r[l] = 0.0
     for j in range(n_nz):
         k = nz[j]
-        count = ndk[d, k]
+        count = ndk_row[k]
         for l in range(len(r)):
             r[l] += eta_kl[k, l] * count
     for l in range(len(r)):
-        r[l] = base[d, l] - r[l] * inv_n
+        r[l] = base_row[l] - r[l] * inv_n
 
 
 @njit(cache=True, inline="always")
@@ -403,7 +403,7 @@ def _sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tab
         ndk_row = ndk[d]
         n_nz = _nonzero_topics(ndk_row, nz, pos)
         r = np.empty(n_classes)
-        _sparse_residual(d, ndk, eta_kl, base, inv_n, nz, n_nz, r)
+        _sparse_residual(ndk_row, eta_kl, base[d], inv_n, nz, n_nz, r)
         cum = np.empty(n_topics)
         state = stream(seed, step, doc_offset + d)
         for i in range(start, stop):
@@ -490,7 +490,7 @@ def _sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_to
         ndk_row = ndk[d]
         n_nz = _nonzero_topics(ndk_row, nz, pos)
         r = np.empty(n_classes)
-        _sparse_residual(d, ndk, eta_kl, base, inv_n, nz, n_nz, r)
+        _sparse_residual(ndk_row, eta_kl, base[d], inv_n, nz, n_nz, r)
         cum = np.empty(n_topics)
         state = stream(seed, step, doc_offset + d)
         for i in range(start, stop):
