@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from test_lda import _chi_square_p
 
+from dolda.heldout import document_completion
 from dolda.sampler import predict as predict_module
 from dolda.sampler import predict_sparse
 from dolda.sampler.predict import (
@@ -14,6 +15,7 @@ from dolda.sampler.predict import (
     resolve_predict_method,
 )
 from dolda.sampler.threads import using_threads
+from dolda.sampler.token_topics import token_topic_frequencies
 
 #: The kernels under test: ``gather`` is the sparse kernel's path for documents too long for a
 #: local copy of Phi, forced on every document.
@@ -281,6 +283,42 @@ def test_bad_input_is_named():
     with pytest.raises(ValueError, match="method"):
         predict_topic_proportions(np.array([0], np.int32), np.array([0, 1]), phi, 0.1, 2, 1, 0,
                                   method="fast")
+
+
+BAD_DOC_PTRS = [
+    (np.array([0, 3, 1, 4]), r"non-decreasing: doc_ptr\[2\] = 1 < doc_ptr\[1\] = 3"),
+    (np.array([0, 5, 4]), r"non-decreasing: doc_ptr\[2\] = 4 < doc_ptr\[1\] = 5"),
+    (np.array([1, 4]), r"start at 0, got doc_ptr\[0\] = 1"),
+    (np.array([0, 2]), r"end at len\(tokens\) = 4, got doc_ptr\[-1\] = 2"),
+    (np.array([0, 2, 6]), r"end at len\(tokens\) = 4, got doc_ptr\[-1\] = 6"),
+    (np.zeros((2, 2), np.int64), r"1-d array"),
+]
+
+
+@pytest.mark.parametrize("method", ["dense", "sparse"])
+@pytest.mark.parametrize("doc_ptr, message", BAD_DOC_PTRS)
+def test_bad_doc_ptr_is_named_before_any_kernel(doc_ptr, message, method, monkeypatch):
+    # a decreasing doc_ptr made numpy raise "negative dimensions are not allowed"; one past
+    # the tokens made the kernels read outside ``tokens`` (numba checks no bounds)
+    def no_kernel(*args, **kwargs):
+        raise AssertionError("a kernel ran")
+
+    monkeypatch.setattr(predict_module, "_predict_chunk", no_kernel)
+    tokens = np.array([0, 2, 1, 1], np.int32)
+    phi = np.array([[0.5, 0.5, 0.0], [0.3, 0.2, 0.5]])
+    with pytest.raises(ValueError, match=message) as info:
+        predict_topic_proportions(tokens, doc_ptr, phi, 0.1, 4, 2, 0, method=method)
+    assert "\n" not in str(info.value)
+    with pytest.raises(ValueError, match=message):
+        token_topic_frequencies(tokens, doc_ptr, phi, 0.1, 4, 2, 0)
+    with pytest.raises(ValueError, match=message):
+        document_completion(phi, 0.1, tokens, doc_ptr, 4, 2, 0)
+
+
+def test_empty_batch_is_still_allowed():
+    theta = predict_topic_proportions(np.zeros(0, np.int32), np.array([0]), np.full((2, 3), 1 / 3),
+                                      0.1, 4, 2, 0)
+    assert theta.shape == (0, 2)
 
 
 def test_auto_picks_by_number_of_topics():

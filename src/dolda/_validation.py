@@ -54,6 +54,31 @@ def check_alpha(value, n_topics: int, name: str = "alpha", auto=()):
     return arr
 
 
+def check_doc_ptr(doc_ptr, n_tokens: int, name: str = "doc_ptr") -> np.ndarray:
+    """``doc_ptr`` (D + 1,) as contiguous int64, checked against ``n_tokens`` tokens.
+
+    The kernels read document ``d`` as ``tokens[doc_ptr[d]:doc_ptr[d + 1]]`` without
+    bounds checks, so ``doc_ptr`` must be 1-d, start at 0, be non-decreasing and end
+    at ``n_tokens``; otherwise a one-line ValueError names the first offending entry.
+    """
+    doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
+    if doc_ptr.ndim != 1 or len(doc_ptr) == 0:
+        raise ValueError(f"{name} must be a 1-d array of D + 1 >= 1 document offsets, got "
+                         f"shape {doc_ptr.shape}")
+    if doc_ptr[0] != 0:
+        raise ValueError(f"{name} must start at 0, got {name}[0] = {doc_ptr[0]}")
+    down = np.flatnonzero(doc_ptr[1:] < doc_ptr[:-1])
+    if len(down):
+        d = int(down[0])
+        raise ValueError(f"{name} must be non-decreasing: {name}[{d + 1}] = {doc_ptr[d + 1]} "
+                         f"< {name}[{d}] = {doc_ptr[d]} (document {d} would have a negative "
+                         "length)")
+    if doc_ptr[-1] != n_tokens:
+        raise ValueError(f"{name} must end at len(tokens) = {n_tokens}, got {name}[-1] = "
+                         f"{doc_ptr[-1]}")
+    return doc_ptr
+
+
 def check_choice(value, name: str, choices) -> str:
     """Raise naming ``name`` and the allowed values when ``value`` is not one of ``choices``."""
     if value not in choices:

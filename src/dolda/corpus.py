@@ -425,12 +425,13 @@ class Corpus:
         ``allow_all_empty``: a corpus without any token is allowed (with a
         warning) instead of an error; documents to predict may all be empty.
         """
+        from ._validation import check_doc_ptr
+
         tokens = np.ascontiguousarray(tokens, dtype=np.int32)
         doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
         if doc_ptr.ndim != 1 or len(doc_ptr) < 2:
             raise ValueError("the corpus is empty: doc_ptr must have length D + 1 >= 2")
-        if doc_ptr[0] != 0 or doc_ptr[-1] != len(tokens) or np.any(np.diff(doc_ptr) < 0):
-            raise ValueError("doc_ptr must start at 0, be non-decreasing and end at len(tokens)")
+        doc_ptr = check_doc_ptr(doc_ptr, len(tokens))
         n_words = len(vocabulary.words)
         if len(tokens) and (tokens.min() < 0 or tokens.max() >= n_words):
             raise ValueError(f"token ids must lie in [0, {n_words})")

@@ -101,7 +101,7 @@ def document_completion(phi, alpha, tokens, doc_ptr, n_sweeps=50, burn_in=None, 
     loglik : ndarray (D,)
     n_tokens : int ndarray (D,)
     """
-    from ._validation import check_burn_in, check_positive_int
+    from ._validation import check_burn_in, check_doc_ptr, check_positive_int
     from .sampler.lda import predict_topic_proportions
 
     phi = np.asarray(phi, dtype=np.float64)
@@ -109,6 +109,8 @@ def document_completion(phi, alpha, tokens, doc_ptr, n_sweeps=50, burn_in=None, 
         raise ValueError(f"phi must be a (K, V) matrix, got shape {phi.shape}")
     n_sweeps = check_positive_int(n_sweeps, "n_sweeps")
     burn_in = check_burn_in(burn_in, n_sweeps)
+    tokens = np.asarray(tokens)
+    doc_ptr = check_doc_ptr(doc_ptr, len(tokens))
     obs_tokens, obs_ptr, held, held_doc = split_halves(tokens, doc_ptr)
     if len(held) and (held.min() < 0 or held.max() >= phi.shape[1]):
         raise ValueError(f"word ids must lie in [0, {phi.shape[1]})")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .._validation import check_doc_ptr
 from . import predict_sparse
 from .alpha import as_alpha
 from .predict_sparse import BLOCK, _predict_sparse, _predict_sparse_serial, write_proportions
@@ -280,8 +281,8 @@ def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, se
     n_topics = phi.shape[0]
     alpha = as_alpha(alpha, n_topics)
     method = resolve_predict_method(method, n_topics)
-    doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
     tokens = np.asarray(tokens)
+    doc_ptr = check_doc_ptr(doc_ptr, len(tokens))
     if len(tokens) and (tokens.min() < 0 or tokens.max() >= phi.shape[1]):
         raise ValueError(f"token ids must lie in [0, {phi.shape[1]}), got {tokens.min()} .. "
                          f"{tokens.max()}")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .._validation import check_doc_ptr
 from .alpha import as_alpha
 from .rng import STEP_PREDICT, stream, uniform
 
@@ -116,7 +117,7 @@ def token_topic_frequencies(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed
         raise ValueError(f"need 0 <= burn_in < n_sweeps, got burn_in={burn_in}, "
                          f"n_sweeps={n_sweeps}")
     tokens = np.ascontiguousarray(tokens, dtype=np.int32)
-    doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
+    doc_ptr = check_doc_ptr(doc_ptr, len(tokens))
     phi_wk = np.ascontiguousarray(np.asarray(phi, dtype=np.float64).T)
     out = np.zeros((len(tokens), phi_wk.shape[1]), np.float64)
     _token_frequencies(tokens, doc_ptr, phi_wk, as_alpha(alpha, phi_wk.shape[1]), n_sweeps,
