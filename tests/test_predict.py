@@ -321,6 +321,53 @@ def test_empty_batch_is_still_allowed():
     assert theta.shape == (0, 2)
 
 
+@pytest.mark.parametrize("rao_blackwell", [True, False])
+@pytest.mark.parametrize("method", ["dense", "sparse"])
+def test_word_of_an_all_zero_phi_column_is_named(method, rao_blackwell, monkeypatch):
+    # no topic emits word 2: its conditional is 0/0; the Rao-Blackwellised kernels raised a
+    # bare ZeroDivisionError, the count estimate put the token on topic 0 (dense) or K - 1
+    # (sparse).  Named before any kernel runs, for every public entry that sweeps.
+    phi = np.array([[0.5, 0.5, 0.0, 0.0], [0.3, 0.7, 0.0, 0.0]])
+    tokens = np.array([0, 2, 1], np.int32)
+    doc_ptr = np.array([0, 3])
+    message = r"column of word 2 is zero in every topic"
+    with pytest.raises(ValueError, match=message) as info:
+        predict_topic_proportions(tokens, doc_ptr, phi, 0.1, 10, 5, 0, method=method,
+                                  rao_blackwell=rao_blackwell)
+    assert "\n" not in str(info.value) and "(2 such words)" not in str(info.value)
+    with pytest.raises(ValueError, match=message):
+        token_topic_frequencies(tokens, doc_ptr, phi, 0.1, 10, 5, 0, rao_blackwell=rao_blackwell)
+    with pytest.raises(ValueError, match=message):
+        document_completion(phi, 0.1, np.array([2, 0, 1, 1]), np.array([0, 4]), 10, 5, 0)
+    # columns that are not distributions' entries are named the same way
+    for bad, what in ((np.nan, "NaN or infinite"), (-0.1, "negative")):
+        wrong = phi.copy()
+        wrong[0, 1] = bad
+        with pytest.raises(ValueError, match=f"{what} values in the column of word 1"):
+            predict_topic_proportions(tokens, doc_ptr, wrong, 0.1, 10, 5, 0, method=method)
+        with pytest.raises(ValueError, match=f"{what} values in the column of word 1"):
+            token_topic_frequencies(tokens, doc_ptr, wrong, 0.1, 10, 5, 0)
+    # a zero column of a word the documents do not use changes nothing: the batch's
+    # conditionals never read it (and a Phi wider than the vocabulary in use stays legal)
+    used = np.array([0, 1, 1], np.int32)
+    narrow = phi[:, :2]
+    np.testing.assert_array_equal(
+        predict_topic_proportions(used, doc_ptr, phi, 0.1, 10, 5, 0, method=method,
+                                  rao_blackwell=rao_blackwell),
+        predict_topic_proportions(used, doc_ptr, narrow, 0.1, 10, 5, 0, method=method,
+                                  rao_blackwell=rao_blackwell))
+    np.testing.assert_array_equal(
+        token_topic_frequencies(used, doc_ptr, phi, 0.1, 10, 5, 0),
+        token_topic_frequencies(used, doc_ptr, narrow, 0.1, 10, 5, 0))
+
+
+def test_token_topic_frequencies_names_token_ids_out_of_range():
+    # the kernel indexes Phi by word id without bounds checks
+    with pytest.raises(ValueError, match=r"token ids must lie in \[0, 4\), got 0 .. 9"):
+        token_topic_frequencies(np.array([0, 9], np.int32), np.array([0, 2]),
+                                np.full((3, 4), 0.25), 0.1, 2, 1, 0)
+
+
 def test_auto_picks_by_number_of_topics():
     assert resolve_predict_method("auto", SPARSE_PREDICT_MIN_TOPICS) == "sparse"
     assert resolve_predict_method("auto", SPARSE_PREDICT_MIN_TOPICS - 1) == "dense"

@@ -79,6 +79,47 @@ def check_doc_ptr(doc_ptr, n_tokens: int, name: str = "doc_ptr") -> np.ndarray:
     return doc_ptr
 
 
+#: At most this many entries of Phi (topics x words) are gathered at once by
+#: :func:`check_phi_columns` (a bounded temporary, as the prediction's own copy).
+PHI_CHECK_ENTRIES = 1 << 22
+
+
+def check_phi_columns(phi, tokens, name: str = "phi") -> None:
+    """Refuse token ids outside ``[0, V)`` and, among the words of ``tokens``, a column
+    of ``phi`` (K, V) that is not finite, has a negative value or is zero in every topic.
+
+    The prediction sweeps draw ``z`` from ``p(z = k) ∝ phi_{k,w} (n_{d,k} + alpha_k)``,
+    which for a zero column is 0/0.  A fitted model's Phi is a posterior mean, positive
+    everywhere, so such a column is corrupt or hand-made input; only the words the
+    documents use are checked (their columns are the only ones the sweeps read, and the
+    check costs O(K x distinct words), as the sweeps' own set-up, not O(K x V)).
+    Raises a one-line ValueError naming the first offending word id.
+    """
+    tokens = np.asarray(tokens)
+    n_words = phi.shape[1]
+    if tokens.size and (tokens.min() < 0 or tokens.max() >= n_words):
+        raise ValueError(f"token ids must lie in [0, {n_words}), got {tokens.min()} .. "
+                         f"{tokens.max()}")
+    words = np.unique(tokens)
+    step = max(1, PHI_CHECK_ENTRIES // max(1, phi.shape[0]))
+    zero = []
+    for lo in range(0, len(words), step):
+        some = words[lo:lo + step]
+        cols = np.asarray(phi[:, some])
+        for bad, what in ((~np.isfinite(cols).all(axis=0), "NaN or infinite"),
+                          ((cols < 0).any(axis=0), "negative")):
+            if bad.any():
+                raise ValueError(f"{name} has {what} values in the column of word "
+                                 f"{some[np.argmax(bad)]}")
+        zero.extend(some[~(cols > 0).any(axis=0)].tolist())
+    if zero:
+        more = f" ({len(zero)} such words)" if len(zero) > 1 else ""
+        raise ValueError(f"{name}'s column of word {zero[0]} is zero in every topic{more}: no "
+                         "topic emits the word, so a document using it has no topic posterior "
+                         f"(a fitted Phi is positive everywhere: is {name} corrupt or "
+                         "hand-made?)")
+
+
 def check_choice(value, name: str, choices) -> str:
     """Raise naming ``name`` and the allowed values when ``value`` is not one of ``choices``."""
     if value not in choices:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .._validation import check_doc_ptr
+from .._validation import check_doc_ptr, check_phi_columns
 from . import predict_sparse
 from .alpha import as_alpha
 from .predict_sparse import BLOCK, _predict_sparse, _predict_sparse_serial, write_proportions
@@ -283,9 +283,7 @@ def predict_topic_proportions(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, se
     method = resolve_predict_method(method, n_topics)
     tokens = np.asarray(tokens)
     doc_ptr = check_doc_ptr(doc_ptr, len(tokens))
-    if len(tokens) and (tokens.min() < 0 or tokens.max() >= phi.shape[1]):
-        raise ValueError(f"token ids must lie in [0, {phi.shape[1]}), got {tokens.min()} .. "
-                         f"{tokens.max()}")
+    check_phi_columns(phi, tokens)  # token ids in range, the words' columns not 0/0
     shape = (len(doc_ptr) - 1, n_topics)
     if out is None:
         out = np.empty(shape, np.float64)

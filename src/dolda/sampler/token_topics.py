@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .._validation import check_doc_ptr
+from .._validation import check_doc_ptr, check_phi_columns
 from .alpha import as_alpha
 from .rng import STEP_PREDICT, stream, uniform
 
@@ -118,6 +118,8 @@ def token_topic_frequencies(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed
                          f"n_sweeps={n_sweeps}")
     tokens = np.ascontiguousarray(tokens, dtype=np.int32)
     doc_ptr = check_doc_ptr(doc_ptr, len(tokens))
+    phi = np.asarray(phi)
+    check_phi_columns(phi, tokens)  # the kernel indexes Phi by word id unchecked
     phi_wk = np.ascontiguousarray(np.asarray(phi, dtype=np.float64).T)
     out = np.zeros((len(tokens), phi_wk.shape[1]), np.float64)
     _token_frequencies(tokens, doc_ptr, phi_wk, as_alpha(alpha, phi_wk.shape[1]), n_sweeps,
