@@ -295,6 +295,18 @@ def _text_member(path):
     _write_arrays(path, _arrays(path), raw_members={"readme.txt": b"hello"})
 
 
+def _zero_word_column(path, word="apple"):
+    """Phi with no topic emitting ``word`` (one the predicted texts use), rows renormalised:
+    every other check still passes."""
+    index = _header(path)["meta"]["vocabulary"]["words"].index(word)
+
+    def zero(a):
+        a = a.copy()
+        a[..., index] = 0  # phi is (K, V)
+        return a / a.sum(axis=-1, keepdims=True)
+    _edit_arrays(path, phi=zero)
+
+
 def _nan_literal(path):
     text = (path / "model.json").read_text().replace('"alpha": 0.01', '"alpha": NaN')
     (path / "model.json").write_text(text)
@@ -326,6 +338,8 @@ EXPLICIT = [
     ("dolda", "NaN in phi", lambda p: _edit_arrays(p, phi=lambda a: a * np.nan)),
     ("dolda", "negative phi", lambda p: _edit_arrays(p, phi=lambda a: -a)),
     ("dolda", "phi rows not summing to one", lambda p: _edit_arrays(p, phi=lambda a: a * 2)),
+    # the prediction sweep's conditional of that word was 0/0: a bare ZeroDivisionError
+    ("dolda", "phi column of a word zero in every topic", _zero_word_column),
     ("dolda", "negative tau", lambda p: _edit_arrays(p, tau_draws=lambda a: -a)),
     ("dolda", "eta missing", lambda p: _edit_arrays(p, eta_draws=None)),
     ("dolda", "eta with a class too few", lambda p: _edit_arrays(
@@ -389,6 +403,7 @@ EXPLICIT = [
     ("lda", "phi narrower than the vocabulary",
      lambda p: _edit_arrays(p, phi=lambda a: a[:, :-1] / a[:, :-1].sum(1, keepdims=True))),
     ("lda", "z out of range", lambda p: _edit_arrays(p, z=lambda a: a + 100)),
+    ("lda", "phi column of a word zero in every topic", _zero_word_column),
     ("lda", "sampler unknown", lambda p: _set(p, ("meta", "sampler"), "evil")),
     ("lda", "transform_sweeps huge", lambda p: _set(p, ("meta", "params", "transform_sweeps"),
                                                     10**9)),
@@ -436,6 +451,22 @@ def test_explicit_corruptions_are_rejected_cleanly(saved, kind, name, mutate):
     finally:
         shutil.rmtree(path.parent, ignore_errors=True)
     assert not SENTINEL.exists()
+
+
+def test_checkpoint_phi_may_have_a_word_no_topic_emits(saved):
+    # a checkpoint's phi is a draw of the chain (word-major, V x K), where a word's row can
+    # be exactly zero (a float32 Dirichlet or a Pólya-urn draw); only a model's posterior
+    # mean must be positive everywhere
+    path = _copy(saved, "ck")
+    try:
+        def zero_row(a):
+            a = a.copy()
+            a[0] = 0
+            return a / a.sum(axis=0, keepdims=True)
+        _edit_arrays(path, phi=zero_row)
+        assert _try("ck", path) == "accepted"
+    finally:
+        shutil.rmtree(path.parent, ignore_errors=True)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -536,6 +536,22 @@ def _simplex_rows(arrays, name, axis):
               f"{sums.min():.6g} .. {sums.max():.6g}, expected 1)")
 
 
+def _every_word_emitted(arrays, name):
+    """No word column of a model's ``phi`` (K, V) is zero in every topic (after
+    :func:`_simplex_rows`: the values are >= 0).  A fitted model's phi is the posterior
+    mean ``(beta + n_{k,w}) / (V beta + n_k)``, positive everywhere; a zero column would
+    make the prediction sweep's conditional of that word 0/0.  Not for a checkpoint,
+    whose phi is a Dirichlet or Pólya-urn draw: exact zeros are legitimate there."""
+    a = arrays[name]
+    if not a.size:
+        return
+    empty = np.flatnonzero(a.max(axis=0) <= 0)  # a reduction: no K x V temporary
+    if len(empty):
+        more = f" ({len(empty)} such words)" if len(empty) > 1 else ""
+        _fail(f"array {name!r} is zero in every topic for word {empty[0]}{more}: no topic "
+              "emits it, and a fitted model's phi is positive everywhere")
+
+
 def check_values(tag: str, facts: dict, arrays: dict, checkpoint=False) -> None:
     """Second pass, on the arrays: finiteness and bounds of parameters and draws."""
     if checkpoint and not facts:
@@ -568,6 +584,8 @@ def check_values(tag: str, facts: dict, arrays: dict, checkpoint=False) -> None:
         _fail("array 'loglik' has +inf values")
     if "phi" in arrays:
         _simplex_rows(arrays, "phi", axis=0 if checkpoint else 1)
+        if not checkpoint:
+            _every_word_emitted(arrays, "phi")
     z = arrays.get("z")
     K = facts.get("n_topics")
     if z is not None and K is not None and z.size and (z.min() < 0 or z.max() >= K):
