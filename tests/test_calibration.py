@@ -231,7 +231,17 @@ def test_stacking_features_and_their_widths():
                                rtol=1e-12)
     assert calibration.stacking_map(np.zeros((3, 4))) == "mu"
     assert calibration.stacking_map(np.zeros((3, 7))) == "mu, log F(mu)"
-    with pytest.raises(ValueError, match="4 or 7 columns, not 5"):
+    assert calibration.stacking_map(np.zeros((3, 10))) == calibration.DO_MAP
+    do = calibration.stacking_features(mu, calibration.DO_MAP)
+    np.testing.assert_allclose(do[:, 6:], stats.norm.logcdf(-mu), rtol=1e-12)
+    # the fixed DO map is the DO formula, by the formula's own definition
+    odds = stats.norm.cdf(mu) / stats.norm.cdf(-mu)
+    np.testing.assert_allclose(
+        calibration.stacked_probabilities(mu, calibration.do_formula_map(3)),
+        odds / odds.sum(), rtol=1e-12)
+    assert calibration.is_do_formula_map(calibration.do_formula_map(3))
+    assert not calibration.is_do_formula_map(calibration.do_formula_map(3) + 1e-9)
+    with pytest.raises(ValueError, match="4, 7 or 10 columns, not 5"):
         calibration.stacking_map(np.zeros((3, 5)))
     with pytest.raises(ValueError, match="unknown calibration map"):
         calibration.stacking_features(mu, "log mu")

@@ -107,7 +107,8 @@ def fold_chain_seed(seed, n_folds, k):
                .generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
-def crossfit_stacking(U, y_index, n_classes, n_folds, seed, sample, log=None):
+def crossfit_stacking(U, y_index, n_classes, n_folds, seed, sample, log=None,
+                      likelihood="ovr"):
     """The cross-fitted calibration map (L, L + 1) or (L, 2 L + 1) of training rows ``U``.
 
     ``sample(U_rows, y_rows, chain_seed)`` runs the model's chain(s) on some rows and
@@ -134,4 +135,5 @@ def crossfit_stacking(U, y_index, n_classes, n_folds, seed, sample, log=None):
         if log is not None:
             log("calibration_folds: fold %d of %d done (%d rows held out)", k + 1, n_folds,
                 len(held))
-    return calibration.select_stacking(pooled_draws(blocks, fold), y_index, n_classes)
+    return calibration.select_stacking(pooled_draws(blocks, fold), y_index, n_classes,
+                                       likelihood=likelihood)

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._draws import new_draws
-from .sampler import gaussian
+from .sampler import do_posterior, gaussian
 from .sampler import probit as gibbs
 from .sampler.threads import using_threads
 
@@ -29,6 +29,7 @@ class ChainSettings(NamedTuple):
     eta_sampler: str      # "auto" or one of dolda.sampler.probit.ETA_SAMPLERS
     n_jobs: int
     progress: bool = False
+    likelihood: str = "ovr"   # "ovr": the paper's Gibbs sampler; "do": dolda.sampler.do_posterior
 
 
 class Chain(NamedTuple):
@@ -37,7 +38,8 @@ class Chain(NamedTuple):
     tau: Optional[np.ndarray]     # (S, L), Horseshoe only
     lam: Optional[np.ndarray]     # (S, L, P - intercept), Horseshoe only
     loglik: np.ndarray            # (n_iter,)
-    eta_sampler: str              # "auto" resolved
+    eta_sampler: str              # "auto" resolved; "laplace-mh" on the DO likelihood
+    acceptance: Optional[float] = None  # likelihood="do": accepted share of MH proposals
 
 
 def run_chain(U, y_index, n_classes, seed, settings):
@@ -58,7 +60,9 @@ def run_chain(U, y_index, n_classes, seed, settings):
     loglik = np.empty(n_iter)
 
     method = settings.eta_sampler
-    if method == "auto":
+    if settings.likelihood == "do":
+        method = "laplace-mh"
+    elif method == "auto":
         method = gibbs.choose_eta_sampler(n_samples, n_columns, sp.issparse(U))
     gram, design = None, None
     if method == "cholesky":
@@ -72,11 +76,16 @@ def run_chain(U, y_index, n_classes, seed, settings):
         from tqdm.auto import tqdm
 
         iterations = tqdm(iterations, desc="DOProbit", unit="it")
-    slot = 0
+    slot, proposal, accepted = 0, None, 0
     with using_threads(n_jobs):
         for it in iterations:
-            state = gibbs.gibbs_step(seed, it, state, U, gram, y_index, prior, n_jobs,
-                                     eta_sampler=method, design=design)
+            if method == "laplace-mh":
+                state, proposal, moved = do_posterior.do_step(seed, it, state, U, y_index,
+                                                              prior, proposal)
+                accepted += moved
+            else:
+                state = gibbs.gibbs_step(seed, it, state, U, gram, y_index, prior, n_jobs,
+                                         eta_sampler=method, design=design)
             loglik[it] = gibbs.do_log_likelihood(U @ state.eta.T, y_index)
             if slot < n_keep and it == keep[slot]:
                 eta_draws[slot] = state.eta
@@ -85,5 +94,7 @@ def run_chain(U, y_index, n_classes, seed, settings):
                     lam_draws[slot] = np.sqrt(state.lam2)
                 slot += 1
     start = 1 if settings.fit_intercept else 0
+    acceptance = (accepted / (n_iter * do_posterior.MH_STEPS) if method == "laplace-mh"
+                  else None)
     return Chain(eta_draws, tau_draws, lam_draws[:, :, start:] if prior.horseshoe else None,
-                 loglik, method)
+                 loglik, method, acceptance)

@@ -355,12 +355,14 @@ class _Shapes:
 
 
 def _stacking_shape(shapes, n_classes):
-    """``stacking`` (proba="calibrated"), optional: (L, L + 1) for the map on ``mu``, or
-    (L, 2 L + 1) for the map on ``[mu, log F(mu)]`` (``dolda.calibration.STACKING_MAPS``)."""
+    """``stacking`` (proba="calibrated"), optional: (L, L + 1) for the map on ``mu``,
+    (L, 2 L + 1) for the map on ``[mu, log F(mu)]`` (``dolda.calibration.STACKING_MAPS``),
+    or (L, 3 L + 1) for ``[mu, log F(mu), log F(-mu)]`` (``DO_MAP``: the DO formula)."""
     shape = shapes.need("stacking", [n_classes, None], optional=True)
-    if shape is not None and shape[1] not in (n_classes + 1, 2 * n_classes + 1):
-        _fail(f"array 'stacking' has shape {shape}, expected [{n_classes}, {n_classes + 1}] "
-              f"or [{n_classes}, {2 * n_classes + 1}]")
+    widths = (n_classes + 1, 2 * n_classes + 1, 3 * n_classes + 1)
+    if shape is not None and shape[1] not in widths:
+        _fail(f"array 'stacking' has shape {shape}, expected [{n_classes}, w] with w one of "
+              f"{list(widths)}")
 
 
 def check_manifest(tag: str, cls, meta: dict, manifest: dict) -> dict:

@@ -131,7 +131,8 @@ class LooDraws(NamedTuple):
     w: np.ndarray     # (s, D)     their weights, each row's renormalised to sum to one
 
 
-def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e6):
+def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e6,
+              likelihood="ovr"):
     """Leave-one-out draws of the training rows' linear predictors and their weights.
 
     The posterior the sampler targets is a product of one-vs-rest binary
@@ -166,6 +167,12 @@ def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e6):
                                  draws that fit row ``d`` without its own columns).
 
     n_keep : int                 draws (evenly spaced) whose predictors are returned.
+    likelihood : {"ovr", "do"}   what the chain conditioned on: the one-vs-rest probits
+                                 (the paper's sampler) or the DO likelihood
+                                 (``DOProbit(likelihood="do")``), whose row likelihood
+                                 then gives the weights.  Singleton columns are integrated
+                                 out under ``"ovr"`` only (the DO likelihood has no closed
+                                 form marginal over them).
 
     Returns
     -------
@@ -180,7 +187,7 @@ def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e6):
 
     y = np.asarray(y, dtype=np.int64)
     n_rows, n_draws = U.shape[0], len(eta_draws)
-    single = singleton_columns(U)
+    single = singleton_columns(U) if likelihood == "ovr" else np.zeros(U.shape[1], bool)
     if single.any():
         # the other columns' predictors: those coefficients zeroed draw by draw (U itself,
         # D x P, is neither changed nor copied)
@@ -201,7 +208,12 @@ def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e6):
             v = np.asarray(U_own @ var.reshape(-1, var.shape[2]).T)
             v = v.reshape(n_rows, len(mu), -1).transpose(1, 0, 2)
             scaled = mu / np.sqrt(1.0 + v)
-        log_w[start:start + len(mu)] = -special.log_ndtr(sign * scaled).sum(axis=2)
+        if likelihood == "do":
+            s = special.log_ndtr(mu) - special.log_ndtr(-mu)
+            log_w[start:start + len(mu)] = (special.logsumexp(s, axis=2)
+                                            - s[:, np.arange(n_rows), y])
+        else:
+            log_w[start:start + len(mu)] = -special.log_ndtr(sign * scaled).sum(axis=2)
         start += len(mu)
     log_w -= log_w.max(axis=0, keepdims=True)
     w = np.exp(log_w)
@@ -334,6 +346,25 @@ def fit_stacking_predictive(mu, w, y, n_classes, C=1.0, init=None):
 # log probabilities beside them.
 STACKING_MAPS = ("mu", "mu, log F(mu)")
 
+#: A third map, never fitted: ``f(mu) = [mu, log F(mu), log F(-mu)]`` (width 3L) with
+#: ``b = 0`` and ``W = [0, I, -I]`` is the DO formula itself.  ``select_stacking`` offers
+#: it beside the fitted maps when the chain targets the DO likelihood
+#: (``DOProbit(likelihood="do")``), whose posterior predictive it then is.
+DO_MAP = "mu, log F(mu), log F(-mu)"
+
+
+def do_formula_map(n_classes):
+    """``[b, W]`` (L, 3 L + 1) of :data:`DO_MAP` that gives the DO formula exactly."""
+    eye = np.eye(n_classes)
+    return np.hstack([np.zeros((n_classes, 1 + n_classes)), eye, -eye])
+
+
+def is_do_formula_map(stacking):
+    """Whether ``stacking`` is :func:`do_formula_map` (the DO formula, not a fitted map)."""
+    stacking = np.asarray(stacking)
+    return (stacking.shape[1] == 3 * stacking.shape[0] + 1
+            and np.array_equal(stacking, do_formula_map(stacking.shape[0])))
+
 
 def stacking_map(stacking):
     """Which map of ``STACKING_MAPS`` the array ``stacking`` (L, 1 + width) holds."""
@@ -342,12 +373,16 @@ def stacking_map(stacking):
         return STACKING_MAPS[0]
     if width == 2 * n_classes:
         return STACKING_MAPS[1]
-    raise ValueError(f"a calibration map for {n_classes} classes has {n_classes + 1} or "
-                     f"{2 * n_classes + 1} columns, not {stacking.shape[1]}")
+    if width == 3 * n_classes:
+        return DO_MAP
+    raise ValueError(f"a calibration map for {n_classes} classes has {n_classes + 1}, "
+                     f"{2 * n_classes + 1} or {3 * n_classes + 1} columns, not "
+                     f"{stacking.shape[1]}")
 
 
 _MAP_INPUTS = {STACKING_MAPS[0]: "the class scores",
-               STACKING_MAPS[1]: "the class scores and their one-vs-rest log-probabilities"}
+               STACKING_MAPS[1]: "the class scores and their one-vs-rest log-probabilities",
+               DO_MAP: "the class scores and their log F(mu) and log F(-mu)"}
 
 
 def proba_rule(model):
@@ -367,6 +402,9 @@ def describe_proba(model):
     if rule == "calibrated" and kind is None:
         return ("the DO formula averaged over the draws: this model has no calibration map "
                 "(saved by an older dolda)")
+    if rule == "calibrated" and is_do_formula_map(model.stacking_):
+        return ("the DO formula averaged over the draws of the DO posterior "
+                "(likelihood='do'), chosen over the fitted maps by leave-one-out log score")
     if rule == "calibrated":
         holdout = getattr(model, "calibration_holdout", None)
         folds = getattr(model, "calibration_folds", None)
@@ -390,7 +428,10 @@ def stacking_features(mu, kind):
         return mu
     if kind == STACKING_MAPS[1]:
         return np.concatenate([mu, special.log_ndtr(mu)], axis=-1)
-    raise ValueError(f"unknown calibration map {kind!r}; expected one of {STACKING_MAPS}")
+    if kind == DO_MAP:
+        return np.concatenate([mu, special.log_ndtr(mu), special.log_ndtr(-mu)], axis=-1)
+    raise ValueError(f"unknown calibration map {kind!r}; expected one of "
+                     f"{STACKING_MAPS + (DO_MAP,)}")
 
 
 def loo_log_score(stacking, mu, w, y):
@@ -400,7 +441,7 @@ def loo_log_score(stacking, mu, w, y):
     return float(np.log(np.maximum((w * p_y).sum(axis=0), 1e-300)).sum())
 
 
-def select_stacking(loo, y, n_classes, C=1.0, maps=STACKING_MAPS):
+def select_stacking(loo, y, n_classes, C=1.0, maps=STACKING_MAPS, likelihood="ovr"):
     """The calibration map: each of ``STACKING_MAPS`` fitted, the best by an AIC-type score.
 
     Both maps are fitted by :func:`fit_stacking_predictive` (started from
@@ -414,9 +455,15 @@ def select_stacking(loo, y, n_classes, C=1.0, maps=STACKING_MAPS):
     truth's) and ``"mu"`` on every multinomial-logit and DO regime tried.  ``maps``
     restricts the candidates (e.g. ``("mu",)``, the map before this choice existed).
 
+    With ``likelihood="do"`` (draws of the DO posterior, ``loo`` weighted by the DO
+    likelihood) the DO formula itself (:func:`do_formula_map`, no fitted weight) competes
+    too: it is the model's own posterior predictive, and wins where the labels follow the
+    DO model (``docs/CALIBRATION.md``, "The DO likelihood").
+
     Returns
     -------
-    ndarray (L, L + 1) or (L, 2 L + 1)   ``[b, W]``; :func:`stacking_map` tells which.
+    ndarray (L, L + 1), (L, 2 L + 1) or (L, 3 L + 1)   ``[b, W]``; :func:`stacking_map`
+    tells which.
     """
     y = np.asarray(y, dtype=np.int64)
     n_present = len(np.unique(y))
@@ -428,6 +475,10 @@ def select_stacking(loo, y, n_classes, C=1.0, maps=STACKING_MAPS):
         score = loo_log_score(fitted, loo.mu, loo.w, y) - n_present * fitted.shape[1]
         if score > best_score:
             best, best_score = fitted, score
+    if likelihood == "do":
+        formula = do_formula_map(n_classes)
+        if loo_log_score(formula, loo.mu, loo.w, y) > best_score:
+            best = formula
     return best
 
 

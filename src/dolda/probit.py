@@ -10,6 +10,7 @@ DOLDA (paper section 3.1, steps 1-4), usable on its own.
 from __future__ import annotations
 
 import logging
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,6 +33,7 @@ from . import calibration
 from ._crossfit import check_fold_rows, check_folds, crossfit_stacking
 from ._draws import draw_mean, draw_quantiles
 from ._probit_chain import ChainSettings, run_chain
+from .sampler import do_posterior
 from .sampler import probit as gibbs
 from .sampler.rng import chain_seed, seed_from
 from .sampler.threads import obeys_n_jobs
@@ -39,6 +41,10 @@ from .sampler.threads import obeys_n_jobs
 logger = logging.getLogger(__name__)
 
 PRIORS = ("horseshoe", "normal")
+LIKELIHOODS = ("ovr", "do")
+
+#: Below this share of accepted MH proposals a ``likelihood="do"`` fit warns.
+LOW_ACCEPTANCE = 0.02
 PROBA_RULES = calibration.PROBA_RULES
 ETA_SAMPLERS = ("auto",) + gibbs.ETA_SAMPLERS
 
@@ -162,8 +168,18 @@ def coefficient_prior_sd(tau_draws, lambda_draws, variance, n_unpenalised=0):
     return prior_sd
 
 
+def check_do_size(likelihood, n_classes, n_columns):
+    """Refuse ``likelihood="do"`` beyond :data:`dolda.sampler.do_posterior.MAX_COEFFICIENTS`
+    coefficients (its eta-step factorises a dense (L P) x (L P) matrix)."""
+    if likelihood == "do" and n_classes * n_columns > do_posterior.MAX_COEFFICIENTS:
+        raise ValueError(f"likelihood='do' samples all {n_classes} x {n_columns} = "
+                         f"{n_classes * n_columns} coefficients jointly, at most "
+                         f"{do_posterior.MAX_COEFFICIENTS}; use likelihood='ovr' (the "
+                         "default) for a model this wide")
+
+
 def fit_proba_stacking(U, eta_draws, y_index, n_classes, prior_sd=None,
-                       maps=calibration.STACKING_MAPS):
+                       maps=calibration.STACKING_MAPS, likelihood="ovr"):
     """The ``proba="calibrated"`` map, fitted on leave-one-out training predictors.
 
     ``U`` (D, P) are the rows the chain was fitted on and ``y_index`` (D,) their
@@ -173,8 +189,10 @@ def fit_proba_stacking(U, eta_draws, y_index, n_classes, prior_sd=None,
     (``docs/CALIBRATION.md``).
     """
     loo = calibration.loo_draws(U, eta_draws, y_index, prior_sd=prior_sd,
-                                n_keep=calibration.map_draw_count(U.shape[0], n_classes))
-    return calibration.select_stacking(loo, y_index, n_classes, maps=maps)
+                                n_keep=calibration.map_draw_count(U.shape[0], n_classes),
+                                likelihood=likelihood)
+    return calibration.select_stacking(loo, y_index, n_classes, maps=maps,
+                                       likelihood=likelihood)
 
 
 class DOProbit(ClassifierMixin, BaseEstimator):
@@ -292,7 +310,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
     def __init__(self, prior="horseshoe", n_iter=2000, burn_in=None, thin=1,
                  prior_variance=100.0, fit_intercept=True, random_state=None,
                  n_jobs=None, progress=False, eta_sampler="auto", n_chains=1,
-                 proba="calibrated", calibration_folds=None):
+                 proba="calibrated", calibration_folds=None, likelihood="ovr"):
         self.prior = prior
         self.n_iter = n_iter
         self.burn_in = burn_in
@@ -306,12 +324,18 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         self.eta_sampler = eta_sampler
         self.proba = proba
         self.calibration_folds = calibration_folds
+        self.likelihood = likelihood
 
     # ------------------------------------------------------------------ fit
     def _check_params(self):
         check_choice(self.prior, "prior", PRIORS)
         check_choice(self.eta_sampler, "eta_sampler", ETA_SAMPLERS)
         check_choice(self.proba, "proba", PROBA_RULES)
+        check_choice(self.likelihood, "likelihood", LIKELIHOODS)
+        if self.likelihood == "do" and self.prior != "normal":
+            raise ValueError("likelihood='do' needs prior='normal': under the Horseshoe the DO "
+                             "posterior's weakly identified common shift of the intercepts "
+                             "stalls its Metropolis-Hastings step (docs/CALIBRATION.md)")
         check_folds(self.calibration_folds)
         n_iter = check_positive_int(self.n_iter, "n_iter")
         burn_in = check_burn_in(self.burn_in, n_iter)
@@ -322,7 +346,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
     def _chain_settings(self, n_iter, burn_in, thin, variance, n_jobs):
         return ChainSettings(self.prior == "horseshoe", bool(self.fit_intercept), variance,
                              n_iter, burn_in, thin, self.eta_sampler, n_jobs,
-                             bool(self.progress))
+                             bool(self.progress), self.likelihood)
 
     def _calibration_map(self, U, y_index, settings):
         """``stacking_``: the leave-one-out map, or with ``calibration_folds`` the
@@ -332,7 +356,8 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         n_folds = check_folds(self.calibration_folds)
         if n_folds is None:
             return fit_proba_stacking(U, self.eta_draws_, y_index, n_classes,
-                                      self._prior_sd(settings.variance))
+                                      self._prior_sd(settings.variance),
+                                      likelihood=settings.likelihood)
         n_chains = check_positive_int(self.n_chains, "n_chains")
 
         def sample(U_rows, y_rows, seed):
@@ -340,7 +365,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
                                              settings).eta for c in range(n_chains)])
 
         return crossfit_stacking(U, y_index, n_classes, n_folds, self.seed_, sample,
-                                 logger.info)
+                                 logger.info, likelihood=settings.likelihood)
 
     def _design(self, X):
         """``U = [1, X]`` (or ``X``); sparse CSR stays sparse CSR."""
@@ -375,11 +400,19 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         check_fold_rows(X.shape[0], check_folds(self.calibration_folds))
         U = self._design(X)
         n_classes = len(self.classes_)
+        check_do_size(self.likelihood, n_classes, U.shape[1])
         seed = seed_from(self.random_state)
         self.seed_ = seed
         settings = self._chain_settings(n_iter, burn_in, thin, variance, n_jobs)
         chain = run_chain(U, y_index, n_classes, seed, settings)
         self.eta_sampler_ = chain.eta_sampler
+        if chain.acceptance is not None:
+            logger.info("DOProbit: %.0f%% of the DO posterior's MH proposals accepted",
+                        100 * chain.acceptance)
+            if chain.acceptance < LOW_ACCEPTANCE:
+                warnings.warn(f"likelihood='do': only {chain.acceptance:.1%} of the "
+                              "Metropolis-Hastings proposals were accepted, so the kept draws "
+                              "repeat; raise n_iter or use likelihood='ovr'", stacklevel=2)
         self.eta_draws_ = chain.eta
         self.tau_draws_ = chain.tau
         self.lambda_draws_ = chain.lam
