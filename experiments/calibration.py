@@ -9,6 +9,7 @@ regression on the same features: accuracy, log loss, top-label ECE (15 bins)
 and the logit calibration slope.  ::
 
     python -m experiments.calibration simulated     # DOProbit, 8 Gaussian covariates
+    python -m experiments.calibration simulated --likelihood do --out simulated_do
     python -m experiments.calibration corpus        # DOLDA on a simulated corpus
     python -m experiments.calibration newsgroups    # DOLDA on 20 Newsgroups (K=20)
     python -m experiments.calibration films         # DOProbit, films genre from metadata
@@ -101,24 +102,29 @@ def _rules(model, predict):
     return out
 
 
-def simulated(seeds=(1, 2), regimes=REGIMES, part="simulated"):
-    """DOProbit on 8 Gaussian covariates, 5 classes, scored on 5000 fresh rows."""
+def simulated(seeds=(1, 2), regimes=REGIMES, part="simulated", likelihood="ovr"):
+    """DOProbit on 8 Gaussian covariates, 5 classes, scored on 5000 fresh rows.
+
+    ``likelihood="do"`` fits ``DOProbit(likelihood="do")`` (the DO likelihood itself),
+    which needs the normal prior: the Horseshoe regimes are skipped."""
     from dolda import DOProbit
 
     rows = []
     for seed, (model_name, scale, n_train, prior) in [(s, r) for s in seeds for r in regimes]:
+        if likelihood == "do" and prior != "normal":
+            continue
         tr = _simulate.simulate_labelled(n_train, model=model_name, scale=scale, seed=seed)
         te = _simulate.simulate_labelled(5000, model=model_name, seed=100 + seed,
                                          coef=tr.coef)
         tic = time.perf_counter()
         fit = DOProbit(prior=prior, n_iter=600, burn_in=200, random_state=seed,
-                       n_jobs=1).fit(tr.X, tr.y)
+                       n_jobs=1, likelihood=likelihood).fit(tr.X, tr.y)
         fit_s = time.perf_counter() - tic
         probas = _rules(fit, lambda: fit.predict_proba(te.X))
         lr = _logistic(tr.X, tr.y)
         row = {"label_model": model_name, "scale": scale, "n_train": n_train,
                "prior": prior, "seed": seed, "fit_seconds": fit_s,
-               "calibration_map": _map_of(fit),
+               "likelihood": likelihood, "calibration_map": _map_of(fit),
                "truth": _scores(te.proba, te.y),
                "logistic_regression": _scores(lr.predict_proba(te.X), te.y)}
         for rule in RULES:
@@ -128,7 +134,8 @@ def simulated(seeds=(1, 2), regimes=REGIMES, part="simulated"):
         _write(part, {"experiment": "calibration_simulated", "partial": True,
                       "rows": rows})
     return {"experiment": "calibration_simulated", "n_test": 5000, "n_features": 8,
-            "n_classes": 5, "n_iter": 600, "burn_in": 200, "rows": rows}
+            "n_classes": 5, "n_iter": 600, "burn_in": 200, "likelihood": likelihood,
+            "rows": rows}
 
 
 def corpus(seeds=(1, 2)):
@@ -355,6 +362,8 @@ def main(argv=None):
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--regimes", type=int, nargs="+", default=None,
                         help="simulated: indices into REGIMES (default: all)")
+    parser.add_argument("--likelihood", choices=("ovr", "do"), default="ovr",
+                        help="simulated: DOProbit's likelihood (do: normal-prior regimes only)")
     parser.add_argument("--out", default=None,
                         help="results name: calibration_<out>.json (default: the part's name)")
     args = parser.parse_args(argv)
@@ -366,7 +375,7 @@ def main(argv=None):
         return
     if args.part == "simulated":
         regimes = REGIMES if args.regimes is None else tuple(REGIMES[i] for i in args.regimes)
-        result = simulated(tuple(args.seeds), regimes, args.out or "simulated")
+        result = simulated(tuple(args.seeds), regimes, args.out or "simulated", args.likelihood)
     elif args.part == "corpus":
         result = corpus(tuple(args.seeds))
     elif args.part == "films":

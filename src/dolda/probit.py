@@ -265,6 +265,16 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         many one-hot levels seen in a few rows each, where leave-one-out cannot leave a row
         out of its levels' coefficients and the default map is overconfident (films
         metadata: ``docs/CALIBRATION.md``, "Cross-fitted map").
+    likelihood : {"ovr", "do"}, default="ovr"
+        What the chain conditions on.  ``"ovr"``: the paper's Gibbs sampler, whose
+        posterior is that of ``L`` one-vs-rest binary probits (DESIGN.md section 2);
+        any prior and size.  ``"do"``: the Diagonal Orthant likelihood itself, normaliser
+        included, by independence Metropolis-Hastings from the Laplace approximation
+        (:mod:`dolda.sampler.do_posterior`); ``prior="normal"`` only and at most 2000
+        coefficients (classes x columns).  With it the ``"calibrated"`` rule may keep the
+        DO formula itself (the model's posterior predictive) when it scores better out of
+        sample than a fitted map; on labels from the DO model it halves the excess log loss
+        (``docs/CALIBRATION.md``, "The DO likelihood").
 
     Attributes
     ----------
@@ -291,8 +301,8 @@ class DOProbit(ClassifierMixin, BaseEstimator):
     feature_names_in_ : ndarray of str
         Only when X was a DataFrame with string column names.
     eta_sampler_ : str
-        The eta sampler used (``"auto"`` resolved).
-    stacking_ : ndarray (L, L + 1) or (L, 2 L + 1)
+        The eta sampler used (``"auto"`` resolved; ``"laplace-mh"`` with ``likelihood="do"``).
+    stacking_ : ndarray (L, L + 1), (L, 2 L + 1) or (L, 3 L + 1)
         The ``proba="calibrated"`` map ``[b, W]``: ``P(y = l) = softmax(b + W f(mu))_l``,
         ``f(mu) = mu`` or ``[mu, log F(mu)]``, whichever scored better out of sample
         (``dolda.calibration.stacking_map(stacking_)`` tells which).
@@ -304,7 +314,8 @@ class DOProbit(ClassifierMixin, BaseEstimator):
     Notes
     -----
     The Gibbs sampler targets the one-vs-rest augmented posterior of Johndrow
-    et al. (2013); the DO normalisation enters through ``predict_proba``.
+    et al. (2013); the DO normalisation enters through ``predict_proba``, or, with
+    ``likelihood="do"``, the chain itself.
     """
 
     def __init__(self, prior="horseshoe", n_iter=2000, burn_in=None, thin=1,
