@@ -105,14 +105,11 @@ def _rules(model, predict):
 def simulated(seeds=(1, 2), regimes=REGIMES, part="simulated", likelihood="ovr"):
     """DOProbit on 8 Gaussian covariates, 5 classes, scored on 5000 fresh rows.
 
-    ``likelihood="do"`` fits ``DOProbit(likelihood="do")`` (the DO likelihood itself),
-    which needs the normal prior: the Horseshoe regimes are skipped."""
+    ``likelihood="do"`` fits ``DOProbit(likelihood="do")`` (the DO likelihood itself)."""
     from dolda import DOProbit
 
     rows = []
     for seed, (model_name, scale, n_train, prior) in [(s, r) for s in seeds for r in regimes]:
-        if likelihood == "do" and prior != "normal":
-            continue
         tr = _simulate.simulate_labelled(n_train, model=model_name, scale=scale, seed=seed)
         te = _simulate.simulate_labelled(5000, model=model_name, seed=100 + seed,
                                          coef=tr.coef)
@@ -363,7 +360,7 @@ def main(argv=None):
     parser.add_argument("--regimes", type=int, nargs="+", default=None,
                         help="simulated: indices into REGIMES (default: all)")
     parser.add_argument("--likelihood", choices=("ovr", "do"), default="ovr",
-                        help="simulated: DOProbit's likelihood (do: normal-prior regimes only)")
+                        help="simulated: DOProbit's likelihood")
     parser.add_argument("--out", default=None,
                         help="results name: calibration_<out>.json (default: the part's name)")
     args = parser.parse_args(argv)

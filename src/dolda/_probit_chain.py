@@ -94,7 +94,7 @@ def run_chain(U, y_index, n_classes, seed, settings):
                     lam_draws[slot] = np.sqrt(state.lam2)
                 slot += 1
     start = 1 if settings.fit_intercept else 0
-    acceptance = (accepted / (n_iter * do_posterior.MH_STEPS) if method == "laplace-mh"
-                  else None)
+    acceptance = (accepted / (n_iter * do_posterior.moves_per_iteration(prior.horseshoe))
+                  if method == "laplace-mh" else None)
     return Chain(eta_draws, tau_draws, lam_draws[:, :, start:] if prior.horseshoe else None,
                  loglik, method, acceptance)

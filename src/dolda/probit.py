@@ -270,8 +270,10 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         posterior is that of ``L`` one-vs-rest binary probits (DESIGN.md section 2);
         any prior and size.  ``"do"``: the Diagonal Orthant likelihood itself, normaliser
         included, by independence Metropolis-Hastings from the Laplace approximation
-        (:mod:`dolda.sampler.do_posterior`); ``prior="normal"`` only and at most 2000
-        coefficients (classes x columns).  With it the ``"calibrated"`` rule may keep the
+        (:mod:`dolda.sampler.do_posterior`; under the Horseshoe, four simplified-manifold
+        MALA moves per iteration beside it); at most 2000 coefficients (classes x
+        columns), and each iteration costs ``O(D (L P)^2)`` (more under the Horseshoe,
+        which rebuilds the approximation every iteration).  With it the ``"calibrated"`` rule may keep the
         DO formula itself (the model's posterior predictive) when it scores better out of
         sample than a fitted map; on labels from the DO model it halves the excess log loss
         (``docs/CALIBRATION.md``, "The DO likelihood").
@@ -343,10 +345,6 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         check_choice(self.eta_sampler, "eta_sampler", ETA_SAMPLERS)
         check_choice(self.proba, "proba", PROBA_RULES)
         check_choice(self.likelihood, "likelihood", LIKELIHOODS)
-        if self.likelihood == "do" and self.prior != "normal":
-            raise ValueError("likelihood='do' needs prior='normal': under the Horseshoe the DO "
-                             "posterior's weakly identified common shift of the intercepts "
-                             "stalls its Metropolis-Hastings step (docs/CALIBRATION.md)")
         check_folds(self.calibration_folds)
         n_iter = check_positive_int(self.n_iter, "n_iter")
         burn_in = check_burn_in(self.burn_in, n_iter)

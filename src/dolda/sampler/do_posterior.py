@@ -232,6 +232,69 @@ def mh_eta_step(rng, U, y, prec, eta, proposal: Proposal, n_steps=MH_STEPS):
     return eta, accepted
 
 
+#: Under the Horseshoe the conditional posterior of eta given the scales bends along the
+#: weakly identified common shift of the intercepts, and the independence proposal alone
+#: stalled (0.2% accepted).  Each iteration then adds this many simplified-manifold MALA
+#: moves (Girolami & Calderhead 2011) with the local information as metric.
+LOCAL_STEPS = 4
+
+#: Their step size ``eps``: proposal ``N(eta + eps^2/2 H^{-1} g, eps^2 H^{-1})`` at the
+#: current ``eta``.  Measured acceptance 0.40-0.46 at 0.5 and 0.22-0.23 at 0.8 (45
+#: coefficients; multinomial-logit and DO labels).
+LOCAL_STEP_SIZE = 0.5
+
+
+class LocalPoint(NamedTuple):
+    """The log posterior at ``eta`` and the smMALA proposal from it."""
+    eta: np.ndarray
+    log_post: float
+    mean: np.ndarray   # (L, P) eta + eps^2 / 2 H^{-1} g
+    chol: np.ndarray   # (LP, LP) lower Cholesky factor of H at eta
+
+
+def local_point(U, y, prec, eta, step_size=LOCAL_STEP_SIZE) -> LocalPoint:
+    """:class:`LocalPoint` at ``eta`` (observed information, Fisher where not PD)."""
+    terms = do_terms(np.asarray(U @ eta.T), y)
+    grad = np.asarray(terms.grad.T @ U) - prec * eta
+    chol = _factor(U, terms, prec)
+    drift = _solve(chol, grad.ravel()).reshape(eta.shape)
+    log_post = terms.loglik - 0.5 * float(np.sum(prec * eta * eta))
+    return LocalPoint(eta, log_post, eta + 0.5 * step_size ** 2 * drift, chol)
+
+
+def local_log_density(point: LocalPoint, x, step_size=LOCAL_STEP_SIZE) -> float:
+    """``log q(x | point)`` of the smMALA proposal, normalising constant included (it
+    depends on the point's metric, so it does not cancel)."""
+    v = point.chol.T @ (x - point.mean).ravel() / step_size
+    return -0.5 * float(v @ v) + float(np.log(np.diag(point.chol)).sum())
+
+
+def local_eta_step(rng, U, y, prec, eta, n_steps=LOCAL_STEPS, step_size=LOCAL_STEP_SIZE):
+    """``n_steps`` simplified-manifold MALA moves of ``eta`` targeting the DO posterior.
+
+    Returns ``(eta, accepted)``.  Draws per move: ``P L`` normals, then one uniform.
+    """
+    here = local_point(U, y, prec, eta, step_size)
+    accepted = 0
+    for _ in range(n_steps):
+        z = rng.standard_normal(eta.size)
+        new = here.mean + step_size * solve_triangular(
+            here.chol, z, lower=True, trans="T", check_finite=False).reshape(eta.shape)
+        there = local_point(U, y, prec, new, step_size)
+        log_ratio = (there.log_post - here.log_post
+                     + local_log_density(there, here.eta, step_size)
+                     - local_log_density(here, new, step_size))
+        if np.log(rng.random()) < log_ratio:
+            here = there
+            accepted += 1
+    return here.eta, accepted
+
+
+def moves_per_iteration(horseshoe: bool) -> int:
+    """Metropolis-Hastings moves :func:`do_step` proposes per iteration."""
+    return MH_STEPS + (LOCAL_STEPS if horseshoe else 0)
+
+
 def do_step(seed: int, iteration: int, state, U, y, prior, proposal: Proposal | None):
     """One iteration ``eta -> (lambda, tau)`` of the chain on the DO likelihood.
 
@@ -249,9 +312,13 @@ def do_step(seed: int, iteration: int, state, U, y, prior, proposal: Proposal | 
         started from its mode.  None at the first iteration, where the chain starts at
         the mode.
 
+    Under the Horseshoe, :data:`LOCAL_STEPS` smMALA moves follow the independence
+    moves (same random stream, after them).
+
     Returns
     -------
     (state, proposal, accepted)
+        ``accepted`` counts the accepted moves of both kinds (:func:`moves_per_iteration`).
     """
     from .probit import ProbitState, draw_shrinkage, prior_precision
     from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
@@ -265,6 +332,9 @@ def do_step(seed: int, iteration: int, state, U, y, prior, proposal: Proposal | 
             eta = proposal.mode
     rng_eta = numpy_generator(seed, iteration * 16 + STEP_ETA)
     eta, accepted = mh_eta_step(rng_eta, U, y, prec, eta, proposal)
+    if prior.horseshoe:
+        eta, moved = local_eta_step(rng_eta, U, y, prec, eta)
+        accepted += moved
     rng_shrink = numpy_generator(seed, iteration * 16 + STEP_SHRINK)
     lam2, tau2, nu, xi = draw_shrinkage(rng_shrink, prior, eta, state.lam2, state.tau2,
                                         state.nu, state.xi)
