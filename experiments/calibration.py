@@ -12,6 +12,7 @@ and the logit calibration slope.  ::
     python -m experiments.calibration simulated --likelihood do --out simulated_do
     python -m experiments.calibration corpus        # DOLDA on a simulated corpus
     python -m experiments.calibration newsgroups    # DOLDA on 20 Newsgroups (K=20)
+    python -m experiments.calibration newsgroups_probit  # DOProbit, both likelihoods, LDA topics
     python -m experiments.calibration films         # DOProbit, films genre from metadata
     python -m experiments.calibration figures       # docs/calibration_reliability.png
     python -m experiments.calibration table         # the table of docs/CALIBRATION.md
@@ -200,6 +201,43 @@ def newsgroups(data_dir, topics=20, iterations=200, seed=1):
             "n_train": len(tr_texts), "n_test": len(te_texts), "rows": [row]}
 
 
+def newsgroups_probit(data_dir, topics=20, iterations=200, seed=1):
+    """DOProbit (normal prior) on 20 Newsgroups topic proportions, both likelihoods.
+
+    The features are the topic proportions of an unsupervised ``dolda.LDA`` fitted on the
+    training split (``transform`` for both splits); DOProbit with ``likelihood="ovr"``
+    and ``"do"`` (20 classes x 21 columns = 420 coefficients), beside multinomial LR on
+    the same features.  Does the DO likelihood help on real labels?
+    """
+    from dolda import LDA, DOProbit
+    from experiments.newsgroups import load_setting
+
+    tr_texts, ytr, te_texts, yte, _, _ = load_setting(data_dir, "stripped", False)
+    lda = LDA(n_topics=topics, n_iter=iterations, random_state=seed).fit(tr_texts)
+    A, B = lda.transform(tr_texts), lda.transform(te_texts)
+    classes = sorted(set(ytr))
+    y_tr = np.array([classes.index(v) for v in ytr])
+    y_te = np.array([classes.index(v) for v in yte])
+    lr = _logistic(A, y_tr)
+    row = {"topics": topics, "iterations": iterations, "seed": seed,
+           "logistic_regression": _scores(lr.predict_proba(B), y_te)}
+    for likelihood in ("ovr", "do"):
+        tic = time.perf_counter()
+        fit = DOProbit(prior="normal", n_iter=600, burn_in=200, random_state=seed,
+                       likelihood=likelihood).fit(A, y_tr)
+        row[f"fit_seconds_{likelihood}"] = time.perf_counter() - tic
+        row[f"calibration_map_{likelihood}"] = _map_of(fit)
+        row[f"calibrated_{likelihood}"] = _scores(fit.predict_proba(B), y_te)
+        fit.set_params(proba="do")
+        row[f"do_{likelihood}"] = _scores(fit.predict_proba(B), y_te)
+    for name in ("logistic_regression", "calibrated_ovr", "do_ovr", "calibrated_do", "do_do"):
+        sc = row[name]
+        print(f"  {name:20s} acc={sc['accuracy']:.3f} logloss={sc['log_loss']:.4f} "
+              f"ece={sc['ece']:.4f} slope={sc['slope']:.3f}", flush=True)
+    return {"experiment": "calibration_newsgroups_probit", "setting": "stripped",
+            "n_train": len(tr_texts), "n_test": len(te_texts), "rows": [row]}
+
+
 def films_split(data_dir, seed=0):
     """The films' genre labels, fold ``seed``'s first stratified 80/20 split of 5 and the
     encoded metadata columns of its two parts (``benchmarks/films_genre.py``'s loader and
@@ -351,8 +389,8 @@ def table():
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=("simulated", "corpus", "newsgroups", "films", "figures",
-                                           "table"))
+    parser.add_argument("part", choices=("simulated", "corpus", "newsgroups",
+                                           "newsgroups_probit", "films", "figures", "table"))
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--topics", type=int, default=20)
@@ -377,6 +415,8 @@ def main(argv=None):
         result = corpus(tuple(args.seeds))
     elif args.part == "films":
         result = films(args.data_dir, args.iterations)
+    elif args.part == "newsgroups_probit":
+        result = newsgroups_probit(args.data_dir, args.topics, args.iterations)
     else:
         result = newsgroups(args.data_dir, args.topics, args.iterations)
     print(_write(args.out or args.part, result))

@@ -38,8 +38,8 @@ class Chain(NamedTuple):
     tau: Optional[np.ndarray]     # (S, L), Horseshoe only
     lam: Optional[np.ndarray]     # (S, L, P - intercept), Horseshoe only
     loglik: np.ndarray            # (n_iter,)
-    eta_sampler: str              # "auto" resolved; "laplace-mh" on the DO likelihood
-    acceptance: Optional[float] = None  # likelihood="do": accepted share of MH proposals
+    eta_sampler: str              # "auto" resolved; "mala" on the DO likelihood
+    acceptance: Optional[float] = None  # likelihood="do": accepted share of MALA moves
 
 
 def run_chain(U, y_index, n_classes, seed, settings):
@@ -61,7 +61,7 @@ def run_chain(U, y_index, n_classes, seed, settings):
 
     method = settings.eta_sampler
     if settings.likelihood == "do":
-        method = "laplace-mh"
+        method = "mala"
     elif method == "auto":
         method = gibbs.choose_eta_sampler(n_samples, n_columns, sp.issparse(U))
     gram, design = None, None
@@ -76,12 +76,12 @@ def run_chain(U, y_index, n_classes, seed, settings):
         from tqdm.auto import tqdm
 
         iterations = tqdm(iterations, desc="DOProbit", unit="it")
-    slot, proposal, accepted = 0, None, 0
+    slot, cache, accepted = 0, None, 0
     with using_threads(n_jobs):
         for it in iterations:
-            if method == "laplace-mh":
-                state, proposal, moved = do_posterior.do_step(seed, it, state, U, y_index,
-                                                              prior, proposal)
+            if method == "mala":
+                state, cache, moved = do_posterior.do_step(seed, it, state, U, y_index,
+                                                           prior, cache)
                 accepted += moved
             else:
                 state = gibbs.gibbs_step(seed, it, state, U, gram, y_index, prior, n_jobs,
@@ -94,7 +94,7 @@ def run_chain(U, y_index, n_classes, seed, settings):
                     lam_draws[slot] = np.sqrt(state.lam2)
                 slot += 1
     start = 1 if settings.fit_intercept else 0
-    acceptance = (accepted / (n_iter * do_posterior.moves_per_iteration(prior.horseshoe))
-                  if method == "laplace-mh" else None)
+    acceptance = (accepted / (n_iter * do_posterior.MALA_STEPS) if method == "mala"
+                  else None)
     return Chain(eta_draws, tau_draws, lam_draws[:, :, start:] if prior.horseshoe else None,
                  loglik, method, acceptance)

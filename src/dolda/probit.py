@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 PRIORS = ("horseshoe", "normal")
 LIKELIHOODS = ("ovr", "do")
 
-#: Below this share of accepted MH proposals a ``likelihood="do"`` fit warns.
+#: Below this share of accepted Langevin moves a ``likelihood="do"`` fit warns.
 LOW_ACCEPTANCE = 0.02
 PROBA_RULES = calibration.PROBA_RULES
 ETA_SAMPLERS = ("auto",) + gibbs.ETA_SAMPLERS
@@ -269,11 +269,9 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         What the chain conditions on.  ``"ovr"``: the paper's Gibbs sampler, whose
         posterior is that of ``L`` one-vs-rest binary probits (DESIGN.md section 2);
         any prior and size.  ``"do"``: the Diagonal Orthant likelihood itself, normaliser
-        included, by independence Metropolis-Hastings from the Laplace approximation
-        (:mod:`dolda.sampler.do_posterior`; under the Horseshoe, four simplified-manifold
-        MALA moves per iteration beside it); at most 2000 coefficients (classes x
-        columns), and each iteration costs ``O(D (L P)^2)`` (more under the Horseshoe,
-        which rebuilds the approximation every iteration).  With it the ``"calibrated"`` rule may keep the
+        included, by Metropolis-adjusted Langevin moves preconditioned by the Fisher
+        information at the posterior mode (:mod:`dolda.sampler.do_posterior`); at most
+        2000 coefficients (classes x columns).  With it the ``"calibrated"`` rule may keep the
         DO formula itself (the model's posterior predictive) when it scores better out of
         sample than a fitted map; on labels from the DO model it halves the excess log loss
         (``docs/CALIBRATION.md``, "The DO likelihood").
@@ -303,7 +301,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
     feature_names_in_ : ndarray of str
         Only when X was a DataFrame with string column names.
     eta_sampler_ : str
-        The eta sampler used (``"auto"`` resolved; ``"laplace-mh"`` with ``likelihood="do"``).
+        The eta sampler used (``"auto"`` resolved; ``"mala"`` with ``likelihood="do"``).
     stacking_ : ndarray (L, L + 1), (L, 2 L + 1) or (L, 3 L + 1)
         The ``proba="calibrated"`` map ``[b, W]``: ``P(y = l) = softmax(b + W f(mu))_l``,
         ``f(mu) = mu`` or ``[mu, log F(mu)]``, whichever scored better out of sample
@@ -416,11 +414,11 @@ class DOProbit(ClassifierMixin, BaseEstimator):
         chain = run_chain(U, y_index, n_classes, seed, settings)
         self.eta_sampler_ = chain.eta_sampler
         if chain.acceptance is not None:
-            logger.info("DOProbit: %.0f%% of the DO posterior's MH proposals accepted",
+            logger.info("DOProbit: %.0f%% of the DO posterior's Langevin moves accepted",
                         100 * chain.acceptance)
             if chain.acceptance < LOW_ACCEPTANCE:
                 warnings.warn(f"likelihood='do': only {chain.acceptance:.1%} of the "
-                              "Metropolis-Hastings proposals were accepted, so the kept draws "
+                              "Langevin moves were accepted, so the kept draws "
                               "repeat; raise n_iter or use likelihood='ovr'", stacklevel=2)
         self.eta_draws_ = chain.eta
         self.tau_draws_ = chain.tau

@@ -9,12 +9,21 @@ the posterior of the Diagonal Orthant model proper,
     P(y = l | mu) = F(mu_l) prod_{j != l} F(-mu_j) / Z(mu) = exp(s_l - logsumexp(s)),
     s_l = g(mu_l) = log F(mu_l) - log F(-mu_l),                     mu_d = eta u_d,
 
-by independence Metropolis-Hastings from its Laplace approximation: the proposal is
-``N(m, H^{-1})`` with ``m`` the mode of the log posterior given the prior precisions
-(Newton's method to convergence) and ``H`` the negative Hessian there.  The proposal
-depends on the data and the prior precisions only, never on the current ``eta``, so the
-accept/reject ratio ``[pi(new) q(old)] / [pi(old) q(new)]`` makes the step exact whatever
-the quality of the approximation (which only sets the acceptance rate).
+by Metropolis-adjusted Langevin moves (MALA) preconditioned by a fixed metric: ``M = I +
+diag(prec)``, with ``I`` the Fisher information of the likelihood at the posterior mode
+under the chain's first prior precisions (found once per chain by Newton's method, where
+the chain starts) and ``prec`` the current prior precisions.  A move proposes
+``N(eta + eps^2/2 M^{-1} grad log pi(eta), eps^2 M^{-1})`` and is accepted by the usual
+ratio with the reverse move's density.  ``M`` depends on the data and the prior only,
+never on ``eta``, so the step is exact whatever the metric's quality, which sets only the
+acceptance rate.
+
+Two other kernels were tried and left (``docs/CALIBRATION.md``, "The DO likelihood"):
+independence Metropolis-Hastings from the Laplace approximation at the mode accepted 9-41%
+with 45 coefficients but 0.4% with 420, and stalled under the Horseshoe (the common shift
+of the intercepts is weakly identified and the posterior bends along it); a
+simplified-manifold MALA with the metric taken at every point worked under the Horseshoe
+but rebuilt an ``O(D (L P)^2)`` information matrix for every move.
 
 The data augmentation that works for the one-vs-rest probits does not carry over: the
 normaliser couples the classes, and augmenting by the rejected draws of the DO model's
@@ -34,8 +43,7 @@ normal CDF/density)::
 and in ``eta`` the information is ``sum_d W_d (x) u_d u_d^T`` plus the prior precisions.
 Newton uses the observed information when it is positive definite and the Fisher
 information otherwise (the log-likelihood is not concave: ``g`` is convex for positive
-arguments).  The cost of one information matrix is ``O(D (L P)^2)``, hence
-:data:`MAX_COEFFICIENTS`.
+arguments).
 """
 
 from __future__ import annotations
@@ -47,15 +55,21 @@ import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cholesky, solve_triangular
 from scipy.special import log_ndtr, logsumexp, ndtr
 
-#: ``likelihood="do"`` builds an (L P) x (L P) information matrix and its Cholesky
-#: factor for every new set of prior precisions: beyond this many coefficients
-#: (classes x columns) that is minutes per iteration, and the estimator refuses.
+#: ``likelihood="do"`` builds an (L P) x (L P) information matrix once per chain
+#: (O(D (L P)^2), Newton needs several) and factorises it for every new set of prior
+#: precisions (every iteration under the Horseshoe, O((L P)^3)): beyond this many
+#: coefficients (classes x columns) the estimator refuses.
 MAX_COEFFICIENTS = 2000
 
-#: Independence Metropolis-Hastings proposals per iteration.  Each costs one evaluation
-#: of the log posterior (O(D L)); measured acceptance 0.1-0.4 per proposal on the
-#: simulated regimes of ``experiments/calibration.py``, so four make a move likely.
-MH_STEPS = 4
+#: Metropolis-adjusted Langevin moves per iteration (:func:`mala_eta_step`).  Each costs
+#: one gradient of the log posterior (O(D L P)) and two triangular solves (O((L P)^2)).
+MALA_STEPS = 4
+
+#: The moves' step size is ``STEP_SCALE (L P)^(-1/6)`` in the metric's units (the MALA
+#: scaling of Roberts & Rosenthal 1998).  Measured acceptance 0.67-0.81 with 45
+#: coefficients (simulated regimes, both priors) and 0.54 with 420 (20 Newsgroups topic
+#: proportions, 20 classes); 1.8 accepted nothing there.
+STEP_SCALE = 1.2
 
 #: Newton stops when the predicted increase of the log posterior (half the Newton
 #: decrement squared) falls below this, relative to ``1 + |log posterior|``.
@@ -179,123 +193,101 @@ def posterior_mode(U, y, prec, start):
         while True:
             new = eta + t * step
             f_new = log_posterior(new, U, y, prec)
-            if f_new >= f or t < 1e-10:
+            if f_new >= f:
                 break
             t *= 0.5
+            if t < 1e-10:  # no step length helps: as close to the mode as rounding allows
+                return eta, it
         eta, f = new, f_new
     raise FloatingPointError(f"the DO posterior's mode was not found in {NEWTON_MAX_ITER} "
                              "Newton steps")
 
 
-class Proposal(NamedTuple):
-    """The Laplace approximation ``N(mode, (C C^T)^{-1})`` used as proposal."""
-    mode: np.ndarray   # (L, P)
-    chol: np.ndarray   # (LP, LP) lower Cholesky factor of the information at the mode
+class Reference(NamedTuple):
+    """Where the metric of the Langevin moves is taken, once per chain."""
+    mode: np.ndarray   # (L, P) the posterior mode under the chain's first prior precisions
+    info: np.ndarray   # (LP, LP) Fisher information of the likelihood alone there (PSD)
+
+
+def reference_point(U, y, prec, start) -> Reference:
+    """:class:`Reference` at the mode for prior precisions ``prec``, Newton from ``start``."""
+    mode, _ = posterior_mode(U, y, prec, start)
+    terms = do_terms(np.asarray(U @ mode.T), y)
+    return Reference(mode, information(U, terms, np.zeros_like(prec), observed=False))
+
+
+class Metric(NamedTuple):
+    """``M = info + diag(prec)``, the preconditioner of the moves, and its factor."""
+    chol: np.ndarray   # (LP, LP) lower Cholesky factor of M
     prec: np.ndarray   # (L, P) the prior precisions it was built for
 
 
-def laplace_proposal(U, y, prec, start) -> Proposal:
-    """:class:`Proposal` for prior precisions ``prec``, Newton started at ``start``."""
-    mode, _ = posterior_mode(U, y, prec, start)
-    terms = do_terms(np.asarray(U @ mode.T), y)
-    return Proposal(mode, _factor(U, terms, prec), np.array(prec, copy=True))
+def metric(reference: Reference, prec) -> Metric:
+    """:class:`Metric` for this iteration's prior precisions."""
+    m = reference.info.copy()
+    m[np.diag_indices_from(m)] += np.ravel(prec)
+    return Metric(cholesky(m, lower=True, check_finite=False), np.array(prec, copy=True))
 
 
-def proposal_log_density(proposal: Proposal, eta) -> float:
-    """``log q(eta)`` up to the constant, which cancels in the MH ratio."""
-    v = proposal.chol.T @ (eta - proposal.mode).ravel()
+def step_size(n_coefficients: int) -> float:
+    """``STEP_SCALE (L P)^(-1/6)``."""
+    return STEP_SCALE * n_coefficients ** (-1.0 / 6.0)
+
+
+class _Point(NamedTuple):
+    eta: np.ndarray
+    log_post: float
+    mean: np.ndarray   # eta + eps^2 / 2 M^{-1} grad: where the move from eta is centred
+
+
+def _point(U, y, prec, eta, met: Metric, eps) -> _Point:
+    terms = do_terms(np.asarray(U @ eta.T), y)
+    grad = np.asarray(terms.grad.T @ U) - prec * eta
+    drift = _solve(met.chol, grad.ravel()).reshape(eta.shape)
+    log_post = terms.loglik - 0.5 * float(np.sum(prec * eta * eta))
+    return _Point(eta, log_post, eta + 0.5 * eps * eps * drift)
+
+
+def move_log_density(met: Metric, point: _Point, x, eps) -> float:
+    """``log q(x | point)`` of a move, up to a constant (the metric does not depend on the
+    point, so its determinant cancels in the ratio)."""
+    v = met.chol.T @ (x - point.mean).ravel() / eps
     return -0.5 * float(v @ v)
 
 
-def draw_proposal(rng, proposal: Proposal):
-    """One draw ``mode + C^{-T} z`` from the proposal."""
-    z = rng.standard_normal(proposal.mode.size)
-    return proposal.mode + solve_triangular(proposal.chol, z, lower=True, trans="T",
-                                            check_finite=False).reshape(proposal.mode.shape)
+def mala_eta_step(rng, U, y, prec, eta, met: Metric, n_steps=MALA_STEPS):
+    """``n_steps`` Metropolis-adjusted Langevin moves of ``eta`` targeting the DO posterior.
 
-
-def mh_eta_step(rng, U, y, prec, eta, proposal: Proposal, n_steps=MH_STEPS):
-    """``n_steps`` independence MH moves of ``eta`` targeting the DO posterior.
-
-    Returns ``(eta, accepted)``.  Draws per proposal: ``P L`` normals, then one uniform.
-    """
-    f_old = log_posterior(eta, U, y, prec)
-    q_old = proposal_log_density(proposal, eta)
-    accepted = 0
-    for _ in range(n_steps):
-        new = draw_proposal(rng, proposal)
-        f_new = log_posterior(new, U, y, prec)
-        q_new = proposal_log_density(proposal, new)
-        if np.log(rng.random()) < (f_new - f_old) - (q_new - q_old):
-            eta, f_old, q_old = new, f_new, q_new
-            accepted += 1
-    return eta, accepted
-
-
-#: Under the Horseshoe the conditional posterior of eta given the scales bends along the
-#: weakly identified common shift of the intercepts, and the independence proposal alone
-#: stalled (0.2% accepted).  Each iteration then adds this many simplified-manifold MALA
-#: moves (Girolami & Calderhead 2011) with the local information as metric.
-LOCAL_STEPS = 4
-
-#: Their step size ``eps``: proposal ``N(eta + eps^2/2 H^{-1} g, eps^2 H^{-1})`` at the
-#: current ``eta``.  Measured acceptance 0.40-0.46 at 0.5 and 0.22-0.23 at 0.8 (45
-#: coefficients; multinomial-logit and DO labels).
-LOCAL_STEP_SIZE = 0.5
-
-
-class LocalPoint(NamedTuple):
-    """The log posterior at ``eta`` and the smMALA proposal from it."""
-    eta: np.ndarray
-    log_post: float
-    mean: np.ndarray   # (L, P) eta + eps^2 / 2 H^{-1} g
-    chol: np.ndarray   # (LP, LP) lower Cholesky factor of H at eta
-
-
-def local_point(U, y, prec, eta, step_size=LOCAL_STEP_SIZE) -> LocalPoint:
-    """:class:`LocalPoint` at ``eta`` (observed information, Fisher where not PD)."""
-    terms = do_terms(np.asarray(U @ eta.T), y)
-    grad = np.asarray(terms.grad.T @ U) - prec * eta
-    chol = _factor(U, terms, prec)
-    drift = _solve(chol, grad.ravel()).reshape(eta.shape)
-    log_post = terms.loglik - 0.5 * float(np.sum(prec * eta * eta))
-    return LocalPoint(eta, log_post, eta + 0.5 * step_size ** 2 * drift, chol)
-
-
-def local_log_density(point: LocalPoint, x, step_size=LOCAL_STEP_SIZE) -> float:
-    """``log q(x | point)`` of the smMALA proposal, normalising constant included (it
-    depends on the point's metric, so it does not cancel)."""
-    v = point.chol.T @ (x - point.mean).ravel() / step_size
-    return -0.5 * float(v @ v) + float(np.log(np.diag(point.chol)).sum())
-
-
-def local_eta_step(rng, U, y, prec, eta, n_steps=LOCAL_STEPS, step_size=LOCAL_STEP_SIZE):
-    """``n_steps`` simplified-manifold MALA moves of ``eta`` targeting the DO posterior.
+    Proposal ``N(eta + eps^2/2 M^{-1} grad log pi(eta), eps^2 M^{-1})`` with the fixed
+    metric ``met`` (a function of the data and the prior precisions, never of ``eta``),
+    accepted with ``pi(new) q(eta | new) / (pi(eta) q(new | eta))``.
 
     Returns ``(eta, accepted)``.  Draws per move: ``P L`` normals, then one uniform.
     """
-    here = local_point(U, y, prec, eta, step_size)
+    eps = step_size(eta.size)
+    here = _point(U, y, prec, eta, met, eps)
     accepted = 0
     for _ in range(n_steps):
         z = rng.standard_normal(eta.size)
-        new = here.mean + step_size * solve_triangular(
-            here.chol, z, lower=True, trans="T", check_finite=False).reshape(eta.shape)
-        there = local_point(U, y, prec, new, step_size)
+        new = here.mean + eps * solve_triangular(met.chol, z, lower=True, trans="T",
+                                                 check_finite=False).reshape(eta.shape)
+        there = _point(U, y, prec, new, met, eps)
         log_ratio = (there.log_post - here.log_post
-                     + local_log_density(there, here.eta, step_size)
-                     - local_log_density(here, new, step_size))
+                     + move_log_density(met, there, here.eta, eps)
+                     - move_log_density(met, here, new, eps))
         if np.log(rng.random()) < log_ratio:
             here = there
             accepted += 1
     return here.eta, accepted
 
 
-def moves_per_iteration(horseshoe: bool) -> int:
-    """Metropolis-Hastings moves :func:`do_step` proposes per iteration."""
-    return MH_STEPS + (LOCAL_STEPS if horseshoe else 0)
+class Cache(NamedTuple):
+    """What :func:`do_step` keeps between iterations."""
+    reference: Reference
+    metric: Metric
 
 
-def do_step(seed: int, iteration: int, state, U, y, prior, proposal: Proposal | None):
+def do_step(seed: int, iteration: int, state, U, y, prior, cache: Cache | None):
     """One iteration ``eta -> (lambda, tau)`` of the chain on the DO likelihood.
 
     Parameters
@@ -306,36 +298,30 @@ def do_step(seed: int, iteration: int, state, U, y, prior, proposal: Proposal | 
         ``a`` is not used (no augmentation) and is passed through.
     U, y, prior
         As for :func:`dolda.sampler.probit.gibbs_step`.
-    proposal : Proposal or None
-        The previous iteration's; rebuilt whenever the prior precisions changed
-        (every iteration under the Horseshoe, once under the normal prior), Newton
-        started from its mode.  None at the first iteration, where the chain starts at
-        the mode.
-
-    Under the Horseshoe, :data:`LOCAL_STEPS` smMALA moves follow the independence
-    moves (same random stream, after them).
+    cache : Cache or None
+        None at the first iteration: the reference point is then the posterior mode
+        under the state's prior precisions, and the chain starts there.  The metric is
+        refactored whenever the prior precisions change (every iteration under the
+        Horseshoe, never under the normal prior).
 
     Returns
     -------
-    (state, proposal, accepted)
-        ``accepted`` counts the accepted moves of both kinds (:func:`moves_per_iteration`).
+    (state, cache, accepted)
     """
     from .probit import ProbitState, draw_shrinkage, prior_precision
     from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
 
     prec = prior_precision(prior, state.lam2, state.tau2)
     eta = state.eta
-    if proposal is None or not np.array_equal(proposal.prec, prec):
-        start = state.eta if proposal is None else proposal.mode
-        proposal = laplace_proposal(U, y, prec, start)
-        if iteration == 0:
-            eta = proposal.mode
+    if cache is None:
+        reference = reference_point(U, y, prec, state.eta)
+        cache = Cache(reference, metric(reference, prec))
+        eta = reference.mode
+    elif not np.array_equal(cache.metric.prec, prec):
+        cache = Cache(cache.reference, metric(cache.reference, prec))
     rng_eta = numpy_generator(seed, iteration * 16 + STEP_ETA)
-    eta, accepted = mh_eta_step(rng_eta, U, y, prec, eta, proposal)
-    if prior.horseshoe:
-        eta, moved = local_eta_step(rng_eta, U, y, prec, eta)
-        accepted += moved
+    eta, accepted = mala_eta_step(rng_eta, U, y, prec, eta, cache.metric)
     rng_shrink = numpy_generator(seed, iteration * 16 + STEP_SHRINK)
     lam2, tau2, nu, xi = draw_shrinkage(rng_shrink, prior, eta, state.lam2, state.tau2,
                                         state.nu, state.xi)
-    return ProbitState(state.a, eta, lam2, tau2, nu, xi), proposal, accepted
+    return ProbitState(state.a, eta, lam2, tau2, nu, xi), cache, accepted
