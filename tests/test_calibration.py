@@ -211,6 +211,25 @@ def test_predictive_map_accounts_for_the_spread_of_the_draws():
     assert np.linalg.norm(fitted[:, 1:]) > np.linalg.norm(plain[:, 1:])
 
 
+def test_in_place_softmax_is_scipys_to_the_last_bit():
+    """The map's fit and its probabilities compute the softmax in their own array (no
+    temporaries of the (s, D, L) size): the same values as scipy's, bit for bit, also with
+    an absent class's -inf intercept."""
+    rng = np.random.default_rng(5)
+    z = rng.normal(scale=30.0, size=(4, 300, 6))
+    want = special.softmax(z, axis=-1)
+    work = z.copy()
+    assert calibration.softmax_inplace(work) is work
+    np.testing.assert_array_equal(work, want)
+    stacking = rng.normal(size=(6, 13))
+    stacking[2, 0] = -np.inf
+    mu = rng.normal(scale=2.0, size=(4, 300, 6))
+    features = calibration.stacking_features(mu, "mu, log F(mu)")
+    np.testing.assert_array_equal(
+        calibration.stacked_probabilities(mu, stacking),
+        special.softmax(stacking[:, 0] + features @ stacking[:, 1:].T, axis=-1))
+
+
 # ------------------------------------------------------------ the map's choice of inputs
 def _labels(rng, proba):
     return (rng.random(len(proba))[:, None] > np.cumsum(proba, axis=1)).sum(axis=1)

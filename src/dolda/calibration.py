@@ -323,11 +323,13 @@ def fit_stacking_predictive(mu, w, y, n_classes, C=1.0, init=None):
 
     def objective(theta):
         b, W = theta[:L], theta[L:].reshape(L, n_pred)
-        p = special.softmax(b + mu @ W.T, axis=2)
+        p = mu @ W.T                         # one (s, D, L) array, changed in place
+        p += b
+        p = softmax_inplace(p)
         p_y = p[:, rows, y]
         q = np.maximum((w * p_y).sum(axis=0), 1e-300)
         r = w * p_y / q                      # each draw's share of row d's score
-        g = -p
+        g = np.negative(p, out=p)            # p is not read again
         g[:, rows, y] += 1.0                 # d log softmax_y / dz = e_y - p
         g *= -r[:, :, None]
         grad_W = g.reshape(-1, L).T @ flat + W / C
@@ -487,7 +489,21 @@ def stacked_probabilities(mu, stacking):
     (:func:`select_stacking`, :func:`fit_stacking`) and ``f`` its map's features
     (:func:`stacking_features`)."""
     features = stacking_features(mu, stacking_map(stacking))
-    return special.softmax(stacking[:, 0] + features @ stacking[:, 1:].T, axis=-1)
+    z = features @ stacking[:, 1:].T
+    del features
+    z += stacking[:, 0]
+    return softmax_inplace(z)
+
+
+def softmax_inplace(z):
+    """``scipy.special.softmax(z, axis=-1)`` computed in ``z`` (float64, C-ordered), returned:
+    the same operations in the same order (maximum, shift, exp, sum, division), so the same
+    values to the last bit, without its three temporaries of ``z``'s size (the calibration
+    map's fit works on 20 draws x D x L arrays: 36 MB each on 20 Newsgroups)."""
+    z -= np.max(z, axis=-1, keepdims=True)
+    np.exp(z, out=z)
+    z /= np.sum(z, axis=-1, keepdims=True)
+    return z
 
 
 def class_probabilities(U, eta_draws, rule, stacking=None):

@@ -49,8 +49,8 @@ from .probit import (
     DOProbit,
     encode_labels,
     coefficient_prior_sd,
-    fit_proba_stacking,
     log_odds_scores,
+    proba_stacking_draws,
 )
 from .sampler import chain as dolda_chain
 from .sampler.alpha import alpha_value, as_alpha
@@ -512,8 +512,12 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         prior_sd = coefficient_prior_sd(self.tau_draws_, self.lambda_draws_,
                                         check_positive_float(self.prior_variance,
                                                              "prior_variance"))
-        self.stacking_ = fit_proba_stacking(U, self.eta_draws_, y_index, len(self.classes_),
-                                            prior_sd)
+        # fit_proba_stacking in two steps, so that U (its D x K topic proportions: 0.09 GB
+        # on 20 Newsgroups at K = 1000) is released before the map's fit, which reads only
+        # the leave-one-out draws
+        loo = proba_stacking_draws(U, self.eta_draws_, y_index, len(self.classes_), prior_sd)
+        U = None
+        self.stacking_ = calibration.select_stacking(loo, y_index, len(self.classes_))
 
     def _combine_chains(self, chains, n_iter):
         """Align every chain's topics to chain 0 (label switching), then pool the draws

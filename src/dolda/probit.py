@@ -188,11 +188,19 @@ def fit_proba_stacking(U, eta_draws, y_index, n_classes, prior_sd=None,
     :func:`dolda.calibration.select_stacking`'s choice among ``maps``
     (``docs/CALIBRATION.md``).
     """
-    loo = calibration.loo_draws(U, eta_draws, y_index, prior_sd=prior_sd,
-                                n_keep=calibration.map_draw_count(U.shape[0], n_classes),
-                                likelihood=likelihood)
+    loo = proba_stacking_draws(U, eta_draws, y_index, n_classes, prior_sd, likelihood)
     return calibration.select_stacking(loo, y_index, n_classes, maps=maps,
                                        likelihood=likelihood)
+
+
+def proba_stacking_draws(U, eta_draws, y_index, n_classes, prior_sd=None, likelihood="ovr"):
+    """The leave-one-out draws :func:`fit_proba_stacking` fits its map on
+    (:func:`dolda.calibration.loo_draws` with :func:`dolda.calibration.map_draw_count`
+    draws kept): the only step that reads ``U``, so a caller holding a large ``U`` can
+    release it before :func:`dolda.calibration.select_stacking`."""
+    return calibration.loo_draws(U, eta_draws, y_index, prior_sd=prior_sd,
+                                 n_keep=calibration.map_draw_count(U.shape[0], n_classes),
+                                 likelihood=likelihood)
 
 
 class DOProbit(ClassifierMixin, BaseEstimator):
