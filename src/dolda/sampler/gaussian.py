@@ -250,11 +250,19 @@ def block_inverses(design: SparseDesign, prec) -> np.ndarray:
     out = np.zeros((n_classes, len(block), len(block)))
     eye = np.eye(len(block))
     for l in range(n_classes):
-        a = design.block_gram + np.diag(prec[l, block])
+        # the products below in place, in the order of ``(x * s[:, None]) * s[None, :]``:
+        # the same values, without four B x B temporaries per class (8 MB each at B = 1,001)
+        a = np.diag(prec[l, block])
+        a += design.block_gram
         s = 1.0 / np.sqrt(np.diag(a))
+        a *= s[:, None]
+        a *= s[None, :]
         try:
-            chol = cholesky(a * s[:, None] * s[None, :], lower=True, check_finite=False)
-            out[l] = cho_solve((chol, True), eye, check_finite=False) * s[:, None] * s[None, :]
+            chol = cholesky(a, lower=True, check_finite=False)
+            del a
+            np.multiply(cho_solve((chol, True), eye, check_finite=False), s[:, None],
+                        out=out[l])
+            out[l] *= s[None, :]
         except np.linalg.LinAlgError:
             out[l] = np.diag(s * s)
     return out
