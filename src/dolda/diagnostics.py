@@ -280,7 +280,10 @@ def probit_inference_data(model, feature_names=None, X=None, y=None):
     With the training data ``X`` and ``y``, the ``log_likelihood`` group holds
     ``log P(y_d | x_d, eta^(s))`` for every kept draw and observation
     (:func:`pointwise_do_loglik`; summed over observations it is the
-    ``loglik`` trace at that draw), for ``az.loo`` and ``az.waic``.
+    ``loglik`` trace at that draw), for ``az.loo`` and ``az.waic``.  With
+    ``likelihood="do"`` that is the likelihood the chain conditioned on, so
+    PSIS-LOO estimates the DO model's own leave-one-out score; with the default
+    one-vs-rest chain it scores the DO formula on draws of another posterior.
     """
     from sklearn.utils.validation import check_is_fitted
 
