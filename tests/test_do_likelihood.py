@@ -107,6 +107,102 @@ def test_newton_never_steps_downhill(monkeypatch):
     assert iterations == 1
 
 
+
+def _do_definition(U, y, eta):
+    """From the DO definition (scipy, via ``_simulate``): ``sum_d log P(y_d | mu_d)``, its
+    gradient in ``eta`` (L, P) and the Fisher information ``sum_d W_d (x) u_d u_d^T``
+    (LP, LP), row by row with the formulas of the module's docstring."""
+    mu = U @ eta.T
+    p = _simulate.true_probabilities(mu, "do")
+    loglik = float(np.log(p[np.arange(len(y)), y]).sum())
+    g1 = stats.norm.pdf(mu) / (stats.norm.cdf(mu) * stats.norm.cdf(-mu))
+    grad = (g1 * (np.eye(eta.shape[0])[y] - p)).T @ U
+    fisher = np.zeros((eta.size, eta.size))
+    for d in range(len(U)):
+        gp = g1[d] * p[d]
+        fisher += np.kron(np.diag(g1[d] * gp) - np.outer(gp, gp), np.outer(U[d], U[d]))
+    return loglik, grad, fisher
+
+
+def test_reference_point_is_the_mode_and_the_fisher_information_there():
+    U, y, eta = _problem(7)
+    prec = np.random.default_rng(7).uniform(0.3, 3.0, eta.shape)
+    start = 0.5 * eta
+    reference = dp.reference_point(U, y, prec, start)
+    mode, _ = dp.posterior_mode(U, y, prec, start)
+    np.testing.assert_array_equal(reference.mode, mode)
+    # the likelihood's information alone (no prior precisions), Fisher, not observed
+    np.testing.assert_allclose(reference.info, _do_definition(U, y, mode)[2], rtol=1e-10,
+                               atol=1e-12)
+    # the metric adds this iteration's precisions (a lower factor) and records them
+    met = dp.metric(reference, prec)
+    np.testing.assert_allclose(met.chol @ met.chol.T, reference.info + np.diag(prec.ravel()),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(np.tril(met.chol), met.chol)
+    np.testing.assert_array_equal(met.prec, prec)
+
+
+def test_step_size_is_the_documented_mala_scaling():
+    assert dp.step_size(1) == dp.STEP_SCALE
+    assert dp.step_size(64) == pytest.approx(dp.STEP_SCALE / 2, rel=1e-14)   # 64^(-1/6)
+    assert dp.step_size(729) == pytest.approx(dp.STEP_SCALE / 3, rel=1e-14)  # 729^(-1/6)
+
+
+def _replay_mala(rng, U, y, prec, eta, info, n_steps):
+    """``mala_eta_step`` written from its docstring with dense linear algebra: metric
+    ``M = info + diag(prec)``, step ``eps = STEP_SCALE (LP)^(-1/6)``; per move ``LP``
+    normals ``z``, the proposal ``mean(eta) + eps C^{-T} z`` with ``M = C C^T`` (lower),
+    ``mean(x) = x + eps^2/2 M^{-1} grad log pi(x)``, then one uniform against
+    ``pi(new) q(eta | new) / (pi(eta) q(new | eta))``,
+    ``log q(x | e) = -|C^T (x - mean(e))|^2 / (2 eps^2)`` up to a constant."""
+    M = info + np.diag(prec.ravel())
+    C = np.linalg.cholesky(M)
+    M_inv = np.linalg.inv(M)
+    eps = dp.STEP_SCALE * eta.size ** (-1.0 / 6.0)
+
+    def point(x):
+        loglik, grad, _ = _do_definition(U, y, x.reshape(eta.shape))
+        grad = (grad - prec * x.reshape(eta.shape)).ravel()
+        return loglik - 0.5 * np.sum(prec.ravel() * x * x), x + 0.5 * eps ** 2 * M_inv @ grad
+
+    def log_q(x, mean):
+        return -0.5 * (x - mean) @ M @ (x - mean) / eps ** 2
+
+    x = eta.ravel().copy()
+    log_pi, mean = point(x)
+    accepted = 0
+    for _ in range(n_steps):
+        z = rng.standard_normal(x.size)
+        new = mean + eps * np.linalg.solve(C.T, z)
+        log_pi_new, mean_new = point(new)
+        log_ratio = log_pi_new - log_pi + log_q(x, mean_new) - log_q(new, mean)
+        if np.log(rng.random()) < log_ratio:
+            x, log_pi, mean = new, log_pi_new, mean_new
+            accepted += 1
+    return x.reshape(eta.shape), accepted
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_mala_eta_step_replays_its_documented_moves(sparse):
+    """The Langevin moves draw what their docstring says, draw for draw (eta at rtol 1e-9,
+    the accepted count exactly; rounding could flip a decision only within ~1e-12 of the
+    uniform's threshold), from a start away from the reference mode, with unequal prior
+    precisions and a metric built for them."""
+    U, y, eta = _problem(8, sparse=sparse)
+    dense = U.toarray() if sparse else U
+    prec = np.random.default_rng(8).uniform(0.3, 3.0, eta.shape)
+    mode = dp.posterior_mode(dense, y, prec, np.zeros_like(eta))[0]
+    info = _do_definition(dense, y, mode)[2]
+    start = mode + 0.3 * np.random.default_rng(18).standard_normal(eta.shape)
+    met = dp.metric(dp.Reference(mode, info), prec)
+    got, accepted = dp.mala_eta_step(np.random.default_rng(5), U, y, prec, start, met,
+                                     n_steps=12)
+    want, moved = _replay_mala(np.random.default_rng(5), dense, y, prec, start, info, 12)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    assert accepted == moved
+    assert 0 < moved < 12    # both branches taken
+
+
 def _mala(rng, U, y, prec, eta):
     reference = dp.reference_point(U, y, prec, np.zeros_like(eta))
     return dp.mala_eta_step(rng, U, y, prec, eta, dp.metric(reference, prec))[0]
