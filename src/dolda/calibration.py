@@ -184,6 +184,7 @@ def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e6,
     import scipy.sparse as sp
 
     from ._design import SparseDenseDesign
+    from .sampler.do_posterior import do_row_log_likelihood
 
     y = np.asarray(y, dtype=np.int64)
     n_rows, n_draws = U.shape[0], len(eta_draws)
@@ -209,9 +210,7 @@ def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e6,
             v = v.reshape(n_rows, len(mu), -1).transpose(1, 0, 2)
             scaled = mu / np.sqrt(1.0 + v)
         if likelihood == "do":
-            s = special.log_ndtr(mu) - special.log_ndtr(-mu)
-            log_w[start:start + len(mu)] = (special.logsumexp(s, axis=2)
-                                            - s[:, np.arange(n_rows), y])
+            log_w[start:start + len(mu)] = -do_row_log_likelihood(mu, y)
         else:
             log_w[start:start + len(mu)] = -special.log_ndtr(sign * scaled).sum(axis=2)
         start += len(mu)

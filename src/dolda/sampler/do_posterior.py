@@ -90,9 +90,13 @@ class DoTerms(NamedTuple):
 
 
 def do_row_log_likelihood(mu, y):
-    """``log P(y_d | mu_d)`` (D,) under the DO model."""
-    s = log_ndtr(mu) - log_ndtr(-mu)
-    return s[np.arange(len(y)), y] - logsumexp(s, axis=1)
+    """``log P(y_d | mu_d)`` (..., D) under the DO model, for ``mu`` (..., D, L): the DO
+    class scores (:func:`dolda.sampler.probit.do_log_scores`) normalised."""
+    from .probit import do_log_scores
+
+    s = do_log_scores(mu)
+    y_index = np.broadcast_to(np.asarray(y)[:, None], s.shape[:-1] + (1,))
+    return np.take_along_axis(s, y_index, axis=-1)[..., 0] - logsumexp(s, axis=-1)
 
 
 def do_terms(mu, y) -> DoTerms:
@@ -124,43 +128,60 @@ def _weighted_gram(U, w):
     return (U * w[:, None]).T @ U
 
 
-def information(U, terms: DoTerms, prec, observed=True):
-    """Negative Hessian of the log posterior in ``eta`` (row-major ``(l, p)``), (LP, LP).
-
-    ``observed=False`` gives the Fisher information (positive semi-definite) plus the
-    prior precisions.
-    """
+def _fisher(U, terms: DoTerms):
+    """Fisher information of the likelihood in ``eta`` (row-major ``(l, p)``), (LP, LP)."""
     n_classes = terms.p.shape[1]
     n_columns = U.shape[1]
     gp = terms.g1 * terms.p
-    diag = terms.g1 * gp
-    if observed:
-        diag = diag - terms.g2 * (terms.onehot - terms.p)
     info = np.empty((n_classes * n_columns, n_classes * n_columns))
     for l in range(n_classes):
         rows = slice(l * n_columns, (l + 1) * n_columns)
         for j in range(l, n_classes):
             w = -gp[:, l] * gp[:, j]
             if j == l:
-                w = w + diag[:, l]
+                w = w + terms.g1[:, l] * gp[:, l]
             block = _weighted_gram(U, w)
             cols = slice(j * n_columns, (j + 1) * n_columns)
             info[rows, cols] = block
             if j != l:
                 info[cols, rows] = block.T
+    return info
+
+
+def _add_observed(info, U, terms: DoTerms):
+    """Add to ``info`` (in place) what the observed information has beyond the Fisher
+    one: the class-diagonal blocks ``U^T diag(-g'' (e - p)) U``."""
+    n_columns = U.shape[1]
+    extra = -terms.g2 * (terms.onehot - terms.p)
+    for l in range(terms.p.shape[1]):
+        at = slice(l * n_columns, (l + 1) * n_columns)
+        info[at, at] += _weighted_gram(U, extra[:, l])
+    return info
+
+
+def information(U, terms: DoTerms, prec, observed=True):
+    """Negative Hessian of the log posterior in ``eta`` (row-major ``(l, p)``), (LP, LP).
+
+    ``observed=False`` gives the Fisher information (positive semi-definite) plus the
+    prior precisions.
+    """
+    info = _fisher(U, terms)
+    if observed:
+        _add_observed(info, U, terms)
     info[np.diag_indices_from(info)] += np.ravel(prec)
     return info
 
 
 def _factor(U, terms, prec):
     """Lower Cholesky factor of the observed information, or of the Fisher information
-    where the observed one is not positive definite."""
+    where the observed one is not positive definite (the Fisher blocks built once)."""
+    fisher = _fisher(U, terms)
+    fisher[np.diag_indices_from(fisher)] += np.ravel(prec)
     try:
-        return cholesky(information(U, terms, prec, observed=True), lower=True,
+        return cholesky(_add_observed(fisher.copy(), U, terms), lower=True,
                         check_finite=False)
     except LinAlgError:
-        return cholesky(information(U, terms, prec, observed=False), lower=True,
-                        check_finite=False)
+        return cholesky(fisher, lower=True, check_finite=False)
 
 
 def _solve(chol, v):
