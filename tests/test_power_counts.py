@@ -127,3 +127,29 @@ def test_merged_shard_counts_equal_the_whole_corpus_counts_array_for_array():
             np.testing.assert_array_equal(got, want)
     one = C.merge_sparse_counts([whole])
     np.testing.assert_array_equal(_sparse_to_dense(one, K, V), _dense(tokens, z, K, V))
+
+
+@pytest.mark.parametrize("n_parts", [2, 3, 5])
+def test_merge_of_sorted_runs_and_of_an_unsorted_part_equals_the_whole_corpus_counts(n_parts):
+    # the merge takes each part's run as sorted by word and merges neighbouring runs
+    # (odd counts leave a run for the next round); a part whose words are out of order in a
+    # topic (not the layout the count kernel writes, but a caller's) goes through a sort
+    tokens, doc_ptr, z, V, K = _corpus(4, D=70)
+    whole = C.sparse_topic_word_counts(*C.word_index(tokens, V), z, K)
+    cuts = np.linspace(0, 70, n_parts + 1).astype(int)
+    parts = [C.sparse_topic_word_counts(*C.word_index(tokens[doc_ptr[a]:doc_ptr[b]], V),
+                                        z[doc_ptr[a]:doc_ptr[b]], K)
+             for a, b in zip(cuts[:-1], cuts[1:])]
+    for merged in (C.merge_sparse_counts(parts), C.merge_sparse_counts(parts[::-1])):
+        for got, want in zip(merged, whole):
+            np.testing.assert_array_equal(got, want)
+    first = parts[0]
+    words = first.words.copy()
+    counts = first.counts.copy()
+    for k in range(K):  # reverse every topic's run of the first part
+        a, b = first.ptr[k], first.ptr[k + 1]
+        words[a:b] = words[a:b][::-1]
+        counts[a:b] = counts[a:b][::-1]
+    shuffled = C.SparseCounts(first.ptr, words, counts)
+    for got, want in zip(C.merge_sparse_counts([shuffled] + parts[1:]), whole):
+        np.testing.assert_array_equal(got, want)

@@ -195,13 +195,43 @@ def sparse_topic_word_counts(word_ptr, order, z, n_topics, n_chunks=None):
 
 # ----------------------------------------------------------------------- Phi
 
+@njit(cache=True, inline="always")
+def _merge_two_runs(w, c, lo, mid, hi, w_out, c_out):
+    """The runs ``lo:mid`` and ``mid:hi`` of ``w`` (each sorted by word) into ``w_out[lo:hi]``,
+    sorted, stable, ties in place (``c`` carried along)."""
+    i, j, o = lo, mid, lo
+    while i < mid and j < hi:
+        if w[j] < w[i]:
+            w_out[o] = w[j]
+            c_out[o] = c[j]
+            j += 1
+        else:
+            w_out[o] = w[i]
+            c_out[o] = c[i]
+            i += 1
+        o += 1
+    while i < mid:
+        w_out[o] = w[i]
+        c_out[o] = c[i]
+        i += 1
+        o += 1
+    while j < hi:
+        w_out[o] = w[j]
+        c_out[o] = c[j]
+        j += 1
+        o += 1
+
+
 @njit(cache=True, parallel=True)
 def _merge_counts(ptrs, words, counts, out_words, out_counts, out_len):
     """Per topic (in parallel): the entries of every part, sorted by word, equal words added.
 
     ``ptrs`` (S, K+1) index the concatenated ``words``/``counts`` of the parts;
     topic ``k``'s result is written from ``ptrs[0, k]``'s position in the
-    topic-major layout (the sum of the earlier topics' entry counts).
+    topic-major layout (the sum of the earlier topics' entry counts).  Each
+    part's run is sorted by word (the layout of :func:`sparse_topic_word_counts`),
+    so the runs are merged pairwise, O(m log S) per topic of ``m`` entries; a
+    part whose run is not sorted sends its topic through a stable sort instead.
     """
     n_parts, n_topics = ptrs.shape[0], ptrs.shape[1] - 1
     start = np.zeros(n_topics + 1, np.int64)
@@ -214,17 +244,43 @@ def _merge_counts(ptrs, words, counts, out_words, out_counts, out_len):
         m = start[k + 1] - start[k]
         w = np.empty(m, np.int32)
         c = np.empty(m, np.int32)
+        bounds = np.empty(n_parts + 1, np.int64)
+        bounds[0] = 0
         j = 0
+        runs_sorted = True
         for s in range(n_parts):
             for i in range(ptrs[s, k], ptrs[s, k + 1]):
                 w[j] = words[i]
                 c[j] = counts[i]
+                if j > bounds[s] and w[j] < w[j - 1]:
+                    runs_sorted = False
                 j += 1
-        order = np.argsort(w, kind="mergesort")
+            bounds[s + 1] = j
+        if runs_sorted:
+            w2 = np.empty(m, np.int32)
+            c2 = np.empty(m, np.int32)
+            n_runs = n_parts
+            while n_runs > 1:  # merge neighbouring runs until one is left
+                kept = 0
+                for r in range(0, n_runs, 2):
+                    lo = bounds[r]
+                    hi = bounds[min(r + 2, n_runs)]
+                    mid = bounds[r + 1] if r + 1 < n_runs else hi
+                    _merge_two_runs(w, c, lo, mid, hi, w2, c2)
+                    bounds[kept] = lo
+                    kept += 1
+                bounds[kept] = bounds[n_runs]
+                n_runs = kept
+                w, w2 = w2, w
+                c, c2 = c2, c
+        else:
+            order = np.argsort(w, kind="mergesort")
+            w = w[order]
+            c = c[order]
         n_out = 0
         last = -1
         base = start[k]
-        for i in order:
+        for i in range(m):
             if w[i] == last:
                 out_counts[base + n_out - 1] += c[i]
             else:
