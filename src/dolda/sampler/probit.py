@@ -41,7 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import cho_solve, cholesky, solve_triangular
+from scipy.linalg import LinAlgError, lapack
 from scipy.special import log_ndtr
 
 from . import gaussian
@@ -154,12 +154,36 @@ def prior_precision(prior: ProbitPrior, lam2: np.ndarray, tau2: np.ndarray) -> n
     return prec
 
 
-def _draw_one_class(gram, prec_l, rhs_l, z_l):
-    q = gram.copy()
-    q[np.diag_indices_from(q)] += prec_l
-    chol = cholesky(q, lower=True, check_finite=False)
-    mean = cho_solve((chol, True), rhs_l, check_finite=False)
-    return mean + solve_triangular(chol, z_l, lower=True, trans="T", check_finite=False)
+def _draw_one_class(gram_f, prec_l, rhs_l, z_l, work):
+    """``eta_l`` from the factor of ``Q_l = gram + diag(prec_l)``, factored in place in ``work``.
+
+    ``gram_f`` is the Gram matrix in Fortran order and ``work`` a Fortran-ordered
+    (P, P) scratch array, so LAPACK reads and overwrites it without the transposing
+    copy (and the clearing of the upper triangle) that ``scipy.linalg.cholesky``
+    makes of a C-ordered matrix: the same ``dpotrf``, ``dpotrs`` and ``dtrtrs``
+    calls on the same numbers as ``cholesky`` + ``cho_solve`` + ``solve_triangular``,
+    hence the same bits (``tests/test_eta_factor.py``), in about two thirds of the
+    time at P = 1,001 (``benchmarks/results/eta_k1000.md``).
+    """
+    np.copyto(work, gram_f)
+    work.ravel(order="F")[:: work.shape[0] + 1] += prec_l  # a view: ``work`` is F-ordered
+    chol, info = lapack.dpotrf(work, lower=1, overwrite_a=1, clean=0)
+    if info != 0:
+        raise LinAlgError(f"Q_l is not positive definite (dpotrf info {info})")
+    mean, info = lapack.dpotrs(chol, rhs_l, lower=1)
+    if info != 0:
+        raise ValueError(f"dpotrs info {info}")
+    noise, info = lapack.dtrtrs(chol, z_l, lower=1, trans=1)
+    if info != 0:
+        raise LinAlgError(f"singular Cholesky factor (dtrtrs info {info})")
+    return mean + noise
+
+
+def _draw_classes(gram_f, prec, rhs, normals, classes, out):
+    """Rows ``classes`` of the eta-step into ``out``, reusing one P x P scratch array."""
+    work = np.empty(gram_f.shape, order="F")
+    for l in classes:
+        out[l] = _draw_one_class(gram_f, prec[l], rhs[l], normals[l], work)
 
 
 def draw_coefficients(gram, rhs, prec, normals, n_jobs: int = 1):
@@ -173,33 +197,44 @@ def draw_coefficients(gram, rhs, prec, normals, n_jobs: int = 1):
     normals : (L, P) standard normal draws (the only randomness).
     n_jobs : int
         Classes are independent and solved on this many threads (LAPACK
-        releases the GIL).  The result does not depend on it.
+        releases the GIL), class ``l`` on thread ``l mod n_jobs``.  The result
+        does not depend on it: every class is factored on one BLAS thread.
 
     Returns
     -------
     eta : (L, P)
         With ``Q_l = C C^T`` (Cholesky), ``eta_l = C^{-T} C^{-1} b_l + C^{-T} z_l``.
+
+    The lower triangle of ``gram`` is read (as ``scipy.linalg.cholesky(lower=True)``
+    reads it).  ``gram`` is put in Fortran order once for all classes; each class
+    then factors a copy of it in a scratch array its thread reuses.
     """
-    n_classes = rhs.shape[0]
-    if n_jobs > 1 and n_classes > 1 and gram.shape[0] >= PARALLEL_MIN_COLUMNS:
-        # one BLAS thread per class: n_jobs classes at once on n_jobs cores, instead
-        # of n_jobs x (BLAS threads) threads fighting for them (measured on 2 cores,
-        # P = 1001, L = 20: 0.8 s with the limit, 4-11 s without under load).
-        from threadpoolctl import threadpool_limits
+    n_classes, n_columns = rhs.shape
+    gram_f = np.asfortranarray(gram, dtype=np.float64)
+    rhs = np.asarray(rhs, dtype=np.float64)
+    normals = np.asarray(normals, dtype=np.float64)
+    out = np.empty((n_classes, n_columns))
+    if n_columns < PARALLEL_MIN_COLUMNS:
+        _draw_classes(gram_f, prec, rhs, normals, range(n_classes), out)
+        return out
+    from threadpoolctl import threadpool_limits
 
-        with threadpool_limits(limits=1, user_api="blas"), \
-                ThreadPoolExecutor(max_workers=n_jobs) as pool:
-            rows = list(pool.map(_draw_one_class, [gram] * n_classes, prec, rhs, normals))
-    elif gram.shape[0] >= PARALLEL_MIN_COLUMNS:
-        # classes in turn, each on at most n_jobs BLAS threads (respect the user's n_jobs)
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=max(1, n_jobs), user_api="blas"):
-            rows = [_draw_one_class(gram, prec[l], rhs[l], normals[l])
-                    for l in range(n_classes)]
-    else:
-        rows = [_draw_one_class(gram, prec[l], rhs[l], normals[l]) for l in range(n_classes)]
-    return np.stack(rows)
+    n_threads = max(1, min(int(n_jobs), n_classes))
+    # one BLAS thread per class: n_jobs classes at once on n_jobs cores, instead
+    # of n_jobs x (BLAS threads) threads fighting for them (measured on 2 cores,
+    # P = 1001, L = 20: 0.8 s with the limit, 4-11 s without under load); a
+    # multi-threaded dpotrf would also round differently.
+    with threadpool_limits(limits=1, user_api="blas"):
+        if n_threads == 1:
+            _draw_classes(gram_f, prec, rhs, normals, range(n_classes), out)
+        else:
+            with ThreadPoolExecutor(max_workers=n_threads) as pool:
+                jobs = [pool.submit(_draw_classes, gram_f, prec, rhs, normals,
+                                    range(j, n_classes, n_threads), out)
+                        for j in range(n_threads)]
+                for job in jobs:
+                    job.result()
+    return out
 
 
 def choose_eta_sampler(n_samples: int, n_columns: int, sparse: bool) -> str:
