@@ -59,3 +59,19 @@ def test_sparse_products_do_not_depend_on_the_thread_count(problem):
             out.append(S.sparse_cross_products(U, a) + (S.sparse_row_products(U, eta),))
     for one, two in zip(*out):
         np.testing.assert_array_equal(one, two)
+
+
+def test_cross_products_are_the_sums_in_document_order_to_the_last_bit(problem):
+    # the lower triangle is computed and mirrored; every entry must still be the sum of
+    # u_dp u_dq over documents in increasing order (what the full rows summed, and what
+    # the seeded chains' eta draws depend on); np.add.accumulate adds left to right
+    shard, ndk, a, _ = problem
+    U = S.topic_regressors(shard, ndk)
+    dense = U.dense()  # zbar as the kernels hold it (n_dk * (1 / N_d))
+    want_gram = np.add.accumulate(dense[:, :, None] * dense[:, None, :], axis=0)[-1]
+    want_rhs = np.add.accumulate(dense[:, None, :] * a[:, :, None], axis=0)[-1]
+    for n in (1, 2, 3):
+        with using_threads(n):
+            gram, rhs = S.sparse_cross_products(U, a)
+        np.testing.assert_array_equal(gram, want_gram)
+        np.testing.assert_array_equal(rhs, want_rhs)

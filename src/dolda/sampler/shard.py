@@ -235,46 +235,68 @@ def _sparse_row_products(X, rptr, ridx, rval, B, out):
             out[d, l] = acc
 
 
+@njit(cache=True)
+def _cross_row(p, X, rptr, ridx, rval, cptr, cdoc, cval, A, gram, rhs):
+    """Row ``p`` of ``gram = U^T U`` up to the diagonal (``q <= p``), and ``rhs[:, p]``.
+
+    Documents are visited in increasing order, so entry ``(p, q)`` adds the products
+    ``u_dp u_dq`` in the order the full row ``q`` would add ``u_dq u_dp``; a
+    document's topics come in increasing order, so the scan of its row stops at
+    topic ``k = p - P_x``.
+    """
+    n, n_x = X.shape
+    n_classes = A.shape[1]
+    row = np.zeros(p + 1)
+    rl = np.zeros(n_classes)
+    if p < n_x:
+        for d in range(n):
+            xp = X[d, p]
+            for q in range(p + 1):
+                row[q] += xp * X[d, q]
+            for l in range(n_classes):
+                rl[l] += xp * A[d, l]
+    else:
+        k = p - n_x
+        for t in range(cptr[k], cptr[k + 1]):
+            d = cdoc[t]
+            v = cval[t]
+            for q in range(n_x):
+                row[q] += v * X[d, q]
+            for s in range(rptr[d], rptr[d + 1]):
+                j = ridx[s]
+                if j > k:
+                    break
+                row[n_x + j] += v * rval[s]
+            for l in range(n_classes):
+                rl[l] += v * A[d, l]
+    for q in range(p + 1):
+        gram[p, q] = row[q]
+    for l in range(n_classes):
+        rhs[l, p] = rl[l]
+
+
 @njit(cache=True, parallel=True)
 def _sparse_cross_products(X, rptr, ridx, rval, cptr, cdoc, cval, A, gram, rhs):
     """``gram = U^T U``, ``rhs = A^T U`` for ``U = [X, zbar]`` with zbar sparse.
 
-    Row ``p`` of ``gram`` is summed over documents in increasing order by one
-    thread; entry ``(p, q)`` and ``(q, p)`` add the same products in the same
-    order, so ``gram`` is exactly symmetric and independent of the thread count.
-    Cost O(D P_x^2 + P_x nnz + sum_d K_d^2) instead of O(D P^2).
+    The lower triangle is computed row by row (:func:`_cross_row`), each row
+    summed over documents in increasing order by one thread, then mirrored: ``gram``
+    is exactly symmetric, entry ``(p, q)`` is the sum the full row ``q`` would give,
+    and nothing depends on the thread count.  Row ``p`` costs about ``p / P`` of a
+    full row, so task ``i`` takes rows ``i`` and ``P - 1 - i`` (even loads under
+    a static schedule).  Cost O(D P_x^2 + P_x nnz + sum_d K_d^2 / 2) instead of O(D P^2).
     """
-    n, n_x = X.shape
-    n_topics = len(cptr) - 1
-    n_cols = n_x + n_topics
-    n_classes = A.shape[1]
+    n_x = X.shape[1]
+    n_cols = n_x + len(cptr) - 1
+    for i in prange((n_cols + 1) // 2):
+        first = np.int64(i)
+        _cross_row(first, X, rptr, ridx, rval, cptr, cdoc, cval, A, gram, rhs)
+        last = n_cols - 1 - first
+        if last != first:
+            _cross_row(last, X, rptr, ridx, rval, cptr, cdoc, cval, A, gram, rhs)
     for p in prange(n_cols):
-        row = np.zeros(n_cols)
-        rl = np.zeros(n_classes)
-        if p < n_x:
-            for d in range(n):
-                xp = X[d, p]
-                for q in range(n_x):
-                    row[q] += xp * X[d, q]
-                for t in range(rptr[d], rptr[d + 1]):
-                    row[n_x + ridx[t]] += xp * rval[t]
-                for l in range(n_classes):
-                    rl[l] += xp * A[d, l]
-        else:
-            k = p - n_x
-            for t in range(cptr[k], cptr[k + 1]):
-                d = cdoc[t]
-                v = cval[t]
-                for q in range(n_x):
-                    row[q] += v * X[d, q]
-                for s in range(rptr[d], rptr[d + 1]):
-                    row[n_x + ridx[s]] += v * rval[s]
-                for l in range(n_classes):
-                    rl[l] += v * A[d, l]
-        for q in range(n_cols):
-            gram[p, q] = row[q]
-        for l in range(n_classes):
-            rhs[l, p] = rl[l]
+        for q in range(p + 1, n_cols):
+            gram[p, q] = gram[q, p]
 
 
 class TopicRegressors(NamedTuple):
