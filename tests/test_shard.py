@@ -75,3 +75,16 @@ def test_cross_products_are_the_sums_in_document_order_to_the_last_bit(problem):
             gram, rhs = S.sparse_cross_products(U, a)
         np.testing.assert_array_equal(gram, want_gram)
         np.testing.assert_array_equal(rhs, want_rhs)
+
+
+def test_row_products_are_the_sums_over_columns_in_order_to_the_last_bit(problem):
+    # mu_dl = sum_p u_dp eta_lp, covariates then topics in increasing order (the kernel
+    # runs the L sums of a document side by side over eta^T; the order must not change)
+    shard, ndk, _, eta = problem
+    U = S.topic_regressors(shard, ndk)
+    dense = U.dense()
+    want = np.add.accumulate(dense[:, None, :] * eta[None, :, :], axis=2)[..., -1]
+    for n in (1, 2, 3):
+        with using_threads(n):
+            np.testing.assert_array_equal(S.sparse_row_products(U, eta), want)
+            np.testing.assert_array_equal(S.sparse_row_products(U, np.asfortranarray(eta)), want)

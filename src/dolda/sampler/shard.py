@@ -221,18 +221,28 @@ def _topic_csr(doc_ptr, ndk):
 
 
 @njit(cache=True, parallel=True)
-def _sparse_row_products(X, rptr, ridx, rval, B, out):
-    """``out = [X, zbar] B^T``; per (d, l): covariates then topics in increasing order."""
+def _sparse_row_products(X, rptr, ridx, rval, Bt, out):
+    """``out = [X, zbar] B^T`` from ``Bt = B^T`` (P, L).
+
+    Per (d, l) the covariates, then the topics in increasing order; the L sums of a
+    document run side by side over the contiguous rows ``Bt[p]`` (a row of ``B``
+    would be read at scattered columns, once per class).
+    """
     n, n_x = X.shape
-    n_out = B.shape[0]
+    n_out = Bt.shape[1]
     for d in prange(n):
+        acc = np.zeros(n_out)
+        for p in range(n_x):
+            xp = X[d, p]
+            for l in range(n_out):
+                acc[l] += xp * Bt[p, l]
+        for t in range(rptr[d], rptr[d + 1]):
+            v = rval[t]
+            k = n_x + ridx[t]
+            for l in range(n_out):
+                acc[l] += v * Bt[k, l]
         for l in range(n_out):
-            acc = 0.0
-            for p in range(n_x):
-                acc += X[d, p] * B[l, p]
-            for t in range(rptr[d], rptr[d + 1]):
-                acc += rval[t] * B[l, n_x + ridx[t]]
-            out[d, l] = acc
+            out[d, l] = acc[l]
 
 
 @njit(cache=True)
@@ -332,8 +342,8 @@ def topic_regressors(shard: Shard, ndk) -> TopicRegressors:
 def sparse_row_products(U: TopicRegressors, B):
     """``U B^T`` (D, L) in a fixed summation order."""
     out = np.empty((U.X.shape[0], B.shape[0]))
-    _sparse_row_products(U.X, U.rptr, U.ridx, U.rval, np.ascontiguousarray(B, dtype=np.float64),
-                         out)
+    _sparse_row_products(U.X, U.rptr, U.ridx, U.rval,
+                         np.ascontiguousarray(np.asarray(B, dtype=np.float64).T), out)
     return out
 
 
