@@ -97,3 +97,19 @@ def test_obeys_n_jobs_runs_the_method_under_the_estimators_thread_count():
     with pytest.raises(ValueError, match="n_jobs"):
         Estimator(0).fit(1)
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+
+
+def _blas_only_counts():
+    return [lib.get_num_threads() for lib in ThreadpoolController().lib_controllers
+            if lib.user_api == "blas"]
+
+
+def test_blas_threads_caps_blas_only_and_restores_it():
+    with threads.using_threads(2):
+        numba_before, blas_before = numba.get_num_threads(), _blas_only_counts()
+        with threads.blas_threads(1):
+            assert _blas_only_counts() and all(n == 1 for n in _blas_only_counts())
+            assert numba.get_num_threads() == numba_before  # numba is not BLAS
+        assert _blas_only_counts() == blas_before
+        with threads.blas_threads(0):  # capped below at one
+            assert all(n == 1 for n in _blas_only_counts())

@@ -46,6 +46,7 @@ from scipy.special import log_ndtr
 
 from . import gaussian
 from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
+from .threads import blas_threads
 from .likelihood import do_log_likelihood as _do_log_likelihood
 from .truncnorm import draw_utilities
 
@@ -217,21 +218,22 @@ def draw_coefficients(gram, rhs, prec, normals, n_jobs: int = 1):
     if n_columns < PARALLEL_MIN_COLUMNS:
         _draw_classes(gram_f, prec, rhs, normals, range(n_classes), out)
         return out
-    from threadpoolctl import threadpool_limits
-
     n_threads = max(1, min(int(n_jobs), n_classes))
     # one BLAS thread per class: n_jobs classes at once on n_jobs cores, instead
     # of n_jobs x (BLAS threads) threads fighting for them (measured on 2 cores,
     # P = 1001, L = 20: 0.8 s with the limit, 4-11 s without under load); a
-    # multi-threaded dpotrf would also round differently.
-    with threadpool_limits(limits=1, user_api="blas"):
+    # multi-threaded dpotrf would also round differently.  The cached controller
+    # (no scan of the loaded libraries per call) and the calling thread taking the
+    # first share of the classes save milliseconds per eta-step.
+    with blas_threads(1):
         if n_threads == 1:
             _draw_classes(gram_f, prec, rhs, normals, range(n_classes), out)
         else:
-            with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            with ThreadPoolExecutor(max_workers=n_threads - 1) as pool:
                 jobs = [pool.submit(_draw_classes, gram_f, prec, rhs, normals,
                                     range(j, n_classes, n_threads), out)
-                        for j in range(n_threads)]
+                        for j in range(1, n_threads)]
+                _draw_classes(gram_f, prec, rhs, normals, range(0, n_classes, n_threads), out)
                 for job in jobs:
                     job.result()
     return out

@@ -32,6 +32,15 @@ def _thread_pools():
         return _controller
 
 
+def blas_threads(n: int):
+    """Context manager capping the BLAS libraries loaded at ``n`` threads (restored after).
+
+    ``threadpoolctl.threadpool_limits`` would scan the loaded libraries on every call
+    (milliseconds); this reuses the cached controller of :func:`_thread_pools`.
+    """
+    return _thread_pools().limit(limits=max(1, int(n)), user_api="blas")
+
+
 @contextlib.contextmanager
 def using_threads(n_jobs: int):
     """Run the enclosed block on at most ``n_jobs`` threads, then restore the old counts.
