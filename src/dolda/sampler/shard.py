@@ -247,7 +247,8 @@ def _sparse_row_products(X, rptr, ridx, rval, Bt, out):
 
 @njit(cache=True)
 def _cross_row(p, X, rptr, ridx, rval, cptr, cdoc, cval, A, gram, rhs):
-    """Row ``p`` of ``gram = U^T U`` up to the diagonal (``q <= p``), and ``rhs[:, p]``.
+    """Row ``p`` of ``gram = U^T U`` up to the diagonal (``q <= p``), written to row and
+    column ``p`` (the mirror image: one parallel region, no second pass), and ``rhs[:, p]``.
 
     Documents are visited in increasing order, so entry ``(p, q)`` adds the products
     ``u_dp u_dq`` in the order the full row ``q`` would add ``u_dq u_dp``; a
@@ -281,6 +282,7 @@ def _cross_row(p, X, rptr, ridx, rval, cptr, cdoc, cval, A, gram, rhs):
                 rl[l] += v * A[d, l]
     for q in range(p + 1):
         gram[p, q] = row[q]
+        gram[q, p] = row[q]
     for l in range(n_classes):
         rhs[l, p] = rl[l]
 
@@ -290,7 +292,7 @@ def _sparse_cross_products(X, rptr, ridx, rval, cptr, cdoc, cval, A, gram, rhs):
     """``gram = U^T U``, ``rhs = A^T U`` for ``U = [X, zbar]`` with zbar sparse.
 
     The lower triangle is computed row by row (:func:`_cross_row`), each row
-    summed over documents in increasing order by one thread, then mirrored: ``gram``
+    summed over documents in increasing order by one thread, and mirrored: ``gram``
     is exactly symmetric, entry ``(p, q)`` is the sum the full row ``q`` would give,
     and nothing depends on the thread count.  Row ``p`` costs about ``p / P`` of a
     full row, so task ``i`` takes rows ``i`` and ``P - 1 - i`` (even loads under
@@ -304,9 +306,6 @@ def _sparse_cross_products(X, rptr, ridx, rval, cptr, cdoc, cval, A, gram, rhs):
         last = n_cols - 1 - first
         if last != first:
             _cross_row(last, X, rptr, ridx, rval, cptr, cdoc, cval, A, gram, rhs)
-    for p in prange(n_cols):
-        for q in range(p + 1, n_cols):
-            gram[p, q] = gram[q, p]
 
 
 class TopicRegressors(NamedTuple):
