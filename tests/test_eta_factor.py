@@ -1,4 +1,4 @@
-"""The dense eta-step factors ``Q_l`` in place with LAPACK (:func:`dolda.sampler.probit.draw_coefficients`).
+"""The dense eta-step factors ``Q_l`` in place with LAPACK (``probit.draw_coefficients``).
 
 It must give the very draws of the code it replaced, ``scipy.linalg.cholesky`` +
 ``cho_solve`` + ``solve_triangular`` on a fresh copy of ``gram + diag(prec_l)`` per class
