@@ -1,0 +1,215 @@
+"""The supervised z-step of DOLDA by cycle Metropolis-Hastings: O(1) + O(L) per proposal.
+
+The target is the supervised conditional of :mod:`dolda.sampler.supervised`,
+
+    p(z_{di} = k | .) ∝ phi_{k,w} (n_{dk}^{-i} + alpha_k) exp(g_{dk}^{-i}),
+
+with ``g_k = eta_{.,k} . r^{-i} / N_d - S_kk / (2 N_d^2)``.  Following the cycle
+proposals of LightLDA (Yuan et al. 2015), each token takes ``n_cycles`` pairs of
+Metropolis-Hastings steps, each step leaving ``p`` invariant on its own:
+
+* a *word* step, proposal ``q_w(k) ∝ alpha_k phi_{k,w}`` (the word-bucket alias
+  table of the word, O(1); a word without a table is drawn by a linear scan),
+  accepted with ``min(1, [(n_{dk'} + alpha_k') / alpha_k'] / [(n_{dk0} + alpha_k0) /
+  alpha_k0] * exp(g_k' - g_k0))``;
+* a *document* step, proposal ``q_d(k) ∝ n_{dk}^{-i} + alpha_k`` drawn without
+  building anything: with probability ``(N_d - 1) / (N_d - 1 + sum_k alpha_k)``
+  the topic of a uniformly chosen *other* token of the document, otherwise a
+  draw from ``alpha`` (uniform when symmetric, a binary search of the
+  cumulative ``alpha`` otherwise); accepted with
+  ``min(1, phi_{k',w} / phi_{k0,w} * exp(g_k' - g_k0))``.
+
+Counts are ``n^{-i}`` (the token taken out) for every step of the token.  The
+supervised difference ``g_k' - g_k0`` costs O(L) from the document's residual
+``r`` (kept with the token in, as the MH sweep of :mod:`.supervised` keeps it),
+so a token costs O(n_cycles L) and nothing in it is O(K) or O(K_d).
+
+Every document draws from its own stream ``stream(seed, iteration*16+STEP_Z,
+doc_offset + d)``: the chain does not depend on the number of threads or on the
+sharding.  Exact (Dirichlet) Phi only: the sparse Pólya-urn Phi has zeros the
+word tables cannot propose from (use ``z_sampler="mh"`` with it).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .alias import build_alias_tables
+from .alpha import as_alpha, is_symmetric
+from .prefetch import AHEAD, prefetch
+from .rng import STEP_Z, stream, uniform
+from .supervised import _nonzero_topics, _sparse_residual, _squared_norms
+
+#: (word, document) step pairs per token.  One pair per token per sweep is the
+#: cheapest and, per wall-clock second, mixed best on 20 Newsgroups (see
+#: ``benchmarks/results/z_cycle.md``).
+N_CYCLES = 1
+
+
+@njit(cache=True, inline="always")
+def _log_factor_ratio(k0, k1, eta_kl, r, sq, inv_n):
+    """``g_{k1} - g_{k0}`` with ``r`` keeping the token in at ``k0`` (``r^{-i} = r + eta_{.,k0}/N_d``)."""
+    dg = 0.0
+    for l in range(eta_kl.shape[1]):
+        e0 = eta_kl[k0, l]
+        dg += (eta_kl[k1, l] - e0) * (r[l] + e0 * inv_n)
+    return dg * inv_n - 0.5 * (sq[k1] - sq[k0]) * inv_n * inv_n
+
+
+@njit(cache=True, inline="always")
+def _accept(ratio, state):
+    """Metropolis-Hastings test of a proposal with target-over-proposal ratio ``ratio``
+    (a uniform is drawn only when ``ratio < 1``); returns ``(accepted, state)``."""
+    if ratio >= 1.0:
+        return True, state
+    u, state = uniform(state)
+    return u < ratio, state
+
+
+@njit(cache=True, inline="always")
+def _move(k0, k1, eta_kl, r, inv_n):
+    """The token moved from ``k0`` to ``k1``: ``r += (eta_{.,k0} - eta_{.,k1}) / N_d``."""
+    for l in range(eta_kl.shape[1]):
+        r[l] += (eta_kl[k0, l] - eta_kl[k1, l]) * inv_n
+
+
+@njit(cache=True, inline="always")
+def _word_proposal(w, u, phi_wk, prob, alias, mass, table_row, alpha):
+    """``k ~ alpha_k phi_{k,w} / mass[w]`` from one uniform ``u``: the word's alias table,
+    or a linear scan for a word without one."""
+    n_topics = phi_wk.shape[1]
+    row = table_row[w]
+    if row >= 0:
+        x = u * n_topics
+        kk = min(int(x), n_topics - 1)
+        return kk if (x - kk) < prob[row, kk] else alias[row, kk]
+    target = u * mass[w]
+    k = 0
+    acc = alpha[0] * phi_wk[w, 0]
+    while acc <= target and k < n_topics - 1:
+        k += 1
+        acc += alpha[k] * phi_wk[w, k]
+    return k
+
+
+@njit(cache=True, inline="always")
+def _alpha_draw(t, alpha, cum_alpha, symmetric):
+    """``k ~ alpha_k / sum(alpha)`` from ``t`` uniform on ``[0, sum(alpha))``."""
+    n_topics = len(alpha)
+    if symmetric:
+        return min(int(t / alpha[0]), n_topics - 1)
+    lo, hi = 0, n_topics - 1  # first k with cum_alpha[k] > t
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cum_alpha[mid] > t:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(cache=True, parallel=True)
+def _sweep_supervised_cycle(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row,
+                            alpha, eta_topics, base, seed, iteration, doc_offset=0,
+                            n_cycles=N_CYCLES):
+    """One cycle-MH supervised sweep over all tokens, documents in parallel.
+
+    Parameters
+    ----------
+    tokens, doc_ptr, z, ndk, phi_wk, eta_topics, base, seed, iteration, doc_offset
+        As :func:`dolda.sampler.supervised.sweep_supervised` (``z`` and ``ndk`` updated in place).
+    prob, alias : (R, K)      word-bucket alias tables of ``alpha_k phi_{k,w}`` (one row per
+                              word with a table, :func:`dolda.sampler.alias.build_alias_tables`
+                              with ``alpha``).
+    mass : float64 (V,)       ``sum_k alpha_k phi_{k,w}``.
+    table_row : int32 (V,)    table row of word ``w``, -1: none (linear-scan proposal).
+    alpha : float64 (K,)      ``alpha_k``.
+    n_cycles : int            (word, document) step pairs per token.
+    """
+    n_docs = len(doc_ptr) - 1
+    n_classes, n_topics = eta_topics.shape
+    step = iteration * 16 + STEP_Z
+    eta_kl = np.ascontiguousarray(eta_topics.T)  # topic-major: a topic's L values contiguous
+    sq = _squared_norms(eta_kl)
+    cum_alpha = np.cumsum(alpha)
+    alpha_sum = cum_alpha[n_topics - 1]
+    symmetric = True
+    for k in range(n_topics):
+        if alpha[k] != alpha[0]:
+            symmetric = False
+    for d in prange(n_docs):
+        start, stop = doc_ptr[d], doc_ptr[d + 1]
+        n_d = stop - start
+        if n_d == 0:
+            continue
+        inv_n = 1.0 / n_d
+        others = n_d - 1.0
+        ndk_row = ndk[d]
+        nz = np.empty(n_topics, np.int32)
+        pos = np.empty(n_topics, np.int32)
+        n_nz = _nonzero_topics(ndk_row, nz, pos)
+        r = np.empty(n_classes)  # the residual with every token in (the current one too)
+        _sparse_residual(ndk_row, eta_kl, base[d], inv_n, nz, n_nz, r)
+        state = stream(seed, step, doc_offset + d)
+        for i in range(start, stop):
+            w = tokens[i]
+            if i + AHEAD < stop:  # what a token ahead reads first starts loading now
+                ahead = tokens[i + AHEAD]
+                prefetch(phi_wk, (ahead, z[i + AHEAD]))
+                prefetch(table_row, ahead)
+            k = z[i]
+            ndk_row[k] -= 1
+            for _ in range(n_cycles):
+                # word step: q_w(k) ∝ alpha_k phi_{k,w}
+                u, state = uniform(state)
+                k1 = _word_proposal(w, u, phi_wk, prob, alias, mass, table_row, alpha)
+                if k1 != k:
+                    ratio = ((ndk_row[k1] + alpha[k1]) * alpha[k]
+                             / ((ndk_row[k] + alpha[k]) * alpha[k1])
+                             * math.exp(_log_factor_ratio(k, k1, eta_kl, r, sq, inv_n)))
+                    ok, state = _accept(ratio, state)
+                    if ok:
+                        _move(k, k1, eta_kl, r, inv_n)
+                        k = k1
+                # document step: q_d(k) ∝ n_dk^{-i} + alpha_k
+                u, state = uniform(state)
+                t = u * (others + alpha_sum)
+                if t < others:  # the topic of another token of the document
+                    j = min(int(t), n_d - 2)
+                    if j >= i - start:
+                        j += 1
+                    k1 = z[start + j]
+                else:
+                    k1 = _alpha_draw(t - others, alpha, cum_alpha, symmetric)
+                if k1 != k:
+                    p0 = phi_wk[w, k]
+                    if p0 <= 0.0:  # the current topic has no mass: any move is accepted
+                        ok = True
+                    else:
+                        ratio = (phi_wk[w, k1] / p0
+                                 * math.exp(_log_factor_ratio(k, k1, eta_kl, r, sq, inv_n)))
+                        ok, state = _accept(ratio, state)
+                    if ok:
+                        _move(k, k1, eta_kl, r, inv_n)
+                        k = k1
+            z[i] = k
+            ndk_row[k] += 1
+
+
+def sweep_supervised_cycle(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, alpha,
+                           eta_topics, base, seed, iteration, doc_offset=0, n_cycles=N_CYCLES):
+    """:func:`_sweep_supervised_cycle` from the plain alias tables of ``phi_{.,w}``
+    (:func:`dolda.sampler.alias.build_alias_tables` without alpha) and ``alpha`` a float or
+    float (K,): the word-bucket tables are derived here (as
+    :func:`dolda.sampler.supervised.sweep_supervised_mh` does)."""
+    alpha = as_alpha(alpha, ndk.shape[1])
+    if is_symmetric(alpha):
+        mass = mass * alpha[0]
+    else:
+        t = build_alias_tables(phi_wk, table_row, alpha=alpha)
+        prob, alias, mass = t.prob, t.alias, t.mass
+    _sweep_supervised_cycle(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, alpha,
+                            eta_topics, base, seed, iteration, doc_offset, n_cycles)
