@@ -266,7 +266,7 @@ def _record_phi_transport(monkeypatch, chain_class):
     return sent_counts
 
 
-@pytest.mark.parametrize("z_sampler", ["mh", "exact"])
+@pytest.mark.parametrize("z_sampler", ["mh", "exact", "cycle"])
 def test_dask_workers_repeat_the_phi_draw_from_its_counts(client, corpus, z_sampler,
                                                           monkeypatch):
     """With the counts Phi was drawn from sent instead of Phi, every worker repeats the

@@ -227,7 +227,7 @@ def geweke_z(horseshoe, z_sampler, seed=0):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("z_sampler", ["exact", "mh"])
+@pytest.mark.parametrize("z_sampler", ["exact", "mh", "cycle"])
 @pytest.mark.parametrize("horseshoe", [False, True], ids=["normal", "horseshoe"])
 def test_dolda_step_leaves_the_joint_distribution_invariant(horseshoe, z_sampler):
     z = geweke_z(horseshoe, z_sampler)

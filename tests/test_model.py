@@ -131,10 +131,12 @@ def test_save_load_round_trip_gives_identical_predictions(fitted, tmp_path):
     pd.testing.assert_frame_equal(loaded.coef_, model.coef_)
 
 
-def test_same_seed_same_chain_whatever_the_threads():
+@pytest.mark.parametrize("z_sampler", ["auto", "cycle"])
+def test_same_seed_same_chain_whatever_the_threads(z_sampler):
     sim = simulate(n_docs=120, n_topics=4, n_classes=2, vocab_size=100, doc_length=30,
                    random_state=1)
-    kw = dict(n_topics=4, n_iter=12, random_state=5, progress=False, rare_share=0.0)
+    kw = dict(n_topics=4, n_iter=12, random_state=5, progress=False, rare_share=0.0,
+              z_sampler=z_sampler)
     one = DOLDA(n_jobs=1, **kw).fit(sim.texts, sim.y)
     two = DOLDA(n_jobs=2, **kw).fit(sim.texts, sim.y)
     np.testing.assert_array_equal(one.doc_topic_counts_, two.doc_topic_counts_)
@@ -218,6 +220,7 @@ def test_joint_beats_two_step_when_the_class_topic_is_rare():
     ({"alpha": 0.0}, "alpha must be a finite number > 0"),
     ({"beta": -1.0}, "beta must be a finite number > 0"),
     ({"z_sampler": "fast"}, "z_sampler must be one of"),
+    ({"z_sampler": "cycle", "phi_sampler": "polya"}, "needs the exact Phi"),
     ({"prior": "lasso"}, "prior must be one of"),
     ({"covariate_min_count": 0}, "covariate_min_count must be"),
     ({"phi_transport": "sparse"}, "phi_transport must be one of 'auto', 'recipe', 'dense'"),

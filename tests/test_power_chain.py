@@ -108,7 +108,7 @@ def test_init_state_draws_z_uniformly_and_phi_at_iteration_minus_one():
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("z_sampler", ["exact", "mh"])
+@pytest.mark.parametrize("z_sampler", ["exact", "mh", "cycle"])
 def test_dolda_step_outputs_are_their_blocks_of_the_new_state(z_sampler):
     data, cfg, state = _setup(3, z_sampler=z_sampler)
     old = _copy(state)
@@ -142,7 +142,7 @@ def test_dolda_step_outputs_are_their_blocks_of_the_new_state(z_sampler):
         rel=1e-10)
 
 
-@pytest.mark.parametrize("z_sampler", ["exact", "mh"])
+@pytest.mark.parametrize("z_sampler", ["exact", "mh", "cycle"])
 def test_dolda_step_is_the_same_for_any_sharding(z_sampler):
     data, cfg, state = _setup(4, z_sampler=z_sampler)
     runs = []
@@ -203,9 +203,12 @@ def test_topic_globals_send_the_topic_gram_and_the_right_tables():
     np.testing.assert_allclose(glob.gram_topics, eta[:, 2:].T @ eta[:, 2:], rtol=1e-14)
     assert glob.tables is None and glob.phi_wk is phi and glob.eta is eta
     rows = kernels.alias_rows(np.array([500, 0, 3, 200, 1, 1, 1, 900]))
-    mh = chain.topic_globals(eta, phi, 2, "mh", rows)
-    for a, b in zip(mh.tables, kernels.build_alias_tables(phi, rows)):
-        np.testing.assert_array_equal(a, b)
+    for z_sampler in ("mh", "cycle"):
+        mh = chain.topic_globals(eta, phi, 2, z_sampler, rows)
+        for a, b in zip(mh.tables, kernels.build_alias_tables(phi, rows)):
+            np.testing.assert_array_equal(a, b)
     sparse = polya.from_dense(phi)
     assert chain.topic_globals(eta, phi, 2, "mh", None, sparse).tables is sparse
     assert chain.topic_globals(eta, phi, 2, "exact", None, sparse).tables is None
+    with pytest.raises(ValueError, match="needs the exact Phi"):
+        chain.topic_globals(eta, phi, 2, "cycle", None, sparse)

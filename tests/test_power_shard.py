@@ -116,21 +116,21 @@ def _globals(eta, phi_wk, n_x, kind):
     eta_t = eta[:, n_x:]
     if kind == "exact":
         tables = None
-    elif kind == "alias":
+    elif kind in ("alias", "cycle"):
         tables = kernels.build_alias_tables(phi_wk)
     else:
         tables = polya.from_dense(phi_wk)
     return S.TopicGlobals(eta, phi_wk, eta_t.T @ eta_t, tables)
 
 
-@pytest.mark.parametrize("kind", ["exact", "alias", "polya"])
+@pytest.mark.parametrize("kind", ["exact", "alias", "polya", "cycle"])
 @pytest.mark.parametrize("sparse_x", [False, True])
 def test_topic_step_of_shards_is_the_corpus_step_with_its_counts_and_likelihoods(kind, sparse_x):
     tokens, doc_ptr, z, ndk, X, y, eta, phi_wk = _data(4)
     Xs = sp.csr_matrix(X) if sparse_x else X
     a = np.random.default_rng(0).normal(size=(9, 3))
     glob = _globals(eta, phi_wk, 2, kind)
-    z_sampler = "exact" if kind == "exact" else "mh"
+    z_sampler = {"exact": "exact", "cycle": "cycle"}.get(kind, "mh")
     whole = S.make_shards(tokens, doc_ptr, Xs, y, np.array([0, 9]), 7)[0]
     zw, nw = z.copy(), ndk.copy()
     st = S.topic_step(3, 5, whole, zw, nw, a, glob, 0.4, z_sampler)
@@ -153,7 +153,7 @@ def test_topic_step_of_shards_is_the_corpus_step_with_its_counts_and_likelihoods
     np.testing.assert_array_equal(ns, nw)
 
 
-@pytest.mark.parametrize("kind", ["exact", "alias"])
+@pytest.mark.parametrize("kind", ["exact", "alias", "cycle"])
 @pytest.mark.parametrize("sparse_x", [False, True])
 def test_topic_step_sees_the_utilities_net_of_the_covariates(kind, sparse_x):
     """The z-step depends on ``a - X eta_x^T`` only: moving an amount from the covariate
@@ -162,7 +162,7 @@ def test_topic_step_sees_the_utilities_net_of_the_covariates(kind, sparse_x):
     tokens, doc_ptr, z, ndk, X, y, eta, phi_wk = _data(5)
     eta = eta * 2.0
     a = np.random.default_rng(1).normal(size=(9, 3)) * 3.0
-    z_sampler = "exact" if kind == "exact" else "mh"
+    z_sampler = {"exact": "exact", "cycle": "cycle"}.get(kind, "mh")
     runs = []
     for eta_x, a_used in [(eta[:, :2], a), (np.zeros((3, 2)), a - X @ eta[:, :2].T),
                           (eta[:, :2], a - X @ eta[:, :2].T)]:

@@ -61,7 +61,7 @@ from .word_features import WORD_FEATURES, WORD_SELECTIONS, check_n_words
 
 logger = logging.getLogger(__name__)
 
-Z_SAMPLERS = ("auto", "exact", "mh")
+Z_SAMPLERS = ("auto", "exact", "mh", "cycle")
 PHI_SAMPLERS = ("exact", "polya")
 #: From this many topics on, "auto" uses the Metropolis-Hastings z-step (both have the exact
 #: target).  Measured on 20 Newsgroups, one sweep from the same state, 2 threads: exact / MH
@@ -116,10 +116,12 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
     loglik_every : int, default=1
         Compute the two log-likelihood parts (``loglik_``) only at iterations
         ``t`` with ``(t + 1) % loglik_every == 0`` (NaN elsewhere).
-    z_sampler : {"auto", "exact", "mh"}, default="auto"
+    z_sampler : {"auto", "exact", "mh", "cycle"}, default="auto"
         ``"exact"``: Gibbs draw from the full supervised conditional, O(K) per
         token with the cached update.  ``"mh"``: Metropolis-Hastings with the
-        sparse LDA proposal, O(K_d + L) per token.  ``"auto"``: "mh" from
+        sparse LDA proposal, O(K_d + L) per token.  ``"cycle"``: cycle
+        Metropolis-Hastings (LightLDA's alternating word and document proposals,
+        :mod:`dolda.sampler.cycle`), O(L) per token, exact Phi only.  ``"auto"``: "mh" from
         ``K >= 50`` on (both sample the exact conditional; the faster one).
     two_step : bool, default=False
         Fit LDA first and the DO probit on its topic proportions afterwards
@@ -344,6 +346,8 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         check_choice(self.z_sampler, "z_sampler", Z_SAMPLERS)
         check_choice(self.proba, "proba", PROBA_RULES)
         check_choice(self.phi_sampler, "phi_sampler", PHI_SAMPLERS)
+        if self.z_sampler == "cycle" and self.phi_sampler == "polya":
+            raise ValueError(dolda_chain.CYCLE_POLYA_ERROR)
         check_covariate_columns(self.covariate_columns)
         n_iter = check_positive_int(self.n_iter, "n_iter")
         from .backends import BACKENDS, PHI_TRANSPORTS

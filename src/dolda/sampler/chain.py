@@ -64,7 +64,7 @@ class DOLDAConfig(NamedTuple):
     alpha: object  # float, or float64 (K,): the per-topic alpha_k (asymmetric prior)
     beta: float
     prior: probit_blocks.ProbitPrior
-    z_sampler: str  # "exact" or "mh"
+    z_sampler: str  # "exact", "mh" or "cycle"
     n_jobs: int
     #: With a sparse ``TopicData.X`` (:mod:`dolda.sampler.sparse_eta`): "cg", "bcm"
     #: or "cholesky" (of ``U^T U`` from the sparse ``U``).  A dense ``X`` always
@@ -189,13 +189,19 @@ def global_eta_step(seed: int, iteration: int, probit, parts, data: TopicData,
                     sum_in_order([p[2] for p in parts]), config.prior, config.n_jobs)
 
 
+#: The z-samplers that read the word-bucket alias tables of ``alpha_k phi_{k,w}``.
+TABLE_SAMPLERS = ("mh", "cycle")
+CYCLE_POLYA_ERROR = ('z_sampler="cycle" needs the exact Phi (phi_sampler="exact"); '
+                     'use z_sampler="mh" with phi_sampler="polya"')
+
+
 def topic_globals(eta, phi, n_x: int, z_sampler: str, table_row=None,
                   phi_sparse=None, alpha=None) -> shard_blocks.TopicGlobals:
     """What every shard needs for its z-sweep, computed once on the driver.
 
     ``S = eta_topics^T eta_topics`` and the alias tables are computed here and
     not on each shard, so every shard sees exactly the same numbers.  With
-    ``z_sampler="mh"``, ``table_row`` (:func:`alias_table_rows`) says which
+    ``z_sampler="mh"`` or ``"cycle"`` (:data:`TABLE_SAMPLERS`), ``table_row`` (:func:`alias_table_rows`) says which
     words get an alias table (the frequent ones; None: every word).  With a
     Pólya-urn Phi (``phi_sparse``, a :class:`dolda.sampler.polya.SparsePhi`)
     the tables are its per-word alias tables over the non-zeros.  Either way
@@ -203,7 +209,9 @@ def topic_globals(eta, phi, n_x: int, z_sampler: str, table_row=None,
     or float (K,); None: 1), the form the MH z-step reads.
     """
     eta_topics = np.ascontiguousarray(eta[:, n_x:])
-    if z_sampler != "mh":
+    if z_sampler == "cycle" and phi_sparse is not None:
+        raise ValueError(CYCLE_POLYA_ERROR)
+    if z_sampler not in TABLE_SAMPLERS:
         tables = None
     elif phi_sparse is not None:
         tables = (phi_sparse if alpha is None
@@ -219,12 +227,12 @@ def wants_loglik(iteration: int, config: DOLDAConfig) -> bool:
 
 
 def alias_table_rows(data: TopicData, config: DOLDAConfig):
-    """Table row of every word for the MH z-step with the exact Phi (None for another
+    """Table row of every word for the MH and cycle z-steps with the exact Phi (None for another
     z-step or the Pólya-urn Phi, which builds its own tables): words with at least
     :data:`dolda.sampler.lda.ALIAS_MIN_TOKENS` tokens get a table, the others
     are proposed by a linear scan (as in the LDA engine's sparse sweep).  Fixed for a fit:
     the chains count it once and hand it to every iteration."""
-    if config.z_sampler != "mh" or config.phi_sampler == "polya":
+    if config.z_sampler not in TABLE_SAMPLERS or config.phi_sampler == "polya":
         return None
     return topic_kernels.alias_rows(np.bincount(data.tokens, minlength=data.n_words))
 

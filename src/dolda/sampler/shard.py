@@ -36,6 +36,7 @@ from . import sparse_eta
 from .likelihood import do_log_likelihood
 from . import polya
 from .alpha import as_alpha
+from .cycle import _sweep_supervised_cycle
 from .supervised import _sweep_supervised, _sweep_supervised_mh, _sweep_supervised_mh_sparse
 from .truncnorm import draw_utilities
 
@@ -97,7 +98,7 @@ class TopicGlobals(NamedTuple):
     tables : AliasTables or SparsePhi or None
                                  the word-bucket alias tables of ``alpha_k phi_{k,w}``, with
                                  ``mass[w] = sum_k alpha_k phi_{k,w}``, for the alpha the
-                                 shards are given (``z_sampler="mh"`` only;
+                                 shards are given (``z_sampler="mh"`` or ``"cycle"`` only;
                                  :func:`dolda.sampler.chain.topic_globals`).
     """
 
@@ -418,7 +419,8 @@ def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGl
     (for the Pólya-urn Phi step) instead of by topic.  ``with_loglik=False``
     skips the log-likelihood parts (NaN).  With ``glob.tables`` a
     :class:`dolda.sampler.polya.SparsePhi`, the MH sweep reads the sparse
-    Phi (:func:`dolda.sampler.supervised.sweep_supervised_mh_sparse`).  ``alpha``: a
+    Phi (:func:`dolda.sampler.supervised.sweep_supervised_mh_sparse`); ``z_sampler="cycle"``
+    runs :func:`dolda.sampler.cycle.sweep_supervised_cycle` (exact Phi only).  ``alpha``: a
     float or float (K,), the one ``glob.tables`` were built with.
     """
     n_x = shard.X.shape[1]
@@ -434,6 +436,13 @@ def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGl
         _sweep_supervised_mh_sparse(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, t.ptr,
                                     t.topics, t.prob, t.alias, t.mass, alpha, eta_topics, base,
                                     seed, iteration, shard.doc_offset)
+    elif z_sampler == "cycle":
+        if isinstance(glob.tables, polya.SparsePhi):
+            raise ValueError('z_sampler="cycle" needs the exact Phi (phi_sampler="exact")')
+        t = glob.tables
+        _sweep_supervised_cycle(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, t.prob,
+                                t.alias, t.mass, t.row, alpha, eta_topics, base, seed, iteration,
+                                shard.doc_offset)
     elif z_sampler == "mh":
         t = glob.tables
         _sweep_supervised_mh(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, t.prob, t.alias,
