@@ -9,7 +9,9 @@ proposals of LightLDA (Yuan et al. 2015), each token takes ``n_cycles`` pairs of
 Metropolis-Hastings steps, each step leaving ``p`` invariant on its own:
 
 * a *word* step, proposal ``q_w(k) ∝ alpha_k phi_{k,w}`` (the word-bucket alias
-  table of the word, O(1); a word without a table is drawn by a linear scan),
+  table of the word, O(1); a word without a table is drawn by a linear scan, or,
+  with ``scan_rare=False``, proposed from ``q(k) ∝ alpha_k`` with the ratio that
+  proposal needs),
   accepted with ``min(1, [(n_{dk'} + alpha_k') / alpha_k'] / [(n_{dk0} + alpha_k0) /
   alpha_k0] * exp(g_k' - g_k0))``;
 * a *document* step, proposal ``q_d(k) ∝ n_{dk}^{-i} + alpha_k`` drawn without
@@ -22,7 +24,10 @@ Metropolis-Hastings steps, each step leaving ``p`` invariant on its own:
 Counts are ``n^{-i}`` (the token taken out) for every step of the token.  The
 supervised difference ``g_k' - g_k0`` costs O(L) from the document's residual
 ``r`` (kept with the token in, as the MH sweep of :mod:`.supervised` keeps it),
-so a token costs O(n_cycles L) and nothing in it is O(K) or O(K_d).
+so a token costs O(n_cycles L) and nothing in it is O(K) or O(K_d) (but the linear
+scan of a word without a table).  The uniforms of a token's first step pair are drawn
+``AHEAD`` tokens early, from the same stream, so that the alias entry and the entries of
+Phi the pair will read are prefetched.
 
 Every document draws from its own stream ``stream(seed, iteration*16+STEP_Z,
 doc_offset + d)``: the chain does not depend on the number of threads or on the
@@ -39,7 +44,7 @@ from numba import njit, prange
 
 from .alias import build_alias_tables
 from .alpha import as_alpha, is_symmetric
-from .prefetch import AHEAD, prefetch
+from .prefetch import AHEAD, prefetch, prefetch_whole_row
 from .rng import STEP_Z, stream, uniform
 from .supervised import _nonzero_topics, _sparse_residual, _squared_norms
 
@@ -47,6 +52,12 @@ from .supervised import _nonzero_topics, _sparse_residual, _squared_norms
 #: cheapest and, per wall-clock second, mixed best on 20 Newsgroups (see
 #: ``benchmarks/results/z_cycle.md``).
 N_CYCLES = 1
+
+#: The word step of a word without an alias table (fewer than ``ALIAS_MIN_TOKENS`` tokens:
+#: 37% of the 20 Newsgroups tokens): True, the exact ``q_w`` by a linear scan of
+#: ``alpha_k phi_{k,w}``, O(K), which dominates the sweep at K = 1000; False, the prior
+#: proposal ``q(k) ∝ alpha_k``, O(1).  Both are exact; see ``benchmarks/results/z_cycle.md``.
+SCAN_RARE = True
 
 
 @njit(cache=True, inline="always")
@@ -79,7 +90,7 @@ def _move(k0, k1, eta_kl, r, inv_n):
 @njit(cache=True, inline="always")
 def _word_proposal(w, u, phi_wk, prob, alias, mass, table_row, alpha):
     """``k ~ alpha_k phi_{k,w} / mass[w]`` from one uniform ``u``: the word's alias table,
-    or a linear scan for a word without one."""
+    or a linear scan for a word without one (O(K))."""
     n_topics = phi_wk.shape[1]
     row = table_row[w]
     if row >= 0:
@@ -111,10 +122,44 @@ def _alpha_draw(t, alpha, cum_alpha, symmetric):
     return lo
 
 
+@njit(cache=True, inline="always")
+def _document_proposal(pos, start, n_d, u, z, others, alpha_sum, alpha, cum_alpha, symmetric):
+    """``k ~ n_dk^{-i} + alpha_k`` from one uniform: the topic of another token of the
+    document (token ``pos`` of it excluded) or a draw from alpha."""
+    t = u * (others + alpha_sum)
+    if t < others:
+        j = min(int(t), n_d - 2)
+        if j >= pos:
+            j += 1
+        return z[start + j]
+    return _alpha_draw(t - others, alpha, cum_alpha, symmetric)
+
+
+@njit(cache=True, inline="always")
+def _prefetch_token(i, start, n_d, uw, ud, tokens, z, phi_wk, prob, alias, table_row, others,
+                    alpha_sum, alpha, cum_alpha, symmetric, scan_rare):
+    """Start loading what the first step pair of token ``i`` (uniforms ``uw``, ``ud``) reads."""
+    w = tokens[i]
+    row = table_row[w]
+    n_topics = phi_wk.shape[1]
+    if row >= 0:
+        kk = min(int(uw * n_topics), n_topics - 1)
+        prefetch(prob, (row, kk))
+        prefetch(alias, (row, kk))
+    elif scan_rare:
+        prefetch_whole_row(phi_wk, w)
+    else:
+        prefetch(phi_wk, (w, _alpha_draw(uw * alpha_sum, alpha, cum_alpha, symmetric)))
+    prefetch(phi_wk, (w, z[i]))
+    kd = _document_proposal(i - start, start, n_d, ud, z, others, alpha_sum, alpha, cum_alpha,
+                            symmetric)
+    prefetch(phi_wk, (w, kd))
+
+
 @njit(cache=True, parallel=True)
 def _sweep_supervised_cycle(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row,
                             alpha, eta_topics, base, seed, iteration, doc_offset=0,
-                            n_cycles=N_CYCLES):
+                            n_cycles=N_CYCLES, scan_rare=SCAN_RARE):
     """One cycle-MH supervised sweep over all tokens, documents in parallel.
 
     Parameters
@@ -128,6 +173,10 @@ def _sweep_supervised_cycle(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, 
     table_row : int32 (V,)    table row of word ``w``, -1: none (linear-scan proposal).
     alpha : float64 (K,)      ``alpha_k``.
     n_cycles : int            (word, document) step pairs per token.
+    scan_rare : bool          the word step of a word without a table: its exact ``q_w`` by
+                              a linear scan (O(K)), or (False) ``q(k) ∝ alpha_k`` with the
+                              ratio ``phi_k'w (n_k'+alpha_k')/alpha_k' / [phi_k0w (n_k0+alpha_k0)
+                              /alpha_k0] exp(g_k'-g_k0)`` (O(1)).
     """
     n_docs = len(doc_ptr) - 1
     n_classes, n_topics = eta_topics.shape
@@ -154,36 +203,55 @@ def _sweep_supervised_cycle(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, 
         r = np.empty(n_classes)  # the residual with every token in (the current one too)
         _sparse_residual(ndk_row, eta_kl, base[d], inv_n, nz, n_nz, r)
         state = stream(seed, step, doc_offset + d)
+        # the uniforms of the first (word, document) pair of a token are drawn AHEAD tokens
+        # early, so what that pair will read (alias entry, Phi entries) can start loading
+        ring_w = np.empty(AHEAD)
+        ring_d = np.empty(AHEAD)
+        for a in range(min(AHEAD, n_d)):
+            ring_w[a], state = uniform(state)
+            ring_d[a], state = uniform(state)
+            _prefetch_token(start + a, start, n_d, ring_w[a], ring_d[a], tokens, z, phi_wk, prob,
+                            alias, table_row, others, alpha_sum, alpha, cum_alpha, symmetric,
+                            scan_rare)
         for i in range(start, stop):
             w = tokens[i]
-            if i + AHEAD < stop:  # what a token ahead reads first starts loading now
-                ahead = tokens[i + AHEAD]
-                prefetch(phi_wk, (ahead, z[i + AHEAD]))
-                prefetch(table_row, ahead)
+            slot = (i - start) % AHEAD
+            uw = ring_w[slot]
+            ud = ring_d[slot]
+            if i + AHEAD < stop:
+                ring_w[slot], state = uniform(state)
+                ring_d[slot], state = uniform(state)
+                _prefetch_token(i + AHEAD, start, n_d, ring_w[slot], ring_d[slot], tokens, z,
+                                phi_wk, prob, alias, table_row, others, alpha_sum, alpha,
+                                cum_alpha, symmetric, scan_rare)
             k = z[i]
             ndk_row[k] -= 1
-            for _ in range(n_cycles):
-                # word step: q_w(k) ∝ alpha_k phi_{k,w}
-                u, state = uniform(state)
-                k1 = _word_proposal(w, u, phi_wk, prob, alias, mass, table_row, alpha)
+            for c in range(n_cycles):
+                # word step: q_w(k) ∝ alpha_k phi_{k,w} (q(k) ∝ alpha_k for a word without
+                # a table unless scan_rare)
+                if c > 0:
+                    uw, state = uniform(state)
+                by_word = scan_rare or table_row[w] >= 0
+                if by_word:
+                    k1 = _word_proposal(w, uw, phi_wk, prob, alias, mass, table_row, alpha)
+                else:
+                    k1 = _alpha_draw(uw * alpha_sum, alpha, cum_alpha, symmetric)
                 if k1 != k:
                     ratio = ((ndk_row[k1] + alpha[k1]) * alpha[k]
                              / ((ndk_row[k] + alpha[k]) * alpha[k1])
                              * math.exp(_log_factor_ratio(k, k1, eta_kl, r, sq, inv_n)))
+                    if not by_word:
+                        p0 = phi_wk[w, k]
+                        ratio = ratio * phi_wk[w, k1] / p0 if p0 > 0.0 else np.inf
                     ok, state = _accept(ratio, state)
                     if ok:
                         _move(k, k1, eta_kl, r, inv_n)
                         k = k1
                 # document step: q_d(k) ∝ n_dk^{-i} + alpha_k
-                u, state = uniform(state)
-                t = u * (others + alpha_sum)
-                if t < others:  # the topic of another token of the document
-                    j = min(int(t), n_d - 2)
-                    if j >= i - start:
-                        j += 1
-                    k1 = z[start + j]
-                else:
-                    k1 = _alpha_draw(t - others, alpha, cum_alpha, symmetric)
+                if c > 0:
+                    ud, state = uniform(state)
+                k1 = _document_proposal(i - start, start, n_d, ud, z, others, alpha_sum, alpha,
+                                        cum_alpha, symmetric)
                 if k1 != k:
                     p0 = phi_wk[w, k]
                     if p0 <= 0.0:  # the current topic has no mass: any move is accepted
@@ -200,7 +268,8 @@ def _sweep_supervised_cycle(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, 
 
 
 def sweep_supervised_cycle(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, alpha,
-                           eta_topics, base, seed, iteration, doc_offset=0, n_cycles=N_CYCLES):
+                           eta_topics, base, seed, iteration, doc_offset=0, n_cycles=N_CYCLES,
+                           scan_rare=SCAN_RARE):
     """:func:`_sweep_supervised_cycle` from the plain alias tables of ``phi_{.,w}``
     (:func:`dolda.sampler.alias.build_alias_tables` without alpha) and ``alpha`` a float or
     float (K,): the word-bucket tables are derived here (as
@@ -212,4 +281,4 @@ def sweep_supervised_cycle(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, t
         t = build_alias_tables(phi_wk, table_row, alpha=alpha)
         prob, alias, mass = t.prob, t.alias, t.mass
     _sweep_supervised_cycle(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, alpha,
-                            eta_topics, base, seed, iteration, doc_offset, n_cycles)
+                            eta_topics, base, seed, iteration, doc_offset, n_cycles, scan_rare)

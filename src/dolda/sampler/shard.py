@@ -36,7 +36,7 @@ from . import sparse_eta
 from .likelihood import do_log_likelihood
 from . import polya
 from .alpha import as_alpha
-from .cycle import _sweep_supervised_cycle
+from . import cycle as cycle_kernel
 from .supervised import _sweep_supervised, _sweep_supervised_mh, _sweep_supervised_mh_sparse
 from .truncnorm import draw_utilities
 
@@ -440,9 +440,10 @@ def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGl
         if isinstance(glob.tables, polya.SparsePhi):
             raise ValueError('z_sampler="cycle" needs the exact Phi (phi_sampler="exact")')
         t = glob.tables
-        _sweep_supervised_cycle(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, t.prob,
-                                t.alias, t.mass, t.row, alpha, eta_topics, base, seed, iteration,
-                                shard.doc_offset)
+        cycle_kernel._sweep_supervised_cycle(
+            shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, t.prob, t.alias, t.mass, t.row,
+            alpha, eta_topics, base, seed, iteration, shard.doc_offset, cycle_kernel.N_CYCLES,
+            cycle_kernel.SCAN_RARE)
     elif z_sampler == "mh":
         t = glob.tables
         _sweep_supervised_mh(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, t.prob, t.alias,
