@@ -16,6 +16,7 @@ draws, the stacking fit on the training documents, ``predict``).
 Usage::
 
     python benchmarks/profile_dolda.py time --topics 100 1000 [--iters 2] [--phi exact]
+        [--z exact|mh|cycle]
     python benchmarks/profile_dolda.py memory --topics 1000 [--iters 3]
 
 Prints only (the figures that go into the results come from ``bench_dolda.py``).
@@ -60,7 +61,7 @@ def _wrap(module, name, label, table):
 
 def instrument(table):
     """Timers around the blocks of one DOLDA iteration (module attributes replaced)."""
-    from dolda.sampler import chain, polya, shard, supervised
+    from dolda.sampler import chain, cycle, polya, shard, supervised
     from dolda.sampler import lda as topic_kernels
 
     for module, name, label in [
@@ -72,6 +73,7 @@ def instrument(table):
         (shard, "_sweep_supervised", "  z-sweep exact"),
         (shard, "_sweep_supervised_mh", "  z-sweep MH"),
         (shard, "_sweep_supervised_mh_sparse", "  z-sweep MH sparse"),
+        (cycle, "_sweep_supervised_cycle", "  z-sweep cycle"),
         (shard, "row_products", "  X eta_x"),
         (polya, "word_counts", "  counts by word"),
         (topic_kernels, "sparse_topic_word_counts", "  counts by topic"),
@@ -100,6 +102,10 @@ def time_mode(args):
 
     train, _, corpus = load_corpus(args.data)
     y = train.label.to_numpy()
+    if args.cycle_prior:
+        from dolda.sampler import cycle
+
+        cycle.SCAN_RARE = False
     table = defaultdict(float)
     instrument(table)
     for K in args.topics:
@@ -206,7 +212,10 @@ def main(argv=None):
     parser.add_argument("--phi", default="exact", choices=["exact", "polya"])
     parser.add_argument("--words", type=lambda v: v if v == "auto" else int(v), default=0,
                         help="memory mode: DOLDA's n_words (default 0, topics only)")
-    parser.add_argument("--z", default=None, choices=["exact", "mh"])
+    parser.add_argument("--z", default=None, choices=["exact", "mh", "cycle"])
+    parser.add_argument("--cycle-prior", action="store_true",
+                        help="the cycle kernel with SCAN_RARE=False (prior proposal for the "
+                             "words without an alias table)")
     args = parser.parse_args(argv)
     (time_mode if args.mode == "time" else memory_mode)(args)
 

@@ -121,7 +121,9 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         token with the cached update.  ``"mh"``: Metropolis-Hastings with the
         sparse LDA proposal, O(K_d + L) per token.  ``"cycle"``: cycle
         Metropolis-Hastings (LightLDA's alternating word and document proposals,
-        :mod:`dolda.sampler.cycle`), O(L) per token, exact Phi only.  ``"auto"``: "mh" from
+        :mod:`dolda.sampler.cycle`), O(L) per token, exact Phi only; on 20
+        Newsgroups it mixes worse per second than "mh" at K = 100 and 1000
+        (``benchmarks/results/z_cycle.md``), so "auto" never picks it.  ``"auto"``: "mh" from
         ``K >= 50`` on (both sample the exact conditional; the faster one).
     two_step : bool, default=False
         Fit LDA first and the DO probit on its topic proportions afterwards

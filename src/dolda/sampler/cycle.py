@@ -31,8 +31,8 @@ Phi the pair will read are prefetched.
 
 Every document draws from its own stream ``stream(seed, iteration*16+STEP_Z,
 doc_offset + d)``: the chain does not depend on the number of threads or on the
-sharding.  Exact (Dirichlet) Phi only: the sparse Pólya-urn Phi has zeros the
-word tables cannot propose from (use ``z_sampler="mh"`` with it).
+sharding.  Exact (Dirichlet) Phi only: the per-word tables over the non-zeros of the
+Pólya-urn Phi are not read here (use ``z_sampler="mh"`` with it).
 """
 
 from __future__ import annotations
@@ -48,15 +48,19 @@ from .prefetch import AHEAD, prefetch, prefetch_whole_row
 from .rng import STEP_Z, stream, uniform
 from .supervised import _nonzero_topics, _sparse_residual, _squared_norms
 
-#: (word, document) step pairs per token.  One pair per token per sweep is the
-#: cheapest and, per wall-clock second, mixed best on 20 Newsgroups (see
-#: ``benchmarks/results/z_cycle.md``).
+#: (word, document) step pairs per token.  Measured on a captured 20 Newsgroups state
+#: (``benchmarks/results/z_cycle.md``): a second pair costs 2.0-2.4 times the sweep (its
+#: uniforms are not drawn early, so nothing it reads is prefetched) for 1.2-1.4 times the
+#: tokens moved, so one pair.
 N_CYCLES = 1
 
 #: The word step of a word without an alias table (fewer than ``ALIAS_MIN_TOKENS`` tokens:
 #: 37% of the 20 Newsgroups tokens): True, the exact ``q_w`` by a linear scan of
 #: ``alpha_k phi_{k,w}``, O(K), which dominates the sweep at K = 1000; False, the prior
-#: proposal ``q(k) ∝ alpha_k``, O(1).  Both are exact; see ``benchmarks/results/z_cycle.md``.
+#: proposal ``q(k) ∝ alpha_k``, O(1).  Both are exact.  The prior proposal makes the sweep
+#: 2.5 times faster at K = 1000 but mixes worse per second: on 20 Newsgroups (2 seeds, same
+#: wall time) its LDA log-likelihood stays below the scan's at K = 100 and K = 1000
+#: (``benchmarks/results/z_cycle.md``), so the scan is the default.
 SCAN_RARE = True
 
 
