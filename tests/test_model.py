@@ -143,14 +143,15 @@ def test_same_seed_same_chain_whatever_the_threads(z_sampler):
     np.testing.assert_array_equal(one.eta_draws_, two.eta_draws_)
 
 
-def test_interrupt_then_resume_gives_the_uninterrupted_chain(tmp_path, monkeypatch):
+@pytest.mark.parametrize("z_sampler", ["auto", "cycle"])
+def test_interrupt_then_resume_gives_the_uninterrupted_chain(tmp_path, monkeypatch, z_sampler):
     from dolda.model import FitInterrupted
     from dolda.sampler import chain
 
     sim = simulate(n_docs=120, n_topics=4, n_classes=2, vocab_size=100, doc_length=30,
                    random_state=2)
     kw = dict(n_topics=4, n_iter=20, burn_in=5, random_state=8, progress=False,
-              rare_share=0.0)
+              rare_share=0.0, z_sampler=z_sampler)
     full = DOLDA(**kw).fit(sim.texts, sim.y)
 
     real_step = chain.dolda_step
