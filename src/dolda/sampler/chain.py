@@ -201,12 +201,13 @@ def topic_globals(eta, phi, n_x: int, z_sampler: str, table_row=None,
 
     ``S = eta_topics^T eta_topics`` and the alias tables are computed here and
     not on each shard, so every shard sees exactly the same numbers.  With
-    ``z_sampler="mh"`` or ``"cycle"`` (:data:`TABLE_SAMPLERS`), ``table_row`` (:func:`alias_table_rows`) says which
-    words get an alias table (the frequent ones; None: every word).  With a
-    Pólya-urn Phi (``phi_sparse``, a :class:`dolda.sampler.polya.SparsePhi`)
-    the tables are its per-word alias tables over the non-zeros.  Either way
-    they are the word-bucket tables of ``alpha_k phi_{k,w}`` (``alpha``: float
-    or float (K,); None: 1), the form the MH z-step reads.
+    ``z_sampler="mh"`` or ``"cycle"`` (:data:`TABLE_SAMPLERS`), ``table_row``
+    (:func:`alias_table_rows`) says which words get an alias table (the frequent
+    ones; None: every word).  With a Pólya-urn Phi (``phi_sparse``, a
+    :class:`dolda.sampler.polya.SparsePhi`) the tables are its per-word alias
+    tables over the non-zeros.  Either way they are the word-bucket tables of
+    ``alpha_k phi_{k,w}`` (``alpha``: float or float (K,); None: 1), the form
+    the MH and cycle z-steps read.
     """
     eta_topics = np.ascontiguousarray(eta[:, n_x:])
     if z_sampler == "cycle" and phi_sparse is not None:

@@ -66,7 +66,7 @@ SCAN_RARE = True
 
 @njit(cache=True, inline="always")
 def _log_factor_ratio(k0, k1, eta_kl, r, sq, inv_n):
-    """``g_{k1} - g_{k0}`` with ``r`` keeping the token in at ``k0`` (``r^{-i} = r + eta_{.,k0}/N_d``)."""
+    """``g_{k1} - g_{k0}``; ``r`` keeps the token in at ``k0`` (``r^{-i} = r + eta_{.,k0}/N_d``)."""
     dg = 0.0
     for l in range(eta_kl.shape[1]):
         e0 = eta_kl[k0, l]
