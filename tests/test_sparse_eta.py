@@ -219,14 +219,22 @@ def test_block_preconditioned_cg_meets_the_tolerance_checked_independently(seed)
     assert np.all(iterations <= 0.75 * jacobi_iterations), (iterations, jacobi_iterations)
 
 
-def test_block_preconditioner_is_the_inverse_of_the_block_of_q():
+def test_block_preconditioner_factors_the_block_of_q():
+    """``S^{-1} C C^T S^{-1}`` from the packed factor and scales is ``Q_l``'s block."""
     U, prec, a, e1, e2, block, gaussian = _collinear_problem(3)
     design = gaussian.sparse_design(U, block)
-    inv = gaussian.block_inverses(design, prec)
+    chol, scale = gaussian.block_factors(design, prec)
+    n_block = len(block)
+    assert chol.shape == (prec.shape[0], n_block * (n_block + 1) // 2)
     Ud = U.toarray()[:, block]
     for l in range(prec.shape[0]):
         q_block = Ud.T @ Ud + np.diag(prec[l, block])
-        np.testing.assert_allclose(inv[l] @ q_block, np.eye(len(block)), atol=1e-6)
+        factor = np.zeros((n_block, n_block))
+        factor[np.tril_indices(n_block)] = chol[l]
+        np.testing.assert_allclose(scale[l], 1 / np.sqrt(np.diag(q_block)), rtol=1e-14)
+        rebuilt = (factor @ factor.T) / np.outer(scale[l], scale[l])
+        np.testing.assert_allclose(rebuilt, q_block, rtol=1e-12,
+                                   atol=1e-12 * np.abs(q_block).max())
     with pytest.raises(ValueError, match="block"):
         gaussian.sparse_design(U, [0, 0])
 

@@ -32,9 +32,11 @@ _FINISHED = 2
 
 
 @njit(cache=True, inline="always")
-def _preconditioned_dot(r, pc_inv, block, block_inv, rb, z, g_ptr, g_cols, g_vals, prec):
+def _preconditioned_dot(r, pc_inv, block, block_chol, block_scale, rb, z, g_ptr, g_cols,
+                        g_vals, prec):
     """``z = M^{-1} r`` (:func:`dolda.sampler.gaussian._precondition`); returns ``r . z``."""
-    _precondition(r, pc_inv, block, block_inv, rb, z, g_ptr, g_cols, g_vals, prec)
+    _precondition(r, pc_inv, block, block_chol, block_scale, rb, z, g_ptr, g_cols, g_vals,
+                  prec)
     s = 0.0
     for col in range(len(r)):
         s += r[col] * z[col]
@@ -66,11 +68,11 @@ def _gather(active, n_act, phase, x, p, vt):
 
 @njit(cache=True, parallel=True)
 def pcg_lockstep(indptr, indices, data, t_indptr, t_indices, t_data, col_sq,
-                 prec, rhs_d, e2, x, tol, max_iter, iterations, block, block_inv, pc_inv,
-                 g_ptr, g_cols, g_vals):
+                 prec, rhs_d, e2, x, tol, max_iter, iterations, block, block_chol,
+                 block_scale, pc_inv, g_ptr, g_cols, g_vals):
     """All classes' block-preconditioned CG in lockstep; arguments as
     :func:`dolda.sampler.gaussian._pcg_classes` (row ``l`` of ``prec``, ``rhs_d``,
-    ``e2``, ``x``, ``block_inv``, ``pc_inv`` is class ``l``; ``x`` holds the starts
+    ``e2``, ``x``, ``block_chol``, ``block_scale``, ``pc_inv`` is class ``l``; ``x`` holds the starts
     and receives the solutions; ``iterations[l]`` receives ``_pcg_one``'s return)."""
     n_classes, n_col = prec.shape
     n_row = rhs_d.shape[1]
@@ -135,8 +137,9 @@ def pcg_lockstep(indptr, indices, data, t_indptr, t_indices, t_data, col_sq,
                     iterations[l] = -1
                     phase[l] = _FINISHED
                 else:
-                    rz[l] = _preconditioned_dot(r[l], pc_inv[l], block, block_inv[l], rb[l],
-                                                z[l], g_ptr, g_cols, g_vals, prec[l])
+                    rz[l] = _preconditioned_dot(r[l], pc_inv[l], block, block_chol[l],
+                                                block_scale[l], rb[l], z[l], g_ptr, g_cols,
+                                                g_vals, prec[l])
                     for col in range(n_col):
                         p[l, col] = z[l, col]
                     phase[l] = _ITERATING if done[l] < max_iter else _TRUE_RESIDUAL
@@ -154,8 +157,9 @@ def pcg_lockstep(indptr, indices, data, t_indptr, t_indices, t_data, col_sq,
                 if res2 <= stop2[l]:
                     phase[l] = _TRUE_RESIDUAL
                 else:
-                    rz_new = _preconditioned_dot(r[l], pc_inv[l], block, block_inv[l], rb[l],
-                                                 z[l], g_ptr, g_cols, g_vals, prec[l])
+                    rz_new = _preconditioned_dot(r[l], pc_inv[l], block, block_chol[l],
+                                                 block_scale[l], rb[l], z[l], g_ptr, g_cols,
+                                                 g_vals, prec[l])
                     beta = rz_new / rz[l]
                     rz[l] = rz_new
                     for col in range(n_col):

@@ -74,6 +74,8 @@ import scipy.sparse as sp
 from numba import njit, prange
 from scipy.linalg import cho_solve, cholesky
 
+from .preconditioner import GRAM_BANDS, block_factors, block_gram, block_solve  # noqa: F401
+
 logger = logging.getLogger(__name__)
 
 #: CG stops when the Jacobi-scaled relative residual
@@ -194,80 +196,6 @@ def sparse_design(U, block=None, singletons: bool = False) -> SparseDesign:
     return SparseDesign(csr, csr_t, col_sq, block, gram, *groups)
 
 
-#: Output row bands of :func:`block_gram`, one parallel task each: a constant, so the sums
-#: (over rows of U, in order) are the same for every thread count.
-GRAM_BANDS = 8
-
-
-@njit(cache=True, parallel=True)
-def block_gram(indptr, indices, data, position, n_block):
-    """``G_B = U_B^T U_B`` (B, B) of the columns with ``position[j] >= 0`` (their index in
-    the block, increasing with ``j``), from CSR ``U`` with sorted indices.
-
-    Each row adds the outer product of its block entries (the upper triangle, mirrored at
-    the end); the output rows are split into :data:`GRAM_BANDS` bands computed in
-    parallel, each summing over the rows of ``U`` in order, so the result does not depend
-    on the thread count.  O(sum_d nnz_B(d)^2 / 2); scipy's sparse ``U_B^T U_B`` builds a
-    sparse result of the dense block's size: 3.7x this kernel's time at 20 Newsgroups'
-    B = 1,001 (``benchmarks/bench_block_gram.py``, ``results/block_gram.md``)."""
-    gram = np.zeros((n_block, n_block))
-    width = (n_block + GRAM_BANDS - 1) // GRAM_BANDS
-    for band in prange(GRAM_BANDS):
-        lo, hi = band * width, min(n_block, (band + 1) * width)
-        pos = np.empty(n_block, np.int64)
-        val = np.empty(n_block)
-        for d in range(len(indptr) - 1):
-            n = 0
-            for t in range(indptr[d], indptr[d + 1]):
-                b = position[indices[t]]
-                if b >= 0:
-                    pos[n] = b
-                    val[n] = data[t]
-                    n += 1
-            for i in range(n):
-                bi = pos[i]
-                if bi < lo or bi >= hi:
-                    continue
-                vi = val[i]
-                for j in range(i, n):
-                    gram[bi, pos[j]] += vi * val[j]
-    for i in range(n_block):
-        for j in range(i):
-            gram[i, j] = gram[j, i]
-    return gram
-
-
-def block_inverses(design: SparseDesign, prec) -> np.ndarray:
-    """``(G_B + diag(prec_{l,B}))^{-1}`` for every class, shape (L, B, B).
-
-    Factored in Jacobi-scaled form (unit diagonal, so precisions of 1e100 or 1e-10
-    do not spoil the Cholesky).  A class whose scaled block is not numerically
-    positive definite gets the Jacobi block ``diag(1 / diag)`` instead: the
-    preconditioner only steers CG, its stopping rule and answer do not depend on it.
-    """
-    block = design.block
-    n_classes = prec.shape[0]
-    out = np.zeros((n_classes, len(block), len(block)))
-    eye = np.eye(len(block))
-    for l in range(n_classes):
-        # the products below in place, in the order of ``(x * s[:, None]) * s[None, :]``:
-        # the same values, without four B x B temporaries per class (8 MB each at B = 1,001)
-        a = np.diag(prec[l, block])
-        a += design.block_gram
-        s = 1.0 / np.sqrt(np.diag(a))
-        a *= s[:, None]
-        a *= s[None, :]
-        try:
-            chol = cholesky(a, lower=True, check_finite=False)
-            del a
-            np.multiply(cho_solve((chol, True), eye, check_finite=False), s[:, None],
-                        out=out[l])
-            out[l] *= s[None, :]
-        except np.linalg.LinAlgError:
-            out[l] = np.diag(s * s)
-    return out
-
-
 # --------------------------------------------------------------------- BCM
 def _bcm_one(U, a_l, prec_l, u_l, delta_l):
     """One class of :func:`draw_bcm`; ``u_l``, ``delta_l`` standard normal (P,), (D,)."""
@@ -366,9 +294,11 @@ def _q_matvec(indptr, indices, data, t_indptr, t_indices, t_data, prec, x, tmp, 
 
 
 @njit(cache=True, inline="always")
-def _precondition(r, pc_inv, block, block_inv, rb, z, g_ptr, g_cols, g_vals, prec):
+def _precondition(r, pc_inv, block, block_chol, block_scale, rb, z, g_ptr, g_cols, g_vals,
+                  prec):
     """``z = M^{-1} r``: diagonal ``pc_inv`` everywhere, then the exact inverse on the block
-    and, by Sherman-Morrison, on every row-singleton group (``diag(prec) + u u^T``)."""
+    (from its factor, :func:`dolda.sampler.preconditioner.block_factors`) and, by Sherman-Morrison, on every
+    row-singleton group (``diag(prec) + u u^T``)."""
     for j in range(len(r)):
         z[j] = r[j] * pc_inv[j]
     for g in range(len(g_ptr) - 1):
@@ -383,14 +313,7 @@ def _precondition(r, pc_inv, block, block_inv, rb, z, g_ptr, g_cols, g_vals, pre
         for k in range(g_ptr[g], g_ptr[g + 1]):
             j = g_cols[k]
             z[j] = (r[j] - g_vals[k] * f) / prec[j]
-    nb = len(block)
-    for i in range(nb):
-        rb[i] = r[block[i]]
-    for i in range(nb):
-        s = 0.0
-        for k in range(nb):
-            s += block_inv[i, k] * rb[k]
-        z[block[i]] = s
+    block_solve(block_chol, block_scale, r, block, rb, z)
 
 
 #: CG restarts from the true residual at most this many times before giving up.
@@ -399,13 +322,14 @@ CG_MAX_RESTARTS = 4
 
 @njit(cache=True)
 def _pcg_one(indptr, indices, data, t_indptr, t_indices, t_data, col_sq,
-             prec, rhs_d, e2, x, tol, max_iter, block, block_inv, pc_inv, g_ptr, g_cols,
-             g_vals):
+             prec, rhs_d, e2, x, tol, max_iter, block, block_chol, block_scale, pc_inv, g_ptr,
+             g_cols, g_vals):
     """Block-diagonal PCG for one class; ``x`` (P,) is the start and receives the solution.
 
     ``rhs_d`` (D,) is ``a_l + e1``; the right-hand side is
-    ``c = U^T rhs_d + sqrt(prec) * e2``.  ``block_inv`` (B, B) is the inverse of
-    ``Q_l`` restricted to the ``block`` columns (B = 0: Jacobi).  CG stops when the
+    ``c = U^T rhs_d + sqrt(prec) * e2``.  ``block_chol`` (B (B + 1) / 2,) and
+    ``block_scale`` (B,) factor ``Q_l`` restricted to the ``block`` columns
+    (:func:`dolda.sampler.preconditioner.block_factors`; B = 0: Jacobi).  CG stops when the
     Jacobi-scaled residual ``sum_j r_j^2 / Q_jj`` is at most ``tol^2`` times that of
     ``c``, and a solution is returned only after the *true* residual ``c - Q x``
     passed that test.  Returns the number of iterations, or ``-1`` when
@@ -444,7 +368,8 @@ def _pcg_one(indptr, indices, data, t_indptr, t_indices, t_data, col_sq,
             return done
         if done >= max_iter or _restart == CG_MAX_RESTARTS:
             return -1
-        _precondition(r, pc_inv, block, block_inv, rb, z, g_ptr, g_cols, g_vals, prec)
+        _precondition(r, pc_inv, block, block_chol, block_scale, rb, z, g_ptr, g_cols, g_vals,
+                      prec)
         rz = 0.0
         for j in range(n_col):
             p[j] = z[j]
@@ -463,7 +388,8 @@ def _pcg_one(indptr, indices, data, t_indptr, t_indices, t_data, col_sq,
             done += 1
             if res2 <= stop2:
                 break
-            _precondition(r, pc_inv, block, block_inv, rb, z, g_ptr, g_cols, g_vals, prec)
+            _precondition(r, pc_inv, block, block_chol, block_scale, rb, z, g_ptr, g_cols, g_vals,
+                      prec)
             rz_new = 0.0
             for j in range(n_col):
                 rz_new += r[j] * z[j]
@@ -481,11 +407,10 @@ def apply_preconditioner(design: SparseDesign, prec_l, r):
     groups, where it is ``Q_l``'s own sub-block (see :class:`SparseDesign`).
     """
     prec_l = np.ascontiguousarray(prec_l, dtype=np.float64)
-    block_inv = (block_inverses(design, prec_l[None])[0] if len(design.block)
-                 else np.zeros((0, 0)))
+    chol, scale = block_factors(design, prec_l[None])
     z = np.empty(len(prec_l))
     _precondition(np.ascontiguousarray(r, dtype=np.float64), 1.0 / (design.col_sq + prec_l),
-                  np.ascontiguousarray(design.block, dtype=np.int64), block_inv,
+                  np.ascontiguousarray(design.block, dtype=np.int64), chol[0], scale[0],
                   np.empty(len(design.block)), z, design.group_ptr, design.group_cols,
                   design.group_vals, prec_l)
     return z
@@ -493,14 +418,15 @@ def apply_preconditioner(design: SparseDesign, prec_l, r):
 
 @njit(cache=True, parallel=True)
 def _pcg_classes(indptr, indices, data, t_indptr, t_indices, t_data, col_sq,
-                 prec, rhs_d, e2, x, tol, max_iter, iterations, block, block_inv, pc_inv,
-                 g_ptr, g_cols, g_vals):
+                 prec, rhs_d, e2, x, tol, max_iter, iterations, block, block_chol,
+                 block_scale, pc_inv, g_ptr, g_cols, g_vals):
     """All classes in parallel; class ``l`` reads row ``l`` of ``prec``, ``rhs_d``, ``e2``,
-    ``x``, ``block_inv``."""
+    ``x``, ``block_chol``, ``block_scale``."""
     for l in prange(prec.shape[0]):
         iterations[l] = _pcg_one(indptr, indices, data, t_indptr, t_indices, t_data, col_sq,
                                  prec[l], rhs_d[l], e2[l], x[l], tol, max_iter, block,
-                                 block_inv[l], pc_inv[l], g_ptr, g_cols, g_vals)
+                                 block_chol[l], block_scale[l], pc_inv[l], g_ptr, g_cols,
+                                 g_vals)
 
 
 def draw_pcg(design: SparseDesign, a, prec, e1, e2, start=None, tol: float = CG_TOL,
@@ -547,8 +473,7 @@ def draw_pcg(design: SparseDesign, a, prec, e1, e2, start=None, tol: float = CG_
     """
     n_classes, n_col = prec.shape
     prec = np.ascontiguousarray(prec, dtype=np.float64)
-    block_inv = (block_inverses(design, prec) if len(design.block)
-                 else np.zeros((n_classes, 0, 0)))
+    block_chol, block_scale = block_factors(design, prec)
     if diagonal == "jacobi":
         pc_inv = 1.0 / (design.col_sq[None, :] + prec)
     elif diagonal == "prior":
@@ -566,7 +491,7 @@ def draw_pcg(design: SparseDesign, a, prec, e1, e2, start=None, tol: float = CG_
     solve(csr.indptr, csr.indices, csr.data, csr_t.indptr, csr_t.indices, csr_t.data,
           design.col_sq, prec, rhs_d, np.ascontiguousarray(e2), x, float(tol),
           int(max_iter), iterations, np.ascontiguousarray(design.block, dtype=np.int64),
-          block_inv, np.ascontiguousarray(pc_inv), design.group_ptr, design.group_cols,
+          block_chol, block_scale, np.ascontiguousarray(pc_inv), design.group_ptr, design.group_cols,
           design.group_vals)
     if np.any(iterations < 0):
         logger.warning("CG did not reach tolerance %.1e within %d iterations for %d of %d "
