@@ -15,7 +15,8 @@ a touched ballast array of the size of S kept eta and lambda draws beyond its ow
 kept draws are then repeated (``np.resize``) to S, so everything after the chain (the
 calibration map's leave-one-out pass, prediction) works on arrays of the shape of S draws.
 The values are not those of a long chain: the accuracy printed is meaningless then.
-With ``MEMRAY_OUT=file``, fit + predict also run under ``memray.Tracker(file)`` (after
+With ``CHAIN_STAGES=1`` the chain's iterations are split into their blocks (a, eta with
+its design and block inverses, z, Phi).  With ``MEMRAY_OUT=file``, fit + predict also run under ``memray.Tracker(file)`` (after
 the data are loaded; ``python -m memray tree file`` shows what is allocated at the heap's
 peak).
 """
@@ -127,6 +128,20 @@ def main():
     staged(stages, chain_module, "init_state", "fit: chain init_state",
            after="fit: chain iterations")
     staged(stages, M.DOLDA, "_run_chain", "fit: chain set-up", after="fit: combine draws")
+    if os.environ.get("CHAIN_STAGES"):  # the chain's iteration split into its blocks
+        from dolda.sampler import gaussian
+        from dolda.sampler import shard as shard_module
+        from dolda.sampler import sparse_eta
+
+        staged(stages, shard_module, "utility_step", "fit: chain a-step")
+        staged(stages, sparse_eta, "eta_step", "fit: chain eta-step (other)")
+        staged(stages, sparse_eta, "design", "fit: chain eta-step, U")
+        staged(stages, gaussian, "sparse_design", "fit: chain eta-step, CG design")
+        staged(stages, gaussian, "block_inverses", "fit: chain eta-step, block inverses")
+        staged(stages, gaussian, "block_factors", "fit: chain eta-step, block factors")
+        staged(stages, chain_module, "topic_globals", "fit: chain topic globals")
+        staged(stages, shard_module, "topic_step", "fit: chain z-step")
+        staged(stages, chain_module, "phi_step", "fit: chain Phi-step")
     if pad:
         import numpy as np
 
