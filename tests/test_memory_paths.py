@@ -44,6 +44,24 @@ def test_release_free_heap(monkeypatch):
     assert _heap.release_free_heap(_heap.TRIM_MIN_TOKENS) is True and calls == [0]
 
 
+def test_regressors_give_back_the_transforms_heap_for_large_batches(corpus, monkeypatch):
+    """The regressor matrix (training transform, predict) trims after the topic sampler,
+    asking with the batch's token count, so a small batch is not trimmed."""
+    from dolda import model as model_module
+
+    model = DOLDA(n_topics=4, n_iter=4, random_state=2, progress=False, n_jobs=1,
+                  n_words=20).fit(corpus.texts, corpus.y)
+    asked = []
+    monkeypatch.setattr(model_module, "release_free_heap", asked.append)
+    new = corpus.texts[:25]
+    U = model._regressors(new)
+    assert asked == [model._make_corpus(new, fit=False).n_tokens]
+    np.testing.assert_array_equal(U.right, model.transform(new))
+    calls = []
+    monkeypatch.setattr(_heap, "_malloc_trim", lambda: calls.append)
+    assert _heap.release_free_heap(asked[0]) is False and calls == []  # 25 short documents
+
+
 def test_trims_inside_iterations_only_for_a_large_phi(monkeypatch):
     calls = []
     monkeypatch.setattr(_heap, "_malloc_trim", lambda: calls.append)
