@@ -239,6 +239,23 @@ def test_block_preconditioner_factors_the_block_of_q():
         gaussian.sparse_design(U, [0, 0])
 
 
+def test_block_preconditioner_falls_back_to_jacobi_on_a_singular_block():
+    """Two equal block columns and a negligible prior: the scaled block is singular in
+    floating point, so the factor is the identity and the block is preconditioned by
+    ``diag(Q)^{-1}`` like the other columns."""
+    from dolda.sampler import gaussian
+
+    col = np.random.default_rng(0).uniform(0.5, 1.5, (20, 1))
+    U = sp.csr_matrix(np.hstack([col, col, np.ones((20, 1))]))
+    prec = np.array([[1e-20, 1e-20, 1.0]])
+    design = gaussian.sparse_design(U, [0, 1])
+    chol, scale = gaussian.block_factors(design, prec)
+    np.testing.assert_array_equal(chol[0], [1.0, 0.0, 1.0])  # the packed identity
+    r = np.array([1.0, -2.0, 3.0])
+    z = gaussian.apply_preconditioner(design, prec[0], r)
+    np.testing.assert_allclose(z, r / (design.col_sq + prec[0]), rtol=1e-14)
+
+
 def test_block_cg_eta_step_is_the_jacobi_one_to_the_tolerance():
     """``eta_step(preconditioner=...)``: both draws solve the same perturbed system."""
     X, zbar, shrunk = _geweke_problem()
