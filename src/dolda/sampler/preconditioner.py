@@ -79,6 +79,8 @@ def block_factors(design, prec):
     n_classes, n_block = prec.shape[0], len(block)
     chol = np.empty((n_classes, n_block * (n_block + 1) // 2))
     scale = np.empty((n_classes, n_block))
+    if n_block == 0:  # Jacobi only: nothing to factor
+        return chol, scale
     lower = np.tril_indices(n_block)
     for l in range(n_classes):
         a = np.diag(prec[l, block])
