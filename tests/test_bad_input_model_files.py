@@ -409,6 +409,12 @@ EXPLICIT = [
                                                     10**9)),
     ("lda", "n_topics disagrees with phi", lambda p: _set(p, ("meta", "params", "n_topics"),
                                                           5)),
+    # found by the fuzz test: prediction selected these columns from the user's X and
+    # blamed X for them
+    ("dolda", "covariate_columns not the fitted columns",
+     lambda p: _set(p, ("meta", "params", "covariate_columns"), "")),
+    ("dolda", "covariate_columns one column too many",
+     lambda p: _set(p, ("meta", "params", "covariate_columns"), ["num", "cat", "extra"])),
     ("probit", "coef NaN", lambda p: _edit_arrays(p, coef=lambda a: a * np.nan)),
     ("probit", "calibration map NaN", lambda p: _edit_arrays(p, stacking=lambda a: a * np.nan)),
     ("probit", "calibration map of a third width", lambda p: _edit_arrays(
@@ -467,6 +473,19 @@ def test_checkpoint_phi_may_have_a_word_no_topic_emits(saved):
         assert _try("ck", path) == "accepted"
     finally:
         shutil.rmtree(path.parent, ignore_errors=True)
+
+
+@pytest.mark.parametrize("selected", [["cat", "num"], "num"])
+def test_a_model_fitted_on_selected_covariate_columns_loads_and_predicts(tmp_path, selected):
+    texts = _texts()
+    y = np.array(["a", "b", "c"])[np.arange(30) % 3]
+    X = pd.DataFrame({"text": texts, "num": np.linspace(-1, 1, 30), "cat": ["u", "v"] * 15,
+                      "ignored": np.arange(30)})
+    model = DOLDA(n_topics=3, n_iter=4, progress=False, random_state=0, predict_sweeps=4,
+                  covariate_columns=selected).fit(X, y)
+    model.save(tmp_path / "m")
+    again = dolda.load(tmp_path / "m")
+    np.testing.assert_array_equal(again.predict_proba(X[:5]), model.predict_proba(X[:5]))
 
 
 @pytest.mark.parametrize("kind", KINDS)

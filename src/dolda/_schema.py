@@ -379,6 +379,21 @@ def check_manifest(tag: str, cls, meta: dict, manifest: dict) -> dict:
     return {}  # an extension's own type: its _from_state checks
 
 
+def _selected_covariates(selected, cov):
+    """``covariate_columns`` of a model fitted with covariates selects its encoder's columns.
+
+    Prediction selects the same columns from the user's DataFrame, so a file whose
+    parameter names other columns than the encoder was fitted on would blame the
+    user's ``X`` for what is wrong in the file.
+    """
+    if selected is None or cov is None:
+        return
+    names = [selected] if isinstance(selected, str) else list(selected)
+    if sorted(str(c) for c in names) != sorted(cov["columns"]):
+        _fail(f"meta.params.covariate_columns {names[:10]!r} are not the columns the "
+              f"covariates were fitted on, meta.covariates.columns {cov['columns'][:10]!r}")
+
+
 def _dolda_manifest(cls, meta, manifest):
     params = _params(meta, cls)
     _sweeps(params, "predict_sweeps", "predict_burn_in")
@@ -389,6 +404,7 @@ def _dolda_manifest(cls, meta, manifest):
     K = params.get("n_topics", 20)
     cov = meta.get("covariates")
     n_cov = 0 if cov is None else _encoder(cov)
+    _selected_covariates(params.get("covariate_columns"), cov)
     wf = meta.get("word_features")
     n_wf = 0 if wf is None else _word_features(wf, n_words)
     if "alpha_" in meta:  # the (possibly learned) Dirichlet priors of the chain
