@@ -10,21 +10,26 @@ threaded path, and on a seeded DOLDA chain whose z-sweeps read the eta drawn.
 import numpy as np
 import pytest
 from scipy.linalg import LinAlgError, cho_solve, cholesky, solve_triangular
+from threadpoolctl import threadpool_limits
 
 from dolda.sampler import chain
 from dolda.sampler import probit as probit_blocks
 
 
 def reference_coefficients(gram, rhs, prec, normals, n_jobs=1):
-    """The eta-step as it was: one fresh C-ordered copy of Q_l per class, scipy's wrappers."""
+    """The eta-step as it was: one fresh C-ordered copy of Q_l per class, scipy's wrappers,
+    on one BLAS thread (as the old code ran every class from PARALLEL_MIN_COLUMNS columns
+    on; a multi-threaded factorisation rounds differently, so a machine whose BLAS runs
+    several threads by default would otherwise compare two different computations)."""
     rows = []
-    for l in range(rhs.shape[0]):
-        q = gram.copy()
-        q[np.diag_indices_from(q)] += prec[l]
-        c = cholesky(q, lower=True, check_finite=False)
-        mean = cho_solve((c, True), rhs[l], check_finite=False)
-        rows.append(mean + solve_triangular(c, normals[l], lower=True, trans="T",
-                                            check_finite=False))
+    with threadpool_limits(limits=1, user_api="blas"):
+        for l in range(rhs.shape[0]):
+            q = gram.copy()
+            q[np.diag_indices_from(q)] += prec[l]
+            c = cholesky(q, lower=True, check_finite=False)
+            mean = cho_solve((c, True), rhs[l], check_finite=False)
+            rows.append(mean + solve_triangular(c, normals[l], lower=True, trans="T",
+                                                check_finite=False))
     return np.stack(rows)
 
 
