@@ -1,0 +1,17 @@
+"""Hypothesis profiles: the suite is reproducible by default, exploration is opt-in.
+
+* ``default`` (what ``python -m pytest`` and CI run): ``derandomize=True``, so every run
+  draws the same examples and a failure is the code's, not the seed's.
+* ``explore`` (``HYPOTHESIS_PROFILE=explore python -m pytest tests/test_bad_input_*.py``):
+  new random examples on every run (each test keeps its own ``max_examples``); a failure
+  prints the example and its reproduction blob.  The model-file fuzz test found the
+  covariate_columns case this way; run it a few times after touching a loader.
+"""
+
+import os
+
+from hypothesis import settings
+
+settings.register_profile("default", derandomize=True, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
