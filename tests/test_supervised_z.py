@@ -96,6 +96,18 @@ def _exact_joint(p, d):
     return states, w / w.sum()
 
 
+def _three_token_problem():
+    """Document 0 has 3 tokens (27 assignments to enumerate), document 1 two; K = 3, L = 2.
+    Returns the problem, its z and n_dk."""
+    p = tiny_problem(seed=4, n_docs=2, n_topics=3, n_classes=2, n_words=5)
+    p["doc_ptr"] = np.array([0, 3, 5], np.int64)
+    p["tokens"] = np.array([0, 1, 1, 2, 4], np.int32)
+    p["eta_t"] = np.array([[2.0, -1.0, 0.5], [-1.5, 1.0, 1.0]])
+    z = np.array([0, 0, 0, 1, 1], np.int32)
+    ndk = np.array([[3, 0, 0], [0, 2, 0]], np.int32)
+    return p, z, ndk
+
+
 @pytest.mark.parametrize("kernel", ["exact", "mh", "mh-partial-tables"])
 def test_sweeps_sample_the_exact_joint_posterior_of_z(kernel):
     """Both z kernels leave p(z | Phi, eta, a) invariant: over 40,000 sweeps the
@@ -104,12 +116,7 @@ def test_sweeps_sample_the_exact_joint_posterior_of_z(kernel):
     from dolda.sampler.lda import build_alias_tables
     from dolda.sampler.supervised import sweep_supervised_mh
 
-    p = tiny_problem(seed=4, n_docs=2, n_topics=3, n_classes=2, n_words=5)
-    p["doc_ptr"] = np.array([0, 3, 5], np.int64)
-    p["tokens"] = np.array([0, 1, 1, 2, 4], np.int32)
-    p["eta_t"] = np.array([[2.0, -1.0, 0.5], [-1.5, 1.0, 1.0]])
-    z = np.array([0, 0, 0, 1, 1], np.int32)
-    ndk = np.array([[3, 0, 0], [0, 2, 0]], np.int32)
+    p, z, ndk = _three_token_problem()
     base = p["a"] - p["X"] @ p["eta_x"].T
     phi_wk = np.ascontiguousarray(p["phi"].T)
     K = phi_wk.shape[1]
@@ -222,12 +229,7 @@ def _cycle_tv(alpha, partial_tables, n_cycles=1, n_sweeps=40_000, seed=3, scan_r
         ndk = np.array([[7, 0], [0, 2]], np.int32)
         alpha = alpha if np.ndim(alpha) == 0 else np.asarray(alpha)[:2]
     else:
-        p = tiny_problem(seed=4, n_docs=2, n_topics=3, n_classes=2, n_words=5)
-        p["doc_ptr"] = np.array([0, 3, 5], np.int64)
-        p["tokens"] = np.array([0, 1, 1, 2, 4], np.int32)
-        p["eta_t"] = np.array([[2.0, -1.0, 0.5], [-1.5, 1.0, 1.0]])
-        z = np.array([0, 0, 0, 1, 1], np.int32)
-        ndk = np.array([[3, 0, 0], [0, 2, 0]], np.int32)
+        p, z, ndk = _three_token_problem()
     p["alpha"] = alpha
     K = ndk.shape[1]
     base = p["a"] - p["X"] @ p["eta_x"].T

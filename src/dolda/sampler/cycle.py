@@ -42,11 +42,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .alias import build_alias_tables
-from .alpha import as_alpha, is_symmetric
 from .prefetch import AHEAD, prefetch, prefetch_whole_row
 from .rng import STEP_Z, stream, uniform
-from .supervised import _nonzero_topics, _sparse_residual, _squared_norms
+from .supervised import _nonzero_topics, _sparse_residual, _squared_norms, word_bucket_tables
 
 #: (word, document) step pairs per token.  Measured on a captured 20 Newsgroups state
 #: (``benchmarks/results/z_cycle.md``): a second pair costs 2.0-2.4 times the sweep (its
@@ -278,11 +276,6 @@ def sweep_supervised_cycle(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, t
     (:func:`dolda.sampler.alias.build_alias_tables` without alpha) and ``alpha`` a float or
     float (K,): the word-bucket tables are derived here (as
     :func:`dolda.sampler.supervised.sweep_supervised_mh` does)."""
-    alpha = as_alpha(alpha, ndk.shape[1])
-    if is_symmetric(alpha):
-        mass = mass * alpha[0]
-    else:
-        t = build_alias_tables(phi_wk, table_row, alpha=alpha)
-        prob, alias, mass = t.prob, t.alias, t.mass
+    alpha, prob, alias, mass = word_bucket_tables(phi_wk, prob, alias, mass, table_row, alpha)
     _sweep_supervised_cycle(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, alpha,
                             eta_topics, base, seed, iteration, doc_offset, n_cycles, scan_rare)

@@ -539,17 +539,23 @@ def sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, g
                       max_shift)
 
 
+def word_bucket_tables(phi_wk, prob, alias, mass, table_row, alpha):
+    """The word-bucket tables of ``alpha_k phi_{k,w}`` from the plain alias tables of
+    ``phi_{.,w}`` (:func:`dolda.sampler.alias.build_alias_tables` without alpha), for
+    ``alpha`` a float or float (K,): symmetric alpha only scales the masses, another is
+    built into new tables.  Returns ``(alpha (K,), prob, alias, mass)``."""
+    alpha = as_alpha(alpha, phi_wk.shape[1])
+    if is_symmetric(alpha):
+        return alpha, prob, alias, mass * alpha[0]
+    t = build_alias_tables(phi_wk, table_row, alpha=alpha)
+    return alpha, t.prob, t.alias, t.mass
+
+
 def sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, alpha,
                         eta_topics, base, seed, iteration, doc_offset=0):
-    """:func:`_sweep_supervised_mh` from the plain alias tables of ``phi_{.,w}``
-    (:func:`dolda.sampler.alias.build_alias_tables` without alpha) and ``alpha`` a
-    float or float (K,): the word-bucket tables are derived here."""
-    alpha = as_alpha(alpha, ndk.shape[1])
-    if is_symmetric(alpha):
-        mass = mass * alpha[0]
-    else:
-        t = build_alias_tables(phi_wk, table_row, alpha=alpha)
-        prob, alias, mass = t.prob, t.alias, t.mass
+    """:func:`_sweep_supervised_mh` from the plain alias tables of ``phi_{.,w}`` and
+    ``alpha`` a float or float (K,) (:func:`word_bucket_tables`)."""
+    alpha, prob, alias, mass = word_bucket_tables(phi_wk, prob, alias, mass, table_row, alpha)
     _sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, table_row, alpha,
                          eta_topics, base, seed, iteration, doc_offset)
 
