@@ -7,7 +7,7 @@ fetch the next token's row of Phi while the current token is drawn.
 from __future__ import annotations
 
 from llvmlite import ir
-from numba.core import cgutils, types
+from numba.core import cgutils, config, types
 from numba import njit
 from numba.core.extending import intrinsic
 
@@ -36,6 +36,12 @@ def prefetch(typingctx, array, index):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+if config.DISABLE_JIT:  # pure Python (NUMBA_DISABLE_JIT=1, the mutation runs): nothing to hint
+
+    def prefetch(array, index):  # noqa: F811, ARG001
+        """No-op: an intrinsic cannot run without the JIT, and a hint changes no value."""
 
 
 #: Tokens ahead whose row of Phi the z-sweeps prefetch (1 to 8 all help; 4 and 8 the most in an A/B
