@@ -153,3 +153,20 @@ def test_merge_of_sorted_runs_and_of_an_unsorted_part_equals_the_whole_corpus_co
     shuffled = C.SparseCounts(first.ptr, words, counts)
     for got, want in zip(C.merge_sparse_counts([shuffled] + parts[1:]), whole):
         np.testing.assert_array_equal(got, want)
+
+
+
+def test_merge_sees_a_single_swapped_neighbour_pair_in_a_part():
+    # topic 0 of the first part is in order but for one neighbour pair (8, 7); every entry is
+    # still above the one two back, and the second part has one entry: the order check must
+    # compare each entry with the one just before it in its own part, else the run is merged
+    # as if sorted (words 0 5 6 8 7 9).  Topic 1 is in order in both parts.
+    first = C.SparseCounts(np.array([0, 5, 7]), np.array([5, 6, 8, 7, 9, 1, 4], np.int32),
+                           np.array([1, 2, 3, 4, 5, 6, 7], np.int32))
+    second = C.SparseCounts(np.array([0, 1, 3]), np.array([0, 2, 4], np.int32),
+                            np.array([10, 20, 30], np.int32))
+    for parts in ([first, second], [second, first]):
+        merged = C.merge_sparse_counts(parts)
+        np.testing.assert_array_equal(merged.ptr, [0, 6, 9])
+        np.testing.assert_array_equal(merged.words, [0, 5, 6, 7, 8, 9, 1, 2, 4])
+        np.testing.assert_array_equal(merged.counts, [10, 1, 2, 4, 3, 5, 6, 20, 37])
