@@ -7,6 +7,8 @@ tests ask for equality to the last bit (the brief allowed 1e-10), on the serial 
 threaded path, and on a seeded DOLDA chain whose z-sweeps read the eta drawn.
 """
 
+import threading
+
 import numpy as np
 import pytest
 from scipy.linalg import LinAlgError, cho_solve, cholesky, solve_triangular
@@ -77,6 +79,32 @@ def test_a_matrix_that_is_not_positive_definite_is_refused(n_cols):
     with pytest.raises(LinAlgError):
         probit_blocks.draw_coefficients(gram, np.zeros((2, n_cols)), prec,
                                         np.zeros((2, n_cols)), n_jobs=2)
+
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2, 3, 7])
+def test_classes_are_shared_among_n_jobs_threads_the_caller_taking_the_first_share(
+        monkeypatch, n_jobs):
+    # draw_coefficients' documented split: below PARALLEL_MIN_COLUMNS one share of every
+    # class on the calling thread; from it, class l on share l mod n (n = min(n_jobs, L)),
+    # share 0 on the calling thread and each other share once on a worker
+    calls = []
+    real = probit_blocks._draw_classes
+
+    def spy(gram_f, prec, rhs, normals, classes, out):
+        calls.append((threading.get_ident(), list(classes)))
+        return real(gram_f, prec, rhs, normals, classes, out)
+
+    monkeypatch.setattr(probit_blocks, "_draw_classes", spy)
+    main = threading.get_ident()
+    for n_cols in (40, probit_blocks.PARALLEL_MIN_COLUMNS):
+        calls.clear()
+        gram, rhs, prec, normals = _problem(n_cols + 10, n_cols, 5, seed=2)
+        got = probit_blocks.draw_coefficients(gram, rhs, prec, normals, n_jobs=n_jobs)
+        np.testing.assert_array_equal(got, reference_coefficients(gram, rhs, prec, normals))
+        n = 1 if n_cols < probit_blocks.PARALLEL_MIN_COLUMNS else min(n_jobs, 5)
+        assert sorted(tuple(c) for _, c in calls) == [tuple(range(j, 5, n)) for j in range(n)]
+        assert [c for t, c in calls if t == main] == [list(range(0, 5, n))]
 
 
 def _chain(n_topics, n_jobs, seed=3, n_docs=150):
