@@ -85,9 +85,10 @@ def test_a_matrix_that_is_not_positive_definite_is_refused(n_cols):
 @pytest.mark.parametrize("n_jobs", [1, 2, 3, 7])
 def test_classes_are_shared_among_n_jobs_threads_the_caller_taking_the_first_share(
         monkeypatch, n_jobs):
-    # draw_coefficients' documented split: below PARALLEL_MIN_COLUMNS one share of every
-    # class on the calling thread; from it, class l on share l mod n (n = min(n_jobs, L)),
-    # share 0 on the calling thread and each other share once on a worker
+    # draw_coefficients' documented split: below PARALLEL_MIN_COLUMNS (and by default,
+    # n_jobs = 1) one share of every class on the calling thread; from it, class l on share
+    # l mod n (n = min(n_jobs, L)), share 0 on the calling thread and each other share once
+    # on a worker; on both sides of the threshold and at it
     calls = []
     real = probit_blocks._draw_classes
 
@@ -97,12 +98,15 @@ def test_classes_are_shared_among_n_jobs_threads_the_caller_taking_the_first_sha
 
     monkeypatch.setattr(probit_blocks, "_draw_classes", spy)
     main = threading.get_ident()
-    for n_cols in (40, probit_blocks.PARALLEL_MIN_COLUMNS):
+    least = probit_blocks.PARALLEL_MIN_COLUMNS
+    for n_cols, jobs in ((40, n_jobs), (least - 1, n_jobs), (least, n_jobs),
+                         (least + 44, n_jobs), (least + 44, None)):
         calls.clear()
         gram, rhs, prec, normals = _problem(n_cols + 10, n_cols, 5, seed=2)
-        got = probit_blocks.draw_coefficients(gram, rhs, prec, normals, n_jobs=n_jobs)
+        kwargs = {} if jobs is None else {"n_jobs": jobs}  # None: the default, one thread
+        got = probit_blocks.draw_coefficients(gram, rhs, prec, normals, **kwargs)
         np.testing.assert_array_equal(got, reference_coefficients(gram, rhs, prec, normals))
-        n = 1 if n_cols < probit_blocks.PARALLEL_MIN_COLUMNS else min(n_jobs, 5)
+        n = 1 if n_cols < least or jobs is None else min(jobs, 5)
         assert sorted(tuple(c) for _, c in calls) == [tuple(range(j, 5, n)) for j in range(n)]
         assert [c for t, c in calls if t == main] == [list(range(0, 5, n))]
 
