@@ -82,7 +82,7 @@ def test_a_matrix_that_is_not_positive_definite_is_refused(n_cols):
 
 
 
-@pytest.mark.parametrize("n_jobs", [1, 2, 3, 7])
+@pytest.mark.parametrize("n_jobs", [0, 1, 2, 3, 7])
 def test_classes_are_shared_among_n_jobs_threads_the_caller_taking_the_first_share(
         monkeypatch, n_jobs):
     # draw_coefficients' documented split: below PARALLEL_MIN_COLUMNS (and by default,
@@ -106,7 +106,7 @@ def test_classes_are_shared_among_n_jobs_threads_the_caller_taking_the_first_sha
         kwargs = {} if jobs is None else {"n_jobs": jobs}  # None: the default, one thread
         got = probit_blocks.draw_coefficients(gram, rhs, prec, normals, **kwargs)
         np.testing.assert_array_equal(got, reference_coefficients(gram, rhs, prec, normals))
-        n = 1 if n_cols < least or jobs is None else min(jobs, 5)
+        n = 1 if n_cols < least or jobs is None else max(1, min(jobs, 5))  # 0: one
         assert sorted(tuple(c) for _, c in calls) == [tuple(range(j, 5, n)) for j in range(n)]
         assert [c for t, c in calls if t == main] == [list(range(0, 5, n))]
 

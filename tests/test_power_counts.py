@@ -170,3 +170,34 @@ def test_merge_sees_a_single_swapped_neighbour_pair_in_a_part():
         np.testing.assert_array_equal(merged.ptr, [0, 6, 9])
         np.testing.assert_array_equal(merged.words, [0, 5, 6, 7, 8, 9, 1, 2, 4])
         np.testing.assert_array_equal(merged.counts, [10, 1, 2, 4, 3, 5, 6, 20, 37])
+
+
+def test_merge_sorts_only_the_topics_whose_part_runs_are_out_of_order(monkeypatch):
+    # the merge's point (O(m log S) per topic): runs already sorted by word are merged, not
+    # sorted again; only a topic with a part out of order goes through the stable sort.  The
+    # kernel's Python function is run with a numpy whose argsort records its calls.
+    sorted_calls = []
+
+    class RecordingNumpy:
+        def __getattr__(self, name):
+            if name == "argsort":
+                def argsort(a, kind=None):
+                    sorted_calls.append(len(a))
+                    return np.argsort(a, kind=kind)
+                return argsort
+            return getattr(np, name)
+
+    merge = getattr(C._merge_counts, "py_func", C._merge_counts)
+    monkeypatch.setattr(C, "np", RecordingNumpy())
+    ptrs = np.array([[0, 3, 5], [5, 7, 9], [9, 10, 12]], np.int64)
+    words = np.array([1, 4, 6, 0, 3, 2, 4, 5, 7, 5, 8, 1], np.int32)  # topic 1 of part 2: 8, 1
+    counts = np.arange(1, 13, dtype=np.int32)
+    out_words, out_counts = np.empty(12, np.int32), np.empty(12, np.int32)
+    out_len = np.empty(2, np.int64)
+    merge(ptrs, words, counts, out_words, out_counts, out_len)
+    assert sorted_calls == [6]  # topic 1 only (0 3 + 5 7 + 8 1), topic 0 merged
+    np.testing.assert_array_equal(out_len, [5, 6])
+    np.testing.assert_array_equal(out_words[:5], [1, 2, 4, 5, 6])
+    np.testing.assert_array_equal(out_counts[:5], [1, 6, 2 + 7, 10, 3])
+    np.testing.assert_array_equal(out_words[6:12], [0, 1, 3, 5, 7, 8])  # from start[1] = 6
+    np.testing.assert_array_equal(out_counts[6:12], [4, 12, 5, 8, 9, 11])
