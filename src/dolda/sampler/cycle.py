@@ -44,7 +44,8 @@ from numba import njit, prange
 
 from .prefetch import AHEAD, prefetch, prefetch_whole_row
 from .rng import STEP_Z, stream, uniform
-from .supervised import _nonzero_topics, _sparse_residual, _squared_norms, word_bucket_tables
+from .supervised import (_move_residual, _nonzero_topics, _sparse_residual, _squared_norms,
+                         word_bucket_tables)
 
 #: (word, document) step pairs per token.  Measured on a captured 20 Newsgroups state
 #: (``benchmarks/results/z_cycle.md``): a second pair costs 2.0-2.4 times the sweep (its
@@ -80,13 +81,6 @@ def _accept(ratio, state):
         return True, state
     u, state = uniform(state)
     return u < ratio, state
-
-
-@njit(cache=True, inline="always")
-def _move(k0, k1, eta_kl, r, inv_n):
-    """The token moved from ``k0`` to ``k1``: ``r += (eta_{.,k0} - eta_{.,k1}) / N_d``."""
-    for l in range(eta_kl.shape[1]):
-        r[l] += (eta_kl[k0, l] - eta_kl[k1, l]) * inv_n
 
 
 @njit(cache=True, inline="always")
@@ -247,7 +241,7 @@ def _sweep_supervised_cycle(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, 
                         ratio = ratio * phi_wk[w, k1] / p0 if p0 > 0.0 else np.inf
                     ok, state = _accept(ratio, state)
                     if ok:
-                        _move(k, k1, eta_kl, r, inv_n)
+                        _move_residual(k, k1, eta_kl, r, inv_n)
                         k = k1
                 # document step: q_d(k) ∝ n_dk^{-i} + alpha_k
                 if c > 0:
@@ -263,7 +257,7 @@ def _sweep_supervised_cycle(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, 
                                  * math.exp(_log_factor_ratio(k, k1, eta_kl, r, sq, inv_n)))
                         ok, state = _accept(ratio, state)
                     if ok:
-                        _move(k, k1, eta_kl, r, inv_n)
+                        _move_residual(k, k1, eta_kl, r, inv_n)
                         k = k1
             z[i] = k
             ndk_row[k] += 1

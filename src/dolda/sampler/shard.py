@@ -420,8 +420,9 @@ def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGl
     skips the log-likelihood parts (NaN).  With ``glob.tables`` a
     :class:`dolda.sampler.polya.SparsePhi`, the MH sweep reads the sparse
     Phi (:func:`dolda.sampler.supervised.sweep_supervised_mh_sparse`); ``z_sampler="cycle"``
-    runs :func:`dolda.sampler.cycle.sweep_supervised_cycle` (exact Phi only).  ``alpha``: a
-    float or float (K,), the one ``glob.tables`` were built with.
+    runs the cycle kernel (:mod:`dolda.sampler.cycle`) on the word-bucket tables given
+    (exact Phi only).  ``alpha``: a float or float (K,), the one ``glob.tables`` were
+    built with.
     """
     n_x = shard.X.shape[1]
     eta = glob.eta
