@@ -217,7 +217,11 @@ def draw_coefficients(gram, rhs, prec, normals, n_jobs: int = 1):
     normals = np.asarray(normals, dtype=np.float64)
     out = np.empty((n_classes, n_columns))
     if n_columns < PARALLEL_MIN_COLUMNS:
-        _draw_classes(gram_f, prec, rhs, normals, range(n_classes), out)
+        # on one BLAS thread too: a threaded factorisation rounds differently (OpenBLAS
+        # threads dpotrf from about 200 columns on when uncapped), and the draws must not
+        # depend on the thread count
+        with blas_threads(1):
+            _draw_classes(gram_f, prec, rhs, normals, range(n_classes), out)
         return out
     n_threads = max(1, min(int(n_jobs), n_classes))
     # one BLAS thread per class: n_jobs classes at once on n_jobs cores, instead
