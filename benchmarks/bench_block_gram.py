@@ -23,7 +23,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
-from dolda.sampler import gaussian, sparse_eta  # noqa: E402
+from dolda.sampler import preconditioner, sparse_eta  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -51,12 +51,12 @@ def main(argv=None):
     csr_t = U.T.tocsr()
     position = np.full(U.shape[1], -1, np.int64)
     position[block] = np.arange(len(block))
-    gaussian.block_gram(U.indptr, U.indices, U.data, position, len(block))  # compile
+    preconditioner.block_gram(U.indptr, U.indices, U.data, position, len(block))  # compile
     load_before = os.getloadavg()[0]
     times = {"dolda block_gram": [], "scipy U_B^T U_B": []}
     for _ in range(args.rounds):
         tic = time.perf_counter()
-        mine = gaussian.block_gram(U.indptr, U.indices, U.data, position, len(block))
+        mine = preconditioner.block_gram(U.indptr, U.indices, U.data, position, len(block))
         times["dolda block_gram"].append(time.perf_counter() - tic)
         tic = time.perf_counter()
         u_b = csr_t[block]

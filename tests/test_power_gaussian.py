@@ -17,7 +17,7 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from dolda.sampler import gaussian
+from dolda.sampler import gaussian, preconditioner
 from dolda.sampler import probit as P
 
 
@@ -157,10 +157,10 @@ def test_block_gram_is_the_blocks_cross_products_for_every_thread_count(threads)
     position[block] = np.arange(len(block))
     dense = U.toarray()[:, block]
     with using_threads(threads):
-        got = gaussian.block_gram(U.indptr, U.indices, U.data, position, len(block))
+        got = preconditioner.block_gram(U.indptr, U.indices, U.data, position, len(block))
     np.testing.assert_allclose(got, dense.T @ dense, rtol=1e-13, atol=1e-13)
     with using_threads(1):
-        one = gaussian.block_gram(U.indptr, U.indices, U.data, position, len(block))
+        one = preconditioner.block_gram(U.indptr, U.indices, U.data, position, len(block))
     np.testing.assert_array_equal(got, one)
     design = gaussian.sparse_design(U, block)
     np.testing.assert_allclose(design.block_gram, dense.T @ dense, rtol=1e-13, atol=1e-13)

@@ -21,7 +21,7 @@ from dolda.datasets import simulate
 from dolda.sampler import chain as dolda_chain
 from dolda.sampler import probit as gibbs
 from dolda.sampler import shard as shard_blocks
-from dolda.sampler import sparse_eta
+from dolda.sampler import preconditioner, sparse_eta
 
 from _geweke import N_CHAINS, N_STEPS, QUANTILES, TOL, VARIANCE, indicators, prior_draws
 
@@ -223,7 +223,7 @@ def test_block_preconditioner_factors_the_block_of_q():
     """``S^{-1} C C^T S^{-1}`` from the packed factor and scales is ``Q_l``'s block."""
     U, prec, a, e1, e2, block, gaussian = _collinear_problem(3)
     design = gaussian.sparse_design(U, block)
-    chol, scale = gaussian.block_factors(design, prec)
+    chol, scale = preconditioner.block_factors(design, prec)
     n_block = len(block)
     assert chol.shape == (prec.shape[0], n_block * (n_block + 1) // 2)
     Ud = U.toarray()[:, block]
@@ -249,7 +249,7 @@ def test_block_preconditioner_falls_back_to_jacobi_on_a_singular_block():
     U = sp.csr_matrix(np.hstack([col, col, np.ones((20, 1))]))
     prec = np.array([[1e-20, 1e-20, 1.0]])
     design = gaussian.sparse_design(U, [0, 1])
-    chol, scale = gaussian.block_factors(design, prec)
+    chol, scale = preconditioner.block_factors(design, prec)
     np.testing.assert_array_equal(chol[0], [1.0, 0.0, 1.0])  # the packed identity
     r = np.array([1.0, -2.0, 3.0])
     z = gaussian.apply_preconditioner(design, prec[0], r)

@@ -45,7 +45,7 @@ from numba import njit, prange
 from .prefetch import AHEAD, prefetch, prefetch_whole_row
 from .rng import STEP_Z, stream, uniform
 from .supervised import (_move_residual, _nonzero_topics, _sparse_residual, _squared_norms,
-                         word_bucket_tables)
+                         log_factor_ratio, word_bucket_tables, word_proposal)
 
 #: (word, document) step pairs per token.  Measured on a captured 20 Newsgroups state
 #: (``benchmarks/results/z_cycle.md``): a second pair costs 2.0-2.4 times the sweep (its
@@ -64,16 +64,6 @@ SCAN_RARE = True
 
 
 @njit(cache=True, inline="always")
-def _log_factor_ratio(k0, k1, eta_kl, r, sq, inv_n):
-    """``g_{k1} - g_{k0}``; ``r`` keeps the token in at ``k0`` (``r^{-i} = r + eta_{.,k0}/N_d``)."""
-    dg = 0.0
-    for l in range(eta_kl.shape[1]):
-        e0 = eta_kl[k0, l]
-        dg += (eta_kl[k1, l] - e0) * (r[l] + e0 * inv_n)
-    return dg * inv_n - 0.5 * (sq[k1] - sq[k0]) * inv_n * inv_n
-
-
-@njit(cache=True, inline="always")
 def _accept(ratio, state):
     """Metropolis-Hastings test of a proposal with target-over-proposal ratio ``ratio``
     (a uniform is drawn only when ``ratio < 1``); returns ``(accepted, state)``."""
@@ -81,25 +71,6 @@ def _accept(ratio, state):
         return True, state
     u, state = uniform(state)
     return u < ratio, state
-
-
-@njit(cache=True, inline="always")
-def _word_proposal(w, u, phi_wk, prob, alias, mass, table_row, alpha):
-    """``k ~ alpha_k phi_{k,w} / mass[w]`` from one uniform ``u``: the word's alias table,
-    or a linear scan for a word without one (O(K))."""
-    n_topics = phi_wk.shape[1]
-    row = table_row[w]
-    if row >= 0:
-        x = u * n_topics
-        kk = min(int(x), n_topics - 1)
-        return kk if (x - kk) < prob[row, kk] else alias[row, kk]
-    target = u * mass[w]
-    k = 0
-    acc = alpha[0] * phi_wk[w, 0]
-    while acc <= target and k < n_topics - 1:
-        k += 1
-        acc += alpha[k] * phi_wk[w, k]
-    return k
 
 
 @njit(cache=True, inline="always")
@@ -229,13 +200,13 @@ def _sweep_supervised_cycle(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, 
                     uw, state = uniform(state)
                 by_word = scan_rare or table_row[w] >= 0
                 if by_word:
-                    k1 = _word_proposal(w, uw, phi_wk, prob, alias, mass, table_row, alpha)
+                    k1 = word_proposal(w, uw, phi_wk, prob, alias, mass, table_row, alpha)
                 else:
                     k1 = _alpha_draw(uw * alpha_sum, alpha, cum_alpha, symmetric)
                 if k1 != k:
                     ratio = ((ndk_row[k1] + alpha[k1]) * alpha[k]
                              / ((ndk_row[k] + alpha[k]) * alpha[k1])
-                             * math.exp(_log_factor_ratio(k, k1, eta_kl, r, sq, inv_n)))
+                             * math.exp(log_factor_ratio(k, k1, eta_kl, r, sq, inv_n)))
                     if not by_word:
                         p0 = phi_wk[w, k]
                         ratio = ratio * phi_wk[w, k1] / p0 if p0 > 0.0 else np.inf
@@ -254,7 +225,7 @@ def _sweep_supervised_cycle(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, 
                         ok = True
                     else:
                         ratio = (phi_wk[w, k1] / p0
-                                 * math.exp(_log_factor_ratio(k, k1, eta_kl, r, sq, inv_n)))
+                                 * math.exp(log_factor_ratio(k, k1, eta_kl, r, sq, inv_n)))
                         ok, state = _accept(ratio, state)
                     if ok:
                         _move_residual(k, k1, eta_kl, r, inv_n)

@@ -74,7 +74,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 from scipy.linalg import cho_solve, cholesky
 
-from .preconditioner import GRAM_BANDS, block_factors, block_gram, block_solve  # noqa: F401
+from .preconditioner import block_factors, block_gram, block_solve
 
 logger = logging.getLogger(__name__)
 
@@ -388,8 +388,8 @@ def _pcg_one(indptr, indices, data, t_indptr, t_indices, t_data, col_sq,
             done += 1
             if res2 <= stop2:
                 break
-            _precondition(r, pc_inv, block, block_chol, block_scale, rb, z, g_ptr, g_cols, g_vals,
-                      prec)
+            _precondition(r, pc_inv, block, block_chol, block_scale, rb, z, g_ptr, g_cols,
+                          g_vals, prec)
             rz_new = 0.0
             for j in range(n_col):
                 rz_new += r[j] * z[j]

@@ -437,9 +437,7 @@ def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGl
         _sweep_supervised_mh_sparse(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, t.ptr,
                                     t.topics, t.prob, t.alias, t.mass, alpha, eta_topics, base,
                                     seed, iteration, shard.doc_offset)
-    elif z_sampler == "cycle":
-        if isinstance(glob.tables, polya.SparsePhi):
-            raise ValueError('z_sampler="cycle" needs the exact Phi (phi_sampler="exact")')
+    elif z_sampler == "cycle":  # exact Phi only: topic_globals refuses the Pólya-urn one
         t = glob.tables
         cycle_kernel._sweep_supervised_cycle(
             shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, t.prob, t.alias, t.mass, t.row,

@@ -338,18 +338,44 @@ def _pick_nonzero(cum, nz, n_nz, target):
 
 
 @njit(cache=True, inline="always")
-def _supervised_acceptance(k0, k1, eta_kl, r, sq, inv_n, state):
-    """Metropolis-Hastings correction of a move ``k0 -> k1`` proposed from the LDA part.
-
-    ``g_{k1} - g_{k0} = (eta_{.,k1} - eta_{.,k0}) . r^{-i} / N_d - (S_11 - S_00) / (2 N_d^2)``
-    with ``r`` keeping the current token in (``r^{-i} = r + eta_{.,k0} / N_d``, never formed).
-    Returns the topic after the step (``k1`` accepted, ``k0`` rejected) and the stream.
-    """
+def log_factor_ratio(k0, k1, eta_kl, r, sq, inv_n):
+    """``g_{k1} - g_{k0} = (eta_{.,k1} - eta_{.,k0}) . r^{-i} / N_d - (S_11 - S_00) / (2 N_d^2)``
+    with ``r`` keeping the current token in at ``k0`` (``r^{-i} = r + eta_{.,k0} / N_d``,
+    never formed): O(L)."""
     dg = 0.0
     for l in range(eta_kl.shape[1]):
         e0 = eta_kl[k0, l]
         dg += (eta_kl[k1, l] - e0) * (r[l] + e0 * inv_n)
-    log_ratio = dg * inv_n - 0.5 * (sq[k1] - sq[k0]) * inv_n * inv_n
+    return dg * inv_n - 0.5 * (sq[k1] - sq[k0]) * inv_n * inv_n
+
+
+@njit(cache=True, inline="always")
+def word_proposal(w, u, phi_wk, prob, alias, mass, table_row, alpha):
+    """``k ~ alpha_k phi_{k,w} / mass[w]`` from one uniform ``u``: the word's alias table
+    (word-bucket tables), or a linear scan of ``alpha_k phi_{k,w}`` for a word without one
+    (O(K); such words are rare)."""
+    n_topics = phi_wk.shape[1]
+    row = table_row[w]
+    if row >= 0:
+        x = u * n_topics
+        kk = min(int(x), n_topics - 1)
+        return kk if (x - kk) < prob[row, kk] else alias[row, kk]
+    target = u * mass[w]
+    k = 0
+    acc = alpha[0] * phi_wk[w, 0]
+    while acc <= target and k < n_topics - 1:
+        k += 1
+        acc += alpha[k] * phi_wk[w, k]
+    return k
+
+
+@njit(cache=True, inline="always")
+def _supervised_acceptance(k0, k1, eta_kl, r, sq, inv_n, state):
+    """Metropolis-Hastings correction of a move ``k0 -> k1`` proposed from the LDA part,
+    accepted with ``min(1, exp(g_{k1} - g_{k0}))`` (:func:`log_factor_ratio`).
+    Returns the topic after the step (``k1`` accepted, ``k0`` rejected) and the stream.
+    """
+    log_ratio = log_factor_ratio(k0, k1, eta_kl, r, sq, inv_n)
     if log_ratio < 0.0:
         u3, state = uniform(state)
         if math.log(u3) > log_ratio:
@@ -422,19 +448,8 @@ def _sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tab
             u, state = uniform(state)
             target = u * (word_mass + doc_mass)
             if target < word_mass or n_nz == 0:
-                row = table_row[w]
                 u2, state = uniform(state)
-                if row >= 0:
-                    x = u2 * n_topics
-                    kk = min(int(x), n_topics - 1)
-                    k1 = kk if (x - kk) < prob[row, kk] else alias[row, kk]
-                else:
-                    target = u2 * word_mass
-                    k1 = 0
-                    acc = alpha[0] * phi_wk[w, 0]
-                    while acc <= target and k1 < n_topics - 1:
-                        k1 += 1
-                        acc += alpha[k1] * phi_wk[w, k1]
+                k1 = word_proposal(w, u2, phi_wk, prob, alias, mass, table_row, alpha)
             else:
                 target -= word_mass
                 k1 = _pick_nonzero(cum, nz, n_nz, target)
