@@ -361,6 +361,42 @@ def test_word_of_an_all_zero_phi_column_is_named(method, rao_blackwell, monkeypa
         token_topic_frequencies(used, doc_ptr, narrow, 0.1, 10, 5, 0))
 
 
+@pytest.mark.parametrize("rao_blackwell", [True, False])
+def test_token_topic_frequencies_read_only_the_batch_words_in_phis_own_type(rao_blackwell,
+                                                                           monkeypatch):
+    # the explanation sweep of a fitted model (float32 phi_, K x V) copied the whole of Phi to
+    # a V x K float64 array on every call (660 MB at K = 1000 and 83k words): it now reads the
+    # batch's words only, in float32, with the same estimate bit for bit (a float32 value
+    # widens exactly in the kernel's float64 arithmetic)
+    from dolda.sampler import token_topics
+
+    rng = np.random.default_rng(5)
+    phi32 = rng.dirichlet(np.full(40, 0.3), size=6).astype(np.float32)
+    tokens = np.array([3, 17, 3, 39, 8, 8, 0, 17, 22], np.int32)
+    doc_ptr = np.array([0, 4, 4, 9])
+    seen = []
+    kernel = token_topics._token_frequencies
+
+    def spy(tok, ptr, phi_wk, *rest):
+        seen.append((tok.copy(), phi_wk.dtype, phi_wk.shape))
+        return kernel(tok, ptr, phi_wk, *rest)
+
+    monkeypatch.setattr(token_topics, "_token_frequencies", spy)
+    got = token_topic_frequencies(tokens, doc_ptr, phi32, 0.1, 12, 4, 3,
+                                  rao_blackwell=rao_blackwell)
+    wide = token_topic_frequencies(tokens, doc_ptr, phi32.astype(np.float64), 0.1, 12, 4, 3,
+                                   rao_blackwell=rao_blackwell)
+    np.testing.assert_array_equal(got, wide)
+    local, dtype, shape = seen[0]
+    assert dtype == np.float32 and shape == (6, 6)  # 6 distinct words, K = 6
+    np.testing.assert_array_equal(np.unique(tokens)[local], tokens)
+    # and against the full word-major float64 Phi the kernel read before, word ids unchanged
+    full = np.zeros_like(got)
+    kernel(tokens, doc_ptr, np.ascontiguousarray(phi32.astype(np.float64).T),
+           np.full(6, 0.1), 12, 4, np.int64(3), full, rao_blackwell)
+    np.testing.assert_array_equal(got, full)
+
+
 def test_token_topic_frequencies_names_token_ids_out_of_range():
     # the kernel indexes Phi by word id without bounds checks
     with pytest.raises(ValueError, match=r"token ids must lie in \[0, 4\), got 0 .. 9"):

@@ -24,6 +24,7 @@ from numba import njit, prange
 
 from .._validation import check_doc_ptr, check_phi_columns
 from .alpha import as_alpha
+from .predict import local_topics
 from .rng import STEP_PREDICT, stream, uniform
 
 __all__ = ["token_topic_frequencies"]
@@ -120,8 +121,10 @@ def token_topic_frequencies(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed
     doc_ptr = check_doc_ptr(doc_ptr, len(tokens))
     phi = np.asarray(phi)
     check_phi_columns(phi, tokens)  # the kernel indexes Phi by word id unchecked
-    phi_wk = np.ascontiguousarray(np.asarray(phi, dtype=np.float64).T)
-    out = np.zeros((len(tokens), phi_wk.shape[1]), np.float64)
-    _token_frequencies(tokens, doc_ptr, phi_wk, as_alpha(alpha, phi_wk.shape[1]), n_sweeps,
+    # only the batch's words, in Phi's own float type (a float32 value widens exactly in the
+    # kernel's float64 arithmetic): no V x K float64 copy of a fitted model's phi_ per call
+    local, phi_wk = local_topics(tokens, phi)
+    out = np.zeros((len(tokens), phi.shape[0]), np.float64)
+    _token_frequencies(local, doc_ptr, phi_wk, as_alpha(alpha, phi.shape[0]), n_sweeps,
                        burn_in, np.int64(seed), out, bool(rao_blackwell))
     return out
