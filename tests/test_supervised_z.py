@@ -274,3 +274,37 @@ def test_cycle_sweep_is_exact_on_a_document_longer_than_its_look_ahead(alpha):
     tv = _cycle_tv(alpha, True, 1, scan_rare=False, long_doc=True)
     assert tv < 0.03, f"total variation {tv:.4f}"
 
+
+
+def test_document_bucket_pick_is_the_first_cumulative_weight_above_the_target():
+    """The MH kernels' document-bucket draw (:func:`_pick_nonzero`, a branch-free count of
+    the cumulative weights at or below the target) returns the topic a walk that stops at
+    the first cumulative weight above the target returns: zero weights (repeated
+    cumulative values) are never drawn, a target exactly on a cumulative value goes to the
+    next topic, and a target at or past the total (rounding) gives the last topic.
+    Planted bugs caught: counting from the second weight (off by one), ``<`` for ``<=``."""
+    from dolda.sampler.supervised import _document_bucket, _pick_nonzero
+
+    def walk(cum, n, target):
+        j = 0
+        while j < n - 1 and cum[j] <= target:
+            j += 1
+        return j
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n_topics = int(rng.integers(1, 40))
+        n_nz = int(rng.integers(1, n_topics + 1))
+        nz = rng.permutation(n_topics)[:n_nz].astype(np.int32)
+        ndk_row = np.zeros(n_topics, np.int32)
+        ndk_row[nz] = rng.integers(1, 6, n_nz)
+        phi_row = rng.random(n_topics).astype(np.float32)
+        phi_row[rng.random(n_topics) < 0.3] = 0.0  # zero weights, as float32 Phi has
+        cum = np.empty(n_topics)
+        total = _document_bucket(ndk_row, phi_row, nz, n_nz, cum)
+        targets = np.concatenate([rng.random(5) * total, cum[:n_nz], [0.0, total, 2 * total]])
+        for target in targets:
+            j = walk(cum, n_nz, target)
+            assert _pick_nonzero(cum, nz, n_nz, target) == nz[j]
+            if target < total:
+                assert ndk_row[nz[j]] * phi_row[nz[j]] > 0.0  # a zero weight is never drawn
