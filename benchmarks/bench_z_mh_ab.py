@@ -230,7 +230,8 @@ def write_markdown(results):
         part = results.get(mode)
         if not part:
             continue
-        lines += [f"## {title}", "", f"`{part['command']}`", "",
+        lines += [f"## {title}", "", "Commands: " + ", ".join(
+                      f"`{c}`" for c in dict.fromkeys(r["command"] for r in part["rows"])), "",
                   "| Phi | K | block | old median s | new median s | old min s | new min s | "
                   "old / new | moved old | moved new | same chain | load before / after |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -286,6 +287,7 @@ def main(argv=None):
             [Path(sys.argv[0]).as_posix()] + sys.argv[1:])
         for K in args.topics:
             res = compare(args.mode, K, args)
+            res["command"] = part["command"]
             part["rows"] = [r for r in part["rows"] if (r["K"], r["phi"]) != (K, args.phi)]
             part["rows"].append(res)
             s = res["summary"]["seconds"]
