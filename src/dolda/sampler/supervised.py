@@ -45,7 +45,7 @@ from .alias import build_alias_tables
 from .alpha import as_alpha, is_symmetric
 from .prefetch import AHEAD, prefetch, prefetch_row, prefetch_whole_row
 from .rng import STEP_Z, stream, uniform
-from .sweeps import WEIGHT_BLOCK, block_totals, search_weights
+from .sweeps import WEIGHT_BLOCK, block_totals, search_cumulative, search_weights
 
 
 @njit(cache=True)
@@ -330,14 +330,9 @@ def _document_bucket(ndk_row, phi_row, nz, n_nz, cum):
 
 @njit(cache=True, inline="always")
 def _pick_nonzero(cum, nz, n_nz, target):
-    """The non-zero topic whose cumulative bucket first exceeds ``target`` (the last if none):
-    ``cum`` is non-decreasing, so its position is the count of ``cum[j] <= target``, j < n_nz - 1,
-    taken without a data-dependent branch (faster than a walk stopping at the target, whose
-    exit the CPU cannot predict: ``benchmarks/results/z_mh.md``).  Same topic, same chain."""
-    j = 0
-    for t in range(n_nz - 1):
-        j += cum[t] <= target
-    return nz[j]
+    """The non-zero topic whose cumulative bucket first exceeds ``target`` (the last if none;
+    :func:`dolda.sampler.sweeps.search_cumulative`, branch-free)."""
+    return nz[search_cumulative(cum, n_nz, target)]
 
 
 @njit(cache=True, inline="always")

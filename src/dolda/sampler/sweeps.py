@@ -21,10 +21,15 @@ SPARSE_MIN_TOPICS = 100
 
 @njit(cache=True, inline="always")
 def search_cumulative(cum, n, target):
-    """Smallest ``j < n`` with ``cum[j] > target`` (the last index if none)."""
+    """Smallest ``j < n`` with ``cum[j] > target`` (the last index if none).
+
+    ``cum`` is non-decreasing, so that index is the count of ``cum[j] <= target`` over
+    ``j < n - 1``: counted without a data-dependent branch, which is faster than a walk
+    stopping at the target, whose exit the CPU cannot predict (``benchmarks/results/z_mh.md``).
+    """
     j = 0
-    while j < n - 1 and cum[j] <= target:
-        j += 1
+    for t in range(n - 1):
+        j += cum[t] <= target
     return j
 
 
