@@ -41,6 +41,7 @@ from numba import get_num_threads, njit, prange
 
 from .alpha import is_symmetric
 from .rng import STEP_INIT, STEP_PHI, stream, uniform, uniform_open
+from .topic_likelihood import LGAMMA_TABLE, _lgamma_table
 
 #: Block offset of the topic streams (prior hits), apart from the word streams.
 _TOPIC_BLOCK = 1 << 41
@@ -310,13 +311,15 @@ def merge_word_counts(parts, n_topics) -> WordCounts:
 @njit(cache=True, parallel=True)
 def _topic_loglik_words(ptr, topics, counts, beta, bounds, n_topics, part, totals):
     lg_beta = math.lgamma(beta)
+    table = _lgamma_table(beta, lg_beta)  # lgamma(c + beta) - lg_beta, small c
     for c in prange(len(bounds) - 1):
         tot = np.zeros(n_topics, np.int64)
         for w in range(bounds[c], bounds[c + 1]):
             acc = 0.0
             for j in range(ptr[w], ptr[w + 1]):
-                acc += math.lgamma(counts[j] + beta) - lg_beta
-                tot[topics[j]] += counts[j]
+                n = counts[j]
+                acc += table[n] if n < LGAMMA_TABLE else math.lgamma(n + beta) - lg_beta
+                tot[topics[j]] += n
             part[w] = acc
         for k in range(n_topics):
             totals[c, k] = tot[k]
