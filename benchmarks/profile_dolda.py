@@ -15,7 +15,7 @@ draws, the stacking fit on the training documents, ``predict``).
 
 Usage::
 
-    python benchmarks/profile_dolda.py time --topics 100 1000 [--iters 2] [--phi exact]
+    python benchmarks/profile_dolda.py time --topics 100 1000 [--iters 2] [--warmup 1] [--phi exact]
         [--z exact|mh|cycle]
     python benchmarks/profile_dolda.py memory --topics 1000 [--iters 3]
 
@@ -111,7 +111,7 @@ def time_mode(args):
     for K in args.topics:
         c = DOLDAContestant(corpus, y, K, args.threads, phi_sampler=args.phi,
                             **({"z_sampler": args.z} if args.z else {}))
-        c.run(1)  # compile / warm up, untimed
+        c.run(max(1, args.warmup))  # compile / warm up (the chain ages), untimed
         table.clear()
         total = c.run(args.iters) * args.iters
         print(f"\nK={K} {c.params}: {total / args.iters:.3f} s/iteration "
@@ -209,6 +209,9 @@ def main(argv=None):
     parser.add_argument("--topics", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--iters", type=int, default=2)
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="time mode: untimed iterations first (a chain's later iterations "
+                             "are cheaper than its first ones)")
     parser.add_argument("--phi", default="exact", choices=["exact", "polya"])
     parser.add_argument("--words", type=lambda v: v if v == "auto" else int(v), default=0,
                         help="memory mode: DOLDA's n_words (default 0, topics only)")
