@@ -168,18 +168,47 @@ def _plug_in_accuracy(chain, test_tokens, test_ptr, test_y, seed=1):
     return train_acc, test_acc
 
 
-def mixing_mode(args, results):
-    from bench_dolda import DOLDAContestant, load_corpus
+def newsgroups_with_test(data):
+    """``(corpus, y, test_corpus, test_y)``: 20 Newsgroups train as the benchmarks' chains see it
+    and the test split in the training vocabulary, its labels as class indices."""
+    from bench_dolda import load_corpus
     from dolda.datasets import load_20newsgroups
     from dolda.probit import encode_labels
-    from dolda.sampler import cycle as cycle_kernel
 
-    train, vocab, corpus = load_corpus(args.data)
+    train, vocab, corpus = load_corpus(data)
     y = train.label.to_numpy()
-    test = load_20newsgroups(args.data, "test")
+    test = load_20newsgroups(data, "test")
     test_corpus = vocab.transform(test.text.tolist())
     classes, _ = encode_labels(y, corpus.n_docs)
-    test_y = np.searchsorted(classes, test.label.to_numpy())
+    return corpus, y, test_corpus, np.searchsorted(classes, test.label.to_numpy())
+
+
+def interleaved(chains, budget, before_step=lambda name: None):
+    """Step every chain in turn, one iteration each, until each has spent ``budget`` seconds in
+    its own steps (so all see the same machine load); ``before_step(name)`` runs untimed before
+    each step.  Returns ``{name: [(seconds spent, loglik_lda, loglik_do) per iteration]}``."""
+    trace = {name: [] for name in chains}
+    spent = {name: 0.0 for name in chains}
+    it = 0
+    while min(spent.values()) < budget:
+        for name, c in chains.items():
+            if spent[name] >= budget:
+                continue
+            before_step(name)
+            with c._using(c.threads):
+                tic = time.perf_counter()
+                _, info = c.chain.step(it)
+                spent[name] += time.perf_counter() - tic
+            trace[name].append((spent[name], info.loglik_lda, info.loglik_do))
+        it += 1
+    return trace
+
+
+def mixing_mode(args, results):
+    from bench_dolda import DOLDAContestant
+    from dolda.sampler import cycle as cycle_kernel
+
+    corpus, y, test_corpus, test_y = newsgroups_with_test(args.data)
     runs = results.setdefault("mixing", {}).setdefault("runs", [])
     for K in args.topics:
         for seed in args.seeds:
@@ -188,20 +217,11 @@ def mixing_mode(args, results):
                 c = DOLDAContestant(corpus, y, K, args.threads, z_sampler=z_sampler.split("-")[0])
                 c.chain.seed = seed  # the same random start for both (init_state seed 1)
                 chains[z_sampler] = c
-            trace = {name: [] for name in chains}
-            spent = {name: 0.0 for name in chains}
-            it = 0
-            while min(spent.values()) < args.budget:
-                for name, c in chains.items():
-                    if spent[name] >= args.budget:
-                        continue
-                    cycle_kernel.SCAN_RARE = name != "cycle-prior"  # read at each step
-                    with c._using(c.threads):
-                        tic = time.perf_counter()
-                        _, info = c.chain.step(it)
-                        spent[name] += time.perf_counter() - tic
-                    trace[name].append((spent[name], info.loglik_lda, info.loglik_do))
-                it += 1
+
+            def scan_rare(name):  # the cycle kernel reads SCAN_RARE at each step
+                cycle_kernel.SCAN_RARE = name != "cycle-prior"
+
+            trace = interleaved(chains, args.budget, scan_rare)
             for name, c in chains.items():
                 with c._using(c.threads):
                     train_acc, test_acc = _plug_in_accuracy(c.chain, test_corpus.tokens,

@@ -162,17 +162,9 @@ def check_mode(args, results):
 
 
 def mixing_mode(args, results):
-    from bench_dolda import load_corpus
-    from bench_z_cycle import _plug_in_accuracy
-    from dolda.datasets import load_20newsgroups
-    from dolda.probit import encode_labels
+    from bench_z_cycle import _plug_in_accuracy, interleaved, newsgroups_with_test
 
-    train, vocab, corpus = load_corpus(args.data)
-    y = train.label.to_numpy()
-    test = load_20newsgroups(args.data, "test")
-    test_corpus = vocab.transform(test.text.tolist())
-    classes, _ = encode_labels(y, corpus.n_docs)
-    test_y = np.searchsorted(classes, test.label.to_numpy())
+    corpus, y, test_corpus, test_y = newsgroups_with_test(args.data)
     mix = results.setdefault("mixing", {})
     runs = mix.setdefault("runs", [])
     blocks = mix.setdefault("blocks", [])
@@ -185,21 +177,9 @@ def mixing_mode(args, results):
             wall = time.perf_counter()
             chains = {S: _chain(corpus, y, K, args.threads, seed) for S in args.sweeps}
             patch = ExtraSweeps().install()
-            trace = {S: [] for S in chains}
-            spent = {S: 0.0 for S in chains}
-            it = 0
             try:
-                while min(spent.values()) < args.budget:
-                    for S, c in chains.items():
-                        if spent[S] >= args.budget:
-                            continue
-                        patch.n_sweeps = S
-                        with c._using(c.threads):
-                            tic = time.perf_counter()
-                            _, info = c.chain.step(it)
-                            spent[S] += time.perf_counter() - tic
-                        trace[S].append((spent[S], info.loglik_lda, info.loglik_do))
-                    it += 1
+                trace = interleaved(chains, args.budget,
+                                    lambda S: setattr(patch, "n_sweeps", S))
             finally:
                 patch.remove()
             for S, c in chains.items():
