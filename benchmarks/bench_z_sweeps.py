@@ -219,6 +219,17 @@ def _reach(run, goal):
     return hit[0] if hit else None
 
 
+def _difference_cells(r, ref):
+    """The table cells of ``r`` minus ``ref``: LDA log-likelihood at the budget's fractions,
+    then the final DO log-likelihood, training and test accuracy."""
+    b = ref["budget_s"]
+    d = " | ".join(f"{_at(r, 'loglik_lda', f * b) - _at(ref, 'loglik_lda', f * b):+.4g}"
+                   for f in FRACTIONS)
+    return (f"{d} | {r['loglik_do'][-1] - ref['loglik_do'][-1]:+.4g} | "
+            f"{r['train_accuracy'] - ref['train_accuracy']:+.3f} | "
+            f"{r['test_accuracy'] - ref['test_accuracy']:+.3f} |")
+
+
 def write_markdown(results):
     lines = ["# S supervised z-sweeps per Phi draw (20 Newsgroups train, alpha 0.1, beta 0.01)",
              "", "Written by `benchmarks/bench_z_sweeps.py` (see its docstring for the method).",
@@ -270,23 +281,12 @@ def write_markdown(results):
                     r, ref = keyed.get((K, seed, S)), keyed.get((K, seed, 1))
                     if r is None or ref is None:
                         continue
-                    b = r["budget_s"]
-                    d = " | ".join(f"{_at(r, 'loglik_lda', f * b) - _at(ref, 'loglik_lda', f * b):+.4g}"
-                                   for f in FRACTIONS)
-                    lines.append(f"| {K} | {S} | {seed} | {d} | "
-                                 f"{r['loglik_do'][-1] - ref['loglik_do'][-1]:+.4g} | "
-                                 f"{r['train_accuracy'] - ref['train_accuracy']:+.3f} | "
-                                 f"{r['test_accuracy'] - ref['test_accuracy']:+.3f} |")
+                    lines.append(f"| {K} | {S} | {seed} | {_difference_cells(r, ref)}")
             ones = [keyed[(K, s, 1)] for s in seeds if (K, s, 1) in keyed]
             if len(ones) == 2:
                 a, c = ones
-                b = a["budget_s"]
-                d = " | ".join(f"{_at(c, 'loglik_lda', f * b) - _at(a, 'loglik_lda', f * b):+.4g}"
-                               for f in FRACTIONS)
-                lines.append(f"| {K} | 1 | seed {c['seed']} - seed {a['seed']} | {d} | "
-                             f"{c['loglik_do'][-1] - a['loglik_do'][-1]:+.4g} | "
-                             f"{c['train_accuracy'] - a['train_accuracy']:+.3f} | "
-                             f"{c['test_accuracy'] - a['test_accuracy']:+.3f} |")
+                lines.append(f"| {K} | 1 | seed {c['seed']} - seed {a['seed']} | "
+                             f"{_difference_cells(c, a)}")
         lines.append("")
         lines += ["### Per iteration instead of per second", "",
                   "LDA and DO log-likelihood after the same number of iterations n (the fewest "
