@@ -13,7 +13,7 @@ from scipy.special import gammaln, log_ndtr, logsumexp
 
 from dolda.sampler import counts as C
 from dolda.sampler import topic_likelihood as T
-from dolda.sampler.likelihood import do_log_likelihood, log_normal_cdf
+from dolda.sampler.likelihood import do_log_likelihood, log_normal_cdf, log_normal_odds
 
 # ----------------------------------------------------------------- DO probit
 
@@ -27,6 +27,23 @@ def test_log_normal_cdf_matches_scipy_on_both_sides_of_the_series_switch(x):
         assert log_normal_cdf(x) == pytest.approx(float(log_ndtr(x)), rel=1e-13, abs=1e-15)
     else:
         assert abs(log_normal_cdf(x) - float(log_ndtr(x))) < 1e-7
+
+
+@pytest.mark.parametrize("x", [0.0, 1e-300, 1e-9, 0.3, 1.0, 5.0, 8.0, 29.0, 29.99, 30.0, 30.5,
+                               45.0, 300.0, 1e4])
+def test_log_normal_odds_is_the_difference_of_the_two_log_cdfs(x):
+    """``log F(x) - log F(-x)`` from one tail (``erfc`` below 30, the Mills series from 30 on,
+    where the tail's own log carries the whole value); odd in ``x``, exactly."""
+    for v in (x, -x):
+        want = float(log_ndtr(v) - log_ndtr(-v))
+        got = log_normal_odds(v)
+        if abs(v) < 30.0:
+            assert got == pytest.approx(want, rel=1e-13, abs=1e-15)
+        else:
+            assert abs(got - want) < 1e-7
+    assert log_normal_odds(-x) == -log_normal_odds(x)
+    assert math.isnan(log_normal_odds(float("nan")))
+    assert log_normal_odds(float("inf")) == math.inf and log_normal_odds(-math.inf) == -math.inf
 
 
 def test_do_log_likelihood_matches_scipy_over_several_row_blocks():

@@ -20,6 +20,24 @@ def log_normal_cdf(x):
     return -0.5 * x2 - math.log(-x) - _LOG_SQRT_2PI + math.log(1.0 - 1.0 / x2 + 3.0 / (x2 * x2))
 
 
+#: Below this ``|x|`` :func:`log_normal_odds` takes the smaller tail from ``erfc``; above it the
+#: tail is below 1e-197, so ``log1p(-q)`` is 0 in double and the tail's log comes from the series.
+ODDS_SERIES_FROM = 30.0
+
+
+@njit(cache=True, inline="always")
+def log_normal_odds(x):
+    """``log F(x) - log F(-x)`` from one tail: with ``q = F(-|x|)``, ``log(1 - q) - log(q)``,
+    negated for ``x < 0`` (one ``erfc`` instead of two :func:`log_normal_cdf`)."""
+    a = abs(x)
+    if a < ODDS_SERIES_FROM:
+        q = 0.5 * math.erfc(a / math.sqrt(2.0))
+        r = math.log1p(-q) - math.log(q)
+    else:
+        r = -log_normal_cdf(-a)
+    return r if x >= 0.0 else -r
+
+
 @njit(cache=True, parallel=True)
 def do_log_likelihood(mu, y):
     """``sum_d log P(y_d | mu_d)`` under the Diagonal Orthant probit.
@@ -38,7 +56,7 @@ def do_log_likelihood(mu, y):
         for d in range(b * block, min(n, (b + 1) * block)):
             top = -np.inf
             for l in range(n_classes):
-                s = log_normal_cdf(mu[d, l]) - log_normal_cdf(-mu[d, l])
+                s = log_normal_odds(mu[d, l])
                 scores[l] = s
                 if s > top:
                     top = s
