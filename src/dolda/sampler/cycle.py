@@ -44,7 +44,7 @@ from numba import njit, prange
 
 from .prefetch import AHEAD, prefetch, prefetch_whole_row
 from .rng import STEP_Z, stream, uniform
-from .supervised import (_move_residual, _nonzero_topics, _sparse_residual, _squared_norms,
+from .supervised import (_move_residual, _squared_norms, document_topics,
                          log_factor_ratio, word_bucket_tables, word_proposal)
 
 #: (word, document) step pairs per token.  Measured on a captured 20 Newsgroups state
@@ -164,11 +164,8 @@ def _sweep_supervised_cycle(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, 
         inv_n = 1.0 / n_d
         others = n_d - 1.0
         ndk_row = ndk[d]
-        nz = np.empty(n_topics, np.int32)
-        pos = np.empty(n_topics, np.int32)
-        n_nz = _nonzero_topics(ndk_row, nz, pos)
-        r = np.empty(n_classes)  # the residual with every token in (the current one too)
-        _sparse_residual(ndk_row, eta_kl, base[d], inv_n, nz, n_nz, r)
+        # the residual with every token in (the current one too); the topic list is not used
+        r = document_topics(ndk_row, eta_kl, base[d], inv_n)[3]
         state = stream(seed, step, doc_offset + d)
         # the uniforms of the first (word, document) pair of a token are drawn AHEAD tokens
         # early, so what that pair will read (alias entry, Phi entries) can start loading

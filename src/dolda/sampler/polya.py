@@ -41,7 +41,7 @@ from numba import get_num_threads, njit, prange
 
 from .alpha import is_symmetric
 from .rng import STEP_INIT, STEP_PHI, stream, uniform, uniform_open
-from .topic_likelihood import LGAMMA_TABLE, _lgamma_table
+from .topic_likelihood import _lgamma_table, lgamma_term
 
 #: Block offset of the topic streams (prior hits), apart from the word streams.
 _TOPIC_BLOCK = 1 << 41
@@ -318,7 +318,7 @@ def _topic_loglik_words(ptr, topics, counts, beta, bounds, n_topics, part, total
             acc = 0.0
             for j in range(ptr[w], ptr[w + 1]):
                 n = counts[j]
-                acc += table[n] if n < LGAMMA_TABLE else math.lgamma(n + beta) - lg_beta
+                acc += lgamma_term(table, n, beta, lg_beta)
                 tot[topics[j]] += n
             part[w] = acc
         for k in range(n_topics):

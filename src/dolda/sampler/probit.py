@@ -216,20 +216,16 @@ def draw_coefficients(gram, rhs, prec, normals, n_jobs: int = 1):
     rhs = np.asarray(rhs, dtype=np.float64)
     normals = np.asarray(normals, dtype=np.float64)
     out = np.empty((n_classes, n_columns))
-    if n_columns < PARALLEL_MIN_COLUMNS:
-        # on one BLAS thread too: a threaded factorisation rounds differently (OpenBLAS
-        # threads dpotrf from about 200 columns on when uncapped), and the draws must not
-        # depend on the thread count
-        with blas_threads(1):
-            _draw_classes(gram_f, prec, rhs, normals, range(n_classes), out)
-        return out
-    n_threads = max(1, min(int(n_jobs), n_classes))
-    # one BLAS thread per class: n_jobs classes at once on n_jobs cores, instead
-    # of n_jobs x (BLAS threads) threads fighting for them (measured on 2 cores,
-    # P = 1001, L = 20: 0.8 s with the limit, 4-11 s without under load); a
-    # multi-threaded dpotrf would also round differently.  The cached controller
-    # (no scan of the loaded libraries per call) and the calling thread taking the
-    # first share of the classes save milliseconds per eta-step.
+    # classes in turn below PARALLEL_MIN_COLUMNS (a thread pool costs more than it saves)
+    n_threads = (1 if n_columns < PARALLEL_MIN_COLUMNS
+                 else max(1, min(int(n_jobs), n_classes)))
+    # one BLAS thread per class at every size: n_jobs classes at once on n_jobs cores, instead
+    # of n_jobs x (BLAS threads) threads fighting for them (measured on 2 cores, P = 1001,
+    # L = 20: 0.8 s with the limit, 4-11 s without under load), and a multi-threaded dpotrf
+    # rounds differently (OpenBLAS threads it from about 200 columns on when uncapped): the
+    # draws must not depend on the thread count.  The cached controller (no scan of the
+    # loaded libraries per call) and the calling thread taking the first share of the
+    # classes save milliseconds per eta-step.
     with blas_threads(1):
         if n_threads == 1:
             _draw_classes(gram_f, prec, rhs, normals, range(n_classes), out)

@@ -299,6 +299,20 @@ def _sparse_residual(ndk_row, eta_kl, base_row, inv_n, nz, n_nz, r):
 
 
 @njit(cache=True, inline="always")
+def document_topics(ndk_row, eta_kl, base_row, inv_n):
+    """A document's start in the sparse z-sweeps: the compact list of its non-zero topics
+    ``nz[:n_nz]`` with their positions ``pos`` (-1 for the others), and its residual ``r``
+    with every token in (:func:`_sparse_residual`).  Returns ``(nz, pos, n_nz, r)``."""
+    n_topics, n_classes = eta_kl.shape
+    nz = np.empty(n_topics, np.int32)
+    pos = np.full(n_topics, -1, np.int32)
+    n_nz = _nonzero_topics(ndk_row, nz, pos)
+    r = np.empty(n_classes)
+    _sparse_residual(ndk_row, eta_kl, base_row, inv_n, nz, n_nz, r)
+    return nz, pos, n_nz, r
+
+
+@njit(cache=True, inline="always")
 def _drop_topic(k, nz, pos, n_nz):
     """Swap-remove topic ``k`` (its count fell to 0) from the non-zero list; returns its length."""
     j = pos[k]
@@ -421,13 +435,8 @@ def _sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, prob, alias, mass, tab
         if n_d == 0:
             continue
         inv_n = 1.0 / n_d
-        # compact list of the document's non-zero topics, with positions
-        nz = np.empty(n_topics, np.int32)
-        pos = np.full(n_topics, -1, np.int32)
         ndk_row = ndk[d]
-        n_nz = _nonzero_topics(ndk_row, nz, pos)
-        r = np.empty(n_classes)
-        _sparse_residual(ndk_row, eta_kl, base[d], inv_n, nz, n_nz, r)
+        nz, pos, n_nz, r = document_topics(ndk_row, eta_kl, base[d], inv_n)
         cum = np.empty(n_topics)
         state = stream(seed, step, doc_offset + d)
         for i in range(start, stop):
@@ -498,12 +507,8 @@ def _sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, phi_ptr, phi_to
         if n_d == 0:
             continue
         inv_n = 1.0 / n_d
-        nz = np.empty(n_topics, np.int32)
-        pos = np.full(n_topics, -1, np.int32)
         ndk_row = ndk[d]
-        n_nz = _nonzero_topics(ndk_row, nz, pos)
-        r = np.empty(n_classes)
-        _sparse_residual(ndk_row, eta_kl, base[d], inv_n, nz, n_nz, r)
+        nz, pos, n_nz, r = document_topics(ndk_row, eta_kl, base[d], inv_n)
         cum = np.empty(n_topics)
         state = stream(seed, step, doc_offset + d)
         for i in range(start, stop):

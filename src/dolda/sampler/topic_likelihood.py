@@ -29,6 +29,13 @@ def _lgamma_table(a, lg_a):
     return table
 
 
+@njit(cache=True, inline="always")
+def lgamma_term(table, c, a, lg_a):
+    """``lgamma(c + a) - lg_a``: from ``table`` (:func:`_lgamma_table` of ``a``) for
+    ``c < LGAMMA_TABLE``, directly above."""
+    return table[c] if c < LGAMMA_TABLE else math.lgamma(c + a) - lg_a
+
+
 @njit(cache=True, parallel=True)
 def _doc_loglik(ndk, alpha, doc_part):
     """``log p(z_d | alpha)`` of every document; ``alpha`` float64 (K,)."""
@@ -48,8 +55,8 @@ def _doc_loglik(ndk, alpha, doc_part):
         for k in range(n_topics):
             c = ndk[d, k]
             if c > 0:
-                if symmetric and c < LGAMMA_TABLE:
-                    acc += table[c]
+                if symmetric:
+                    acc += lgamma_term(table, c, alpha[0], lg_alpha[0])
                 else:
                     acc += math.lgamma(c + alpha[k]) - lg_alpha[k]
                 n_d += c
@@ -69,7 +76,7 @@ def _topic_loglik(nkw, beta, topic_part):
         for w in range(n_words):
             c = nkw[k, w]
             if c > 0:
-                acc += table[c] if c < LGAMMA_TABLE else math.lgamma(c + beta) - lg_beta
+                acc += lgamma_term(table, c, beta, lg_beta)
                 n_k += c
         topic_part[k] = acc + math.lgamma(n_words * beta) - math.lgamma(n_k + n_words * beta)
 
@@ -133,7 +140,7 @@ def _topic_part_sparse(ptr, counts, n_words, beta, topic_part):
         n_k = 0
         for j in range(ptr[k], ptr[k + 1]):
             c = counts[j]
-            acc += table[c] if c < LGAMMA_TABLE else math.lgamma(c + beta) - lg_beta
+            acc += lgamma_term(table, c, beta, lg_beta)
             n_k += c
         topic_part[k] = acc + math.lgamma(n_words * beta) - math.lgamma(n_k + n_words * beta)
 
