@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .gaussian import CG_MAX_RESTARTS, _csr_matvec, _precondition
+from .cg import CG_MAX_RESTARTS, _csr_matvec, _precondition
 
 #: Phases of a class in :func:`pcg_lockstep`.
 _TRUE_RESIDUAL = 0  # its next product is Q x: the true residual
@@ -34,7 +34,7 @@ _FINISHED = 2
 @njit(cache=True, inline="always")
 def _preconditioned_dot(r, pc_inv, block, block_chol, block_scale, rb, z, g_ptr, g_cols,
                         g_vals, prec):
-    """``z = M^{-1} r`` (:func:`dolda.sampler.gaussian._precondition`); returns ``r . z``."""
+    """``z = M^{-1} r`` (:func:`dolda.sampler.cg._precondition`); returns ``r . z``."""
     _precondition(r, pc_inv, block, block_chol, block_scale, rb, z, g_ptr, g_cols, g_vals,
                   prec)
     s = 0.0

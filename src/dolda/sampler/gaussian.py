@@ -74,7 +74,8 @@ import scipy.sparse as sp
 from numba import njit, prange
 from scipy.linalg import cho_solve, cholesky
 
-from .preconditioner import block_factors, block_gram, block_solve
+from .cg import CG_MAX_RESTARTS, _csr_matvec, _precondition
+from .preconditioner import block_factors, block_gram
 
 logger = logging.getLogger(__name__)
 
@@ -275,15 +276,6 @@ def draw_bcm(U, a, prec, u_normals, delta_normals, n_jobs: int = 1):
 
 
 # --------------------------------------------------------------------- PCG
-@njit(cache=True, inline="always")
-def _csr_matvec(indptr, indices, data, x, out):
-    for i in range(len(indptr) - 1):
-        s = 0.0
-        for k in range(indptr[i], indptr[i + 1]):
-            s += data[k] * x[indices[k]]
-        out[i] = s
-
-
 @njit(cache=True)
 def _q_matvec(indptr, indices, data, t_indptr, t_indices, t_data, prec, x, tmp, out):
     """``out = U^T (U x) + prec * x``; ``tmp`` is (D,) scratch."""
@@ -291,33 +283,6 @@ def _q_matvec(indptr, indices, data, t_indptr, t_indices, t_data, prec, x, tmp, 
     _csr_matvec(t_indptr, t_indices, t_data, tmp, out)
     for j in range(len(x)):
         out[j] += prec[j] * x[j]
-
-
-@njit(cache=True, inline="always")
-def _precondition(r, pc_inv, block, block_chol, block_scale, rb, z, g_ptr, g_cols, g_vals,
-                  prec):
-    """``z = M^{-1} r``: diagonal ``pc_inv`` everywhere, then the exact inverse on the block
-    (from its factor, :func:`dolda.sampler.preconditioner.block_factors`) and, by Sherman-Morrison, on every
-    row-singleton group (``diag(prec) + u u^T``)."""
-    for j in range(len(r)):
-        z[j] = r[j] * pc_inv[j]
-    for g in range(len(g_ptr) - 1):
-        s1 = 0.0
-        s2 = 0.0
-        for k in range(g_ptr[g], g_ptr[g + 1]):
-            j = g_cols[k]
-            w = g_vals[k] / prec[j]
-            s1 += w * r[j]
-            s2 += w * g_vals[k]
-        f = s1 / (1.0 + s2)
-        for k in range(g_ptr[g], g_ptr[g + 1]):
-            j = g_cols[k]
-            z[j] = (r[j] - g_vals[k] * f) / prec[j]
-    block_solve(block_chol, block_scale, r, block, rb, z)
-
-
-#: CG restarts from the true residual at most this many times before giving up.
-CG_MAX_RESTARTS = 4
 
 
 @njit(cache=True)
