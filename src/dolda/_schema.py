@@ -143,7 +143,7 @@ def check_header(header: dict, arrays_file: str) -> None:
 def _params(meta, cls, where="meta.params"):
     """Constructor parameters: known names only, JSON scalars, and the
     estimator's own parameter checks pass."""
-    from .io import decode_params
+    from ._codec import decode_params
 
     params = _dict(_key(meta, "params", "meta"), where)
     known = set(cls._get_param_names())

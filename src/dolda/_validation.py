@@ -244,7 +244,7 @@ def check_labels(classes, y_index) -> None:
     """
     import warnings
 
-    from .io import encode_labels
+    from ._codec import encode_labels
 
     try:
         encode_labels(classes)
