@@ -48,7 +48,10 @@ def make_chain(backend: str, seed, state, data, config, n_shards=None, client=No
 
         return LocalChain(seed, state, data, config, n_shards)
     if backend == "dask":
+        from .._validation import check_choice
         from .dask import DaskChain
+
+        check_choice(phi_transport, "phi_transport", PHI_TRANSPORTS)
 
         return DaskChain(client, seed, state, data, config, n_shards, snapshot_every,
                          phi_transport)
@@ -96,8 +99,11 @@ def make_lda_chain(backend: str, seed, tokens, doc_ptr, n_words, n_topics, alpha
     if backend == "dask":
         import numpy as np
 
+        from .._validation import check_choice
         from ..sampler import lda as topic_kernels
         from .dask import DaskLDAChain
+
+        check_choice(phi_transport, "phi_transport", PHI_TRANSPORTS)
 
         z, _, phi_wk, word_ptr, _ = topic_kernels.initial_state(tokens, doc_ptr, n_words,
                                                                 n_topics, beta, seed)

@@ -14,8 +14,6 @@ import uuid
 
 import numpy as np
 
-from .._validation import check_choice
-
 from ..sampler import shard as shard_blocks
 
 logger = logging.getLogger(__name__)
@@ -140,10 +138,8 @@ class ShardedDaskChain:
 
     def __init__(self, client, seed, shards, z_parts, n_topics, snapshot_every=10,
                  phi_transport=None):
-        if phi_transport is not None:
-            from . import PHI_TRANSPORTS
-
-            self.phi_transport = check_choice(phi_transport, "phi_transport", PHI_TRANSPORTS)
+        if phi_transport is not None:  # checked by dolda.backends.make_chain / make_lda_chain
+            self.phi_transport = phi_transport
         if client is None:
             from distributed import default_client
 
