@@ -17,7 +17,7 @@ timed ``--eta-repeats`` times on the inputs of the round's last iteration (``eta
 The two chains start from the same seed; every iteration's eta is hashed, and the
 result says whether old and new drew the same bits all along.
 
-    python benchmarks/bench_eta_ab.py --old /tmp/eta-old/src --new src --topics 1000 100
+    python benchmarks/archive/bench_eta_ab.py --old /tmp/eta-old/src --new src --topics 1000 100
 
 writes ``benchmarks/results/eta_k1000.json`` and ``eta_k1000.md`` (``--out`` for another name).
 """
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BLOCKS = ("iteration", "eta", "utility", "eta_alone")
 
 
@@ -45,7 +45,7 @@ def _load():
 
 # ------------------------------------------------------------------ worker
 def worker(args):
-    sys.path.insert(0, str(Path(__file__).parent))
+    sys.path.insert(0, str(Path(__file__).parents[1]))  # bench_dolda.py
     from bench_dolda import DOLDAContestant, load_corpus
 
     from dolda.sampler import chain, shard

@@ -11,7 +11,7 @@ per document) after one untimed call.
 
 Usage::
 
-    python benchmarks/bench_loglik_ab.py --old /tmp/old/src --new src --repeats 2
+    python benchmarks/archive/bench_loglik_ab.py --old /tmp/old/src --new src --repeats 2
 
 Writes ``benchmarks/results/loglik_table.json`` and ``.md``.
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results"
 
 WORKER = r"""
@@ -98,7 +98,7 @@ def main(argv=None):
          "load_average_before": load_before, "load_average_after": load_after}, indent=2) + "\n")
     lines = ["# The monitoring log-likelihoods, old tree against new (synthetic 20 Newsgroups "
              "shapes)", "", "`same values`: the LDA parts bit for bit; the DO probit's is computed "
-             "another way (one erfc per entry), so its spread over both trees is given.", "", f"`python benchmarks/bench_loglik_ab.py --old {args.old} --new "
+             "another way (one erfc per entry), so its spread over both trees is given.", "", f"`python benchmarks/archive/bench_loglik_ab.py --old {args.old} --new "
              f"{args.new} --repeats {args.repeats}`; 2 threads, medians over the processes' "
              f"medians; load {load_before[0]:.1f} before, {load_after[0]:.1f} after.", "",
              "| K | document part old ms | new ms | old / new | topic part old ms | new ms | "

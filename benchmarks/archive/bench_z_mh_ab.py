@@ -19,9 +19,9 @@ wrapping ``shard._sweep_supervised_mh`` / ``_sweep_supervised_mh_sparse``.
 
 Usage::
 
-    python benchmarks/bench_z_mh_ab.py kernel --old /tmp/mh-old/src --new src --topics 100 1000
-    python benchmarks/bench_z_mh_ab.py kernel --phi polya --topics 1000
-    python benchmarks/bench_z_mh_ab.py iteration --topics 100 1000 --rounds 4
+    python benchmarks/archive/bench_z_mh_ab.py kernel --old /tmp/mh-old/src --new src --topics 100 1000
+    python benchmarks/archive/bench_z_mh_ab.py kernel --phi polya --topics 1000
+    python benchmarks/archive/bench_z_mh_ab.py iteration --topics 100 1000 --rounds 4
 
 Each mode updates its part of ``benchmarks/results/z_mh.json`` and rewrites
 ``benchmarks/results/z_mh.md``.
@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results"
 
 
@@ -50,7 +50,7 @@ def _load():
 
 # ------------------------------------------------------------------ capture (old tree)
 def capture(args):
-    sys.path.insert(0, str(Path(__file__).parent))
+    sys.path.insert(0, str(Path(__file__).parents[1]))  # bench_dolda.py
     from bench_dolda import DOLDAContestant, load_corpus
 
     from dolda.sampler import chain as dolda_chain
@@ -114,7 +114,7 @@ def kernel_worker(args):
 
 
 def iteration_worker(args):
-    sys.path.insert(0, str(Path(__file__).parent))
+    sys.path.insert(0, str(Path(__file__).parents[1]))  # bench_dolda.py
     from bench_dolda import DOLDAContestant, load_corpus
 
     from dolda.sampler import shard, supervised
@@ -221,7 +221,7 @@ def compare(mode, K, args):
 
 def write_markdown(results):
     lines = ["# MH z-sweep, old vs new tree (20 Newsgroups train, alpha 0.1, beta 0.01)", "",
-             "Written by `benchmarks/bench_z_mh_ab.py` (see its docstring for the method): two "
+             "Written by `benchmarks/archive/bench_z_mh_ab.py` (see its docstring for the method): two "
              "worker processes, one per tree, in alternating rounds; medians over all timed "
              "sweeps (iterations).  `moved`: mean share of tokens whose topic changed in a "
              "sweep.  2 cores shared with other jobs: the load average is given.", ""]

@@ -10,8 +10,8 @@ documents one call each (min of 2), after a warm-up of both kernels.  Prints onl
 
 Usage::
 
-    python benchmarks/compare_predict_src.py ../main/src [/tmp/speedw]
-    python benchmarks/compare_predict_src.py src [/tmp/speedw]
+    python benchmarks/archive/compare_predict_src.py ../main/src [/tmp/speedw]
+    python benchmarks/archive/compare_predict_src.py src [/tmp/speedw]
 """
 import sys
 import time
