@@ -163,3 +163,96 @@ def summary(title: str) -> str:
     lines.append(f"{'':<{len(title) + 2}}{'TOTAL':<28} "
                  + " ".join(f"{total[k]:>17}" for k in kinds))
     return "\n".join(lines)
+
+
+# ------------------------------------------------- issue 34: the attack's outcome classes
+#: command -> Counter of the attack's classes: "as expected", "data lost", "traceback",
+#: "raw message", "silent", "unclear" (see :func:`check_case`).
+CLASSES: dict[str, Counter] = defaultdict(Counter)
+ATTACK_CLASSES = ("as expected", "data lost", "traceback", "raw message", "silent", "unclear")
+
+
+def tally(command: str, outcome: str) -> str:
+    """Count one case; with ``DOLDA_BAD_INPUT_TALLY=FILE`` also add it to that JSON file
+    (to compare two trees: run the suite on each with the same FILE name)."""
+    import json
+    import os
+
+    CLASSES[command][outcome] += 1
+    target = os.environ.get("DOLDA_BAD_INPUT_TALLY")
+    if target:
+        try:
+            with open(target, encoding="utf-8") as fh:
+                counts = json.load(fh)
+        except (OSError, ValueError):
+            counts = {}
+        row = counts.setdefault(command, {})
+        row[outcome] = row.get(outcome, 0) + 1
+        with open(target, "w", encoding="utf-8") as fh:
+            json.dump(counts, fh, indent=1, sort_keys=True)
+    return outcome
+
+
+def digest(path) -> str | None:
+    """A fingerprint of a file or a directory tree (None: missing)."""
+    import hashlib
+    from pathlib import Path
+
+    path = Path(path)
+    if not path.exists():
+        return None
+    h = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for p in files:
+        h.update(str(p.relative_to(path) if path.is_dir() else p.name).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def classify(outcome: str, output: str, expect: str, pattern, kind: str, lost: bool,
+             check=None) -> str:
+    """The attack's class of one command-line case (see :data:`ATTACK_CLASSES`).
+
+    ``kind`` ("raw message" or "unclear") is the class of an error whose line does
+    not match ``pattern``; ``check(output)`` returning False makes a success silent.
+    """
+    if lost:
+        return "data lost"
+    if outcome in ("traceback", "hang"):
+        return "traceback"
+    if expect == "error":
+        if outcome == "ok":
+            return "silent"
+        error = next(line for line in output.splitlines() if line.startswith("Error:"))
+        return "as expected" if not pattern or re.search(pattern, error) else kind
+    if outcome != "ok":
+        return kind
+    if expect == "warn" and not re.search(pattern, output):
+        return "silent"
+    if check is not None and check(output) is False:
+        return "silent"
+    return "as expected"
+
+
+def check_case(command, args, expect, pattern=None, kind="unclear", input=None, protect=(),
+               check=None):
+    """Run one command-line case, tally its class, and assert it is as expected."""
+    before = {str(p): digest(p) for p in protect}
+    outcome, output, _ = run_cli(args, input=input)
+    lost = any(digest(p) != before[str(p)] for p in protect)
+    result = classify(outcome, output, expect, pattern, kind, lost, check)
+    tally(command, result)
+    assert result == "as expected", f"{result}: {output[-3000:]}"
+    return output
+
+
+def class_summary(title: str) -> str:
+    lines = [f"{title}: {'command':<22} " + " ".join(f"{k:>12}" for k in ATTACK_CLASSES)]
+    total = Counter()
+    for where in sorted(CLASSES):
+        total.update(CLASSES[where])
+        lines.append(f"{'':<{len(title) + 2}}{where:<22} "
+                     + " ".join(f"{CLASSES[where][k]:>12}" for k in ATTACK_CLASSES))
+    lines.append(f"{'':<{len(title) + 2}}{'TOTAL':<22} "
+                 + " ".join(f"{total[k]:>12}" for k in ATTACK_CLASSES))
+    return "\n".join(lines)

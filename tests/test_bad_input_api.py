@@ -9,6 +9,7 @@ probabilities are finite and sum to one (and that saves and loads).
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -51,6 +52,7 @@ def fitted():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return {"cov": dolda_().fit(TEXTS, Y, X=XF), "plain": dolda_().fit(TEXTS, Y),
+                "sparse": dolda_().fit(TEXTS, Y, covariates=sp.csr_matrix(XN)),
                 "lda": lda_().fit(TEXTS), "probit": probit_().fit(XN, Y)}
 
 
@@ -333,6 +335,75 @@ ROWS = [("DOLDA.fit", *row) for row in FIT] + METHODS
                          ids=[f"{w}: {n}" for w, n, *_ in ROWS])
 def test_api_case(fitted, tmp_path, where, name, call, expect, pattern):
     check_call(where, lambda: call(fitted, tmp_path), expect, pattern)
+
+
+# ------------------------------------------------- issue 34: explain validated like predict
+def _explain_matches_predict(model, text, X_row, X):
+    """explain's probabilities are predict_proba's for the same row."""
+    def check(table):
+        proba = model.predict_proba([text], covariates=X)[0]
+        assert np.allclose([table.attrs["proba"][c] for c in model.classes_], proba)
+    return check
+
+
+XS = sp.csr_matrix(XN)
+XF_MISSING = XF.assign(cat=XF["cat"].where(np.arange(N) != 2))
+# (method, case, call, expect, pattern, the class the attack found, check)
+ISSUE34 = [
+    ("DOLDA.explain", "None", lambda f: f["plain"].explain(None), "error",
+     "texts must be an iterable of documents, got NoneType", "raw message", None),
+    ("DOLDA.explain", "an int", lambda f: f["plain"].explain(42), "error",
+     "texts must be an iterable of documents, got int", "raw message", None),
+    ("DOLDA.explain", "a list holding None", lambda f: f["plain"].explain([None]), "error",
+     "document 0 is NoneType", "raw message", None),
+    ("DOLDA.explain", "sparse X_row (1 x P)",
+     lambda f: f["sparse"].explain(TEXTS[0], X_row=XS[0]), "ok", None, "raw message",
+     lambda f: _explain_matches_predict(f["sparse"], TEXTS[0], XS[0], XS[:1])),
+    ("DOLDA.explain", "sparse X_row, token level",
+     lambda f: f["sparse"].explain(TEXTS[0], X_row=XS[0], level="token"), "ok", None,
+     "raw message", None),
+    ("DOLDA.explain", "sparse X_row of two rows",
+     lambda f: f["sparse"].explain(TEXTS[0], X_row=XS[:2]), "error", "one row", "raw message",
+     None),
+    ("DOLDA.predict", "missing categorical value",
+     lambda f: f["cov"].predict(TEXTS, X=XF_MISSING), "warn",
+     r"column 'cat': 1 missing value.*\[2\]", "silent", None),
+    ("DOLDA.fit", "missing categorical value",
+     lambda f: dolda_().fit(TEXTS, Y, X=XF_MISSING), "warn", r"column 'cat': 1 missing value",
+     "silent", None),
+]
+
+
+@pytest.mark.parametrize("where, name, call, expect, pattern, kind, check", ISSUE34,
+                         ids=[f"{w}: {n}" for w, n, *_ in ISSUE34])
+def test_issue34_case(fitted, where, name, call, expect, pattern, kind, check):
+    from _bad_input import tally
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value, error = call(fitted), None
+        except (ValueError, TypeError) as exc:
+            value, error = None, exc
+        except Exception as exc:  # noqa: BLE001 - anything else is a traceback
+            tally(where, "traceback")
+            raise AssertionError(f"{type(exc).__name__}: {exc}") from exc
+    if expect == "error":
+        if error is None:
+            result = "silent"
+        else:
+            one_line = "\n" not in str(error).strip()
+            result = "as expected" if one_line and re.search(pattern, str(error)) else kind
+    elif error is not None:
+        result = kind
+    else:
+        texts = " | ".join(str(w.message) for w in caught)
+        result = "silent" if expect == "warn" and not re.search(pattern, texts) else \
+            "as expected"
+        if result == "as expected" and check is not None:
+            check(fitted)(value)
+    tally(where, result)
+    assert result == "as expected", f"{result}: {error}"
 
 
 # ------------------------------------------------------------ property-based

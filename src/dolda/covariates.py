@@ -111,7 +111,9 @@ class CovariateEncoder(TransformerMixin, BaseEstimator):
       prior identify the coefficients, and with a Horseshoe prior every level
       competes on equal terms.
     * A missing value (NaN/None) in a categorical column gives an all-zero row
-      for that column; a missing value in a numeric column is an error.
+      for that column, in ``fit`` and at prediction alike, with a ``UserWarning``
+      naming the column and the rows; a missing value in a numeric column is an
+      error.
     * At ``transform``, a level not seen in ``fit`` goes to ``"column=other"``
       when the column has one, otherwise to an all-zero row; either way a
       ``UserWarning`` names the column and a few such levels.
@@ -255,6 +257,14 @@ class CovariateEncoder(TransformerMixin, BaseEstimator):
                 text = raw.astype(str).where(raw.notna())
                 # position in the kept levels, -1 for missing, rare or unseen values
                 codes = pd.Index(kept, dtype=object).get_indexer(text).astype(np.int64)
+                if not present.all():
+                    where = np.flatnonzero(~present)
+                    shown = where[:5].tolist()
+                    warnings.warn(
+                        f"column {col!r}: {len(where)} missing value(s) (row(s) {shown}"
+                        f"{' ...' if len(where) > 5 else ''}) are encoded as an all-zero "
+                        "row (no level of the column), in fit and at prediction alike",
+                        UserWarning, stacklevel=2)
                 outside = present & (codes < 0)
                 unseen = outside & ~text.isin(self._rare[col]).to_numpy()
                 if unseen.any():

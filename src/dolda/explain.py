@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 __all__ = ["explain", "explain_documents", "Analysis", "analyse", "tokenize_with_spans"]
 
@@ -288,9 +289,32 @@ def _class_order(model, proba_row, classes):
     return np.asarray(chosen, dtype=np.int64)
 
 
+def _one_document(text):
+    """The one document of :func:`explain`, checked as ``predict`` checks its ``X``: a str,
+    or a collection holding one str."""
+    from .corpus import _iter_documents
+
+    if isinstance(text, str):
+        return text
+    docs = [doc for _, doc in _iter_documents(text)]  # predict's TypeError for None, 42
+    if len(docs) != 1:
+        raise TypeError(f"explain takes one document, got {len(docs)}; explain them one "
+                         "at a time (or use explain_documents)")
+    doc = docs[0]
+    if not isinstance(doc, str):
+        raise TypeError(f"document 0 is {type(doc).__name__} ({doc!r:.40}); explain needs "
+                        "the document as a str (its word spans are positions in the text)")
+    return doc
+
+
 def _as_frame(X_row):
     if X_row is None:
         return None
+    if sp.issparse(X_row):
+        if X_row.ndim != 2 or X_row.shape[0] != 1:
+            raise ValueError(f"X_row must be one row of covariates, got a sparse matrix of "
+                             f"shape {X_row.shape}")
+        return sp.csr_matrix(X_row)
     if isinstance(X_row, pd.Series):
         return X_row.to_frame().T.infer_objects()
     if isinstance(X_row, pd.DataFrame):
@@ -334,10 +358,7 @@ def explain(model, text, X_row=None, level="feature", classes=None, word_feature
     """
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
-    if not isinstance(text, str) and len(text) == 1:
-        text = list(text)[0]  # a one-document list, as predict takes
-    if not isinstance(text, str):
-        raise TypeError(f"explain takes one document (a str), got {type(text).__name__}")
+    text = _one_document(text)
     docs = [text]
     a = analyse(model, docs, _as_frame(X_row), word_features)
     labels = model.classes_
