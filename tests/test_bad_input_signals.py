@@ -32,7 +32,8 @@ def _env():
 def _data(path: Path, n=60):
     rng = np.random.default_rng(0)
     pd.DataFrame({"text": [" ".join(rng.choice(WORDS, 8)) for _ in range(n)],
-                  "label": np.arange(n) % 3}).to_csv(path, index=False)
+                  "label": np.arange(n) % 3,
+                  "x": np.round(rng.normal(size=n), 3)}).to_csv(path, index=False)
 
 
 def _wait_for(predicate, proc, seconds=120):
@@ -126,3 +127,80 @@ def test_library_log_records_with_exceptions_print_one_line():
     assert text == ("ERROR: Failed to reconnect now "
                     "(ConnectionRefusedError: [Errno 111] Connection refused)")
     assert "\n" not in text and "Traceback" not in text
+
+
+# ------------------------------------------ issue 34: SIGTERM, a second Ctrl-C, the truth
+def _fit(tmp_path, *extra):
+    return subprocess.Popen(
+        [sys.executable, "-m", "dolda.cli", "fit", "d.csv", "--text", "text", "--label",
+         "label", "-k", "3", "-n", "100000", "--quiet", "--checkpoint", "ck",
+         "--checkpoint-every", "1", "--out", "m", *extra],
+        cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_sigterm_saves_a_checkpoint_like_ctrl_c_and_exits_143(tmp_path):
+    from _bad_input import tally
+
+    _data(tmp_path / "d.csv")
+    proc = _fit(tmp_path)
+    try:
+        _wait_for(lambda: (tmp_path / "ck" / "model.json").is_file(), proc)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    ok = (proc.returncode == 143 and "Traceback" not in err
+          and "Interrupted: the chain so far is saved in ck" in err)
+    tally("fit (signals)", "as expected" if ok else "data lost")
+    assert proc.returncode == 143, err  # 128 + SIGTERM, as shells report a kill
+    assert "Traceback" not in err
+    assert "Interrupted: the chain so far is saved in ck" in err
+    meta, _ = io.load_checkpoint(tmp_path / "ck")
+    assert 1 <= meta["next_iteration"] < 100000
+
+
+def test_the_resume_command_is_complete(tmp_path):
+    """The printed command names --checkpoint (and --chains), and running it resumes."""
+    from _bad_input import tally
+
+    _data(tmp_path / "d.csv")
+    proc = _fit(tmp_path, "--chains", "1")
+    try:
+        _wait_for(lambda: (tmp_path / "ck" / "model.json").is_file(), proc)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    line = err.split("Resume with:\n", 1)[1].strip().splitlines()[0]
+    ok = "--checkpoint ck" in line and "--resume ck" in line
+    tally("fit (signals)", "as expected" if ok else "unclear")
+    assert ok, line
+
+
+def test_a_second_ctrl_c_stops_at_once_and_tells_the_truth(tmp_path):
+    """Two Ctrl-C's a moment apart, with a checkpoint on disk: the fit ends within
+    seconds, and nothing it prints says that nothing was saved."""
+    from _bad_input import tally
+
+    _data(tmp_path / "d.csv", n=300)
+    proc = _fit(tmp_path, "--covariates", "x", "--checkpoint-every", "5")
+    try:
+        _wait_for(lambda: (tmp_path / "ck" / "model.json").is_file(), proc)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        tic = time.monotonic()
+        _, err = proc.communicate(timeout=120)
+        seconds = time.monotonic() - tic
+    finally:
+        proc.kill()
+    lie = "nothing was saved" in err
+    tally("fit (signals)", "silent" if lie else ("as expected" if seconds < 20 else "unclear"))
+    assert not lie, err
+    assert "Traceback" not in err
+    assert seconds < 20, seconds
+    assert proc.returncode in (130, -signal.SIGINT), (proc.returncode, err)
+    # the checkpoint stays complete and resumable
+    meta, _ = io.load_checkpoint(tmp_path / "ck")
+    assert meta["next_iteration"] >= 1
+    assert "stays resumable" in err or "saved in ck" in err or "can be resumed" in err, err

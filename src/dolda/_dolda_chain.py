@@ -10,6 +10,7 @@ their draws into the fitted attributes.  Both work on a :class:`dolda.DOLDA`.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 import time
@@ -29,42 +30,104 @@ logger = logging.getLogger("dolda.model")
 
 
 class FitInterrupted(KeyboardInterrupt):
-    """Ctrl-C during ``fit``: the chain so far was saved to ``checkpoint``."""
+    """Ctrl-C (or SIGTERM) during ``fit``: the chain so far was saved to ``checkpoint``;
+    ``signum`` is the signal that asked for it."""
 
-    def __init__(self, checkpoint):
+    def __init__(self, checkpoint, signum=signal.SIGINT):
         super().__init__(f"fit interrupted; checkpoint saved to {checkpoint}; "
                          f"continue with fit(..., resume={str(checkpoint)!r})")
         self.checkpoint = checkpoint
+        self.signum = signum
+
+
+#: The signals :class:`_DeferredInterrupt` defers: Ctrl-C and ``kill`` (a container or
+#: job scheduler stopping the fit) alike.
+DEFERRED_SIGNALS = tuple(s for s in (getattr(signal, "SIGINT", None),
+                                     getattr(signal, "SIGTERM", None)) if s is not None)
 
 
 class _DeferredInterrupt:
-    """Turn the first Ctrl-C into a flag checked between iterations.
+    """Turn the first Ctrl-C (or SIGTERM) into a flag checked between iterations.
 
     The chain state is only consistent between Gibbs iterations, so the fit
     finishes the current iteration, writes a checkpoint and stops.  A second
-    Ctrl-C interrupts at once.  Outside the main thread signals cannot be
-    caught, and Ctrl-C behaves as usual.
+    signal interrupts at once: two signals that arrive while one compiled kernel
+    runs (Python sees them only when it returns, as one) are counted through the
+    signal wakeup file, so they stop the fit as two.  With :attr:`hard_second`
+    (the command line sets it) the first signal also restores the default action
+    for the next one, which then ends the process at once even inside a kernel
+    (no message; the last checkpoint written stays complete, files are written
+    atomically).  Outside the main thread signals cannot be caught, and Ctrl-C
+    behaves as usual.
     """
 
-    def __init__(self):
+    #: A second signal ends the process at once (the signal's default action).
+    hard_second = False
+
+    def __init__(self, describe=None):
         self.requested = False
-        self._old = None
+        self.signum = None
+        self._describe = describe
+        self._old = {}
+        self._pipe = None
+        self._old_fd = None
+
+    def _count(self) -> int:
+        """Signals delivered since the last call (bytes in the wakeup pipe)."""
+        if self._pipe is None:
+            return 1
+        n = 0
+        while True:
+            try:
+                data = os.read(self._pipe[0], 512)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:  # pragma: no cover
+                break
+            if not data:
+                break
+            n += sum(1 for b in data if b in DEFERRED_SIGNALS)
+        return max(n, 1)
 
     def _handler(self, signum, frame):
-        if self.requested:
-            raise KeyboardInterrupt
+        count = self._count()
+        if self.requested or count >= 2:
+            exc = KeyboardInterrupt()
+            exc.signum = signum
+            raise exc
         self.requested = True
-        logger.warning("interrupt received: stopping after this iteration "
-                       "(press Ctrl-C again to stop at once)")
+        self.signum = signum
+        name = "interrupt" if signum == signal.SIGINT else signal.Signals(signum).name
+        state = f"; {self._describe()}" if self._describe is not None else ""
+        logger.warning("%s received: stopping after this iteration (press Ctrl-C again to stop "
+                       "at once%s)", name, state)
+        if self.hard_second:
+            for s in DEFERRED_SIGNALS:
+                signal.signal(s, signal.SIG_DFL)
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            self._old = signal.signal(signal.SIGINT, self._handler)
+            for s in DEFERRED_SIGNALS:
+                self._old[s] = signal.signal(s, self._handler)
+            try:
+                r, w = os.pipe()
+                os.set_blocking(r, False)
+                os.set_blocking(w, False)
+                self._old_fd = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+                self._pipe = (r, w)
+            except (OSError, ValueError, AttributeError):  # pragma: no cover
+                self._pipe = None
         return self
 
     def __exit__(self, *exc):
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
+        if self._pipe is not None:
+            signal.set_wakeup_fd(self._old_fd if self._old_fd is not None else -1)
+            for fd in self._pipe:
+                os.close(fd)
+            self._pipe = None
+        for s, old in self._old.items():
+            signal.signal(s, old)
+        self._old = {}
         return False
 
 
@@ -141,7 +204,19 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
                   "eta_draws": eta_draws, "tau_draws": tau_draws,
                   "lambda_draws": lam_draws, "loglik": loglik,
                   **phi_mean.to_arrays(phi_acc)}
-        return io.save_checkpoint(checkpoint, meta, arrays)
+        written = io.save_checkpoint(checkpoint, meta, arrays)
+        saved[0] = int(next_iteration)
+        return written
+
+    saved = [start if resume is not None and checkpoint is not None
+             and str(resume) == str(checkpoint) else 0]
+
+    def describe():
+        if checkpoint is None:
+            return "no checkpoint: nothing will be saved"
+        if saved[0]:
+            return f"the checkpoint of iteration {saved[0]} in {checkpoint} stays resumable"
+        return f"no checkpoint in {checkpoint} yet"
 
     bar = None
     if model.progress:
@@ -152,7 +227,7 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
     slot = int(np.searchsorted(keep, start))
     seconds = np.full(n_iter, np.nan)  # wall time of every iteration run here
     tic = time.perf_counter()
-    with _DeferredInterrupt() as interrupt, using_threads(config.n_jobs):
+    with _DeferredInterrupt(describe) as interrupt, using_threads(config.n_jobs):
         try:
             for it in range(start, n_iter):
                 t_it = time.perf_counter()
@@ -178,10 +253,12 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
                     bar.update(1)
                 if interrupt.requested and it + 1 < n_iter:
                     if checkpoint is None:
-                        raise KeyboardInterrupt(
+                        stop = KeyboardInterrupt(
                             "fit interrupted (pass checkpoint=... to be able to resume)")
+                        stop.signum = interrupt.signum
+                        raise stop
                     save_checkpoint(it + 1)
-                    raise FitInterrupted(model.checkpoint)
+                    raise FitInterrupted(model.checkpoint, interrupt.signum)
                 if checkpoint is not None and (
                         (it + 1) % p["checkpoint_every"] == 0 or it + 1 == n_iter):
                     save_checkpoint(it + 1)

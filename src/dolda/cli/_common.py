@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import glob
 import io
 import json
 import logging
@@ -40,6 +41,18 @@ MAX_ROWS_SHOWN = 5
 MIN_ROWS_IDENTIFIER = 10
 
 logger = logging.getLogger(__name__)
+
+# the output policy and the signal handling live in their own modules
+from ._policy import (  # noqa: E402,F401
+    _check_output_file,
+    _is_model_directory,
+    _nested,
+    _probe_writable,
+    _refuse_inside_model,
+    _same_path,
+)
+from ._signals import _interrupts  # noqa: E402,F401
+from ._text import _refuse_ragged, decode_text  # noqa: E402,F401
 
 
 # ================================================================ helpers
@@ -141,9 +154,10 @@ def read_table(path, encoding: str = "utf-8", text_columns=()):
         raise click.ClickException(f"{path} is empty")
     header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
     _refuse_duplicated(header, path)
+    _refuse_ragged(text, sep, path)
     dtype = {col: str for col in text_columns if col in header}
     try:
-        return pd.read_csv(io.StringIO(text), sep=sep, dtype=dtype or None)
+        return pd.read_csv(io.StringIO(text), sep=sep, dtype=dtype or None, index_col=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         message = " ".join(str(exc).split())
         raise click.ClickException(f"{path}: cannot parse the table ({message})") from None
@@ -310,8 +324,24 @@ def _library_errors(what: str = ""):
 
 
 def _atomic_write(path: Path, write) -> None:
-    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it onto ``path``."""
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it onto ``path``.
+
+    Under the output's lock (:func:`dolda._atomic.output_lock`), so the temporary files
+    a killed run left beside ``path`` (``.<name>.*.tmp``) are removed first."""
+    from .. import _atomic
+
     path = Path(path)
+    try:
+        with _atomic.output_lock(path, "output file"):
+            for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+                with contextlib.suppress(OSError):
+                    stale.unlink()
+            _write_beside(path, write)
+    except _atomic.OutputLocked as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _write_beside(path: Path, write) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
@@ -348,16 +378,6 @@ def _write_json(obj, path: Path) -> None:
     _atomic_write(path, write)
 
 
-def _check_output_file(path: Path, option: str = "--out") -> Path:
-    path = Path(path)
-    if path.is_dir():
-        raise click.BadParameter(f"{path} is a directory", param_hint=f"'{option}'")
-    if not path.parent.is_dir():
-        raise click.BadParameter(f"the directory {path.parent} does not exist",
-                                 param_hint=f"'{option}'")
-    return path
-
-
 def _check_model_out(path: Path, overwrite: bool) -> Path:
     """Refuse early (before a long fit) an output directory that cannot be written.
 
@@ -373,6 +393,8 @@ def _check_model_out(path: Path, overwrite: bool) -> Path:
     if not path.parent.is_dir():
         raise click.BadParameter(f"the directory {path.parent} does not exist",
                                  param_hint="'--out'")
+    _refuse_inside_model(path, "--out")
+    _probe_writable(path.parent, "--out")
     _hold_lock(path, "model directory", "'--out'")
     _atomic.recover(path, _is_complete)
     if path.exists():
@@ -404,7 +426,16 @@ def _hold_lock(path: Path, what: str, param_hint: str) -> None:
 def _lock_checkpoint(path) -> None:
     """Lock a ``--checkpoint`` directory for the whole fit (two fits never share one)."""
     if path is not None:
-        _hold_lock(Path(path), "checkpoint directory", "'--checkpoint'")
+        path = Path(path)
+        if not path.parent.is_dir():
+            raise click.BadParameter(f"the directory {path.parent} does not exist",
+                                     param_hint="'--checkpoint'")
+        _probe_writable(path.parent, "--checkpoint")
+        _hold_lock(path, "checkpoint directory", "'--checkpoint'")
+        from .. import _atomic
+        from ..io import _is_complete
+
+        _atomic.recover(path, _is_complete)  # the .tmp-*/.old-* of a killed run
 
 
 def _save_model(model, path: Path, cli_meta: dict) -> None:
@@ -547,8 +578,35 @@ class _PositiveOrAuto(click.ParamType):
             self.fail(f"{value!r} is neither a number nor {words}", param, ctx)
         if not number > 0 or number == float("inf"):
             self.fail(f"{value!r} must be a finite number > 0 or {words}", param, ctx)
+        if number > MAX_PRIOR:
+            self.fail(f"{value!r} is too large (at most {MAX_PRIOR:g}; a prior this strong "
+                      f"makes every distribution uniform) or use {words}", param, ctx)
         return number
 
+
+class _FloatRange(click.FloatRange):
+    """click's FloatRange without NaN and infinities (NaN passes every range check)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if number != number or number in (float("inf"), float("-inf")):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+#: ``--seed``: the library takes any int >= 0.
+_SEED = click.IntRange(min=0)
+#: ``--seed`` of the commands that also cut folds (scikit-learn's limit).
+MAX_FOLD_SEED = 2**32 - 1
+
+
+def _check_fold_seed(seed: int) -> None:
+    if seed > MAX_FOLD_SEED:
+        raise click.BadParameter(f"must be at most {MAX_FOLD_SEED} (it also seeds the folds), "
+                                 f"got {seed}", param_hint="'--seed'")
+#: The largest --beta / --alpha: beyond, every topic or document is uniform and the
+#: prior's sums overflow (``--beta 1e308`` ended in NaN in Phi).
+MAX_PRIOR = 1e6
 
 _POSITIVE_OR_AUTO = _PositiveOrAuto()
 _ALPHA_TYPE = _PositiveOrAuto(("auto", "auto_symmetric"))
@@ -571,6 +629,31 @@ class _CountOrAuto(click.ParamType):
         return number
 
 
+def _check_token_pattern(ctx, param, value):
+    """``--token-pattern``: a regular expression whose matches are non-empty words."""
+    if value is None:
+        return None
+    from ..corpus import check_token_pattern
+
+    try:
+        check_token_pattern(value)
+    except ValueError as exc:
+        raise click.BadParameter(" ".join(str(exc).split()), param_hint="'--token-pattern'") \
+            from None
+    import re
+
+    regex = re.compile(value)
+    if regex.groups > 1:
+        raise click.BadParameter(f"{value!r} has {regex.groups} groups; a token pattern may "
+                                 "have at most one (use (?:...) for grouping)",
+                                 param_hint="'--token-pattern'")
+    if regex.fullmatch(""):
+        raise click.BadParameter(f"{value!r} matches the empty string; every token must have "
+                                 "at least one character (use + rather than *)",
+                                 param_hint="'--token-pattern'")
+    return value
+
+
 def _model_options(func):
     """The DOLDA options shared by ``fit`` and ``evaluate``."""
     options = [
@@ -590,18 +673,19 @@ def _model_options(func):
         click.option("--beta", type=_POSITIVE_OR_AUTO, default=0.01, show_default=True,
                      help="Dirichlet prior of the topics, or 'auto' (learned during the "
                           "burn-in)."),
-        click.option("--rare-share", type=click.FloatRange(0, 1, max_open=True), default=0.01,
+        click.option("--rare-share", type=_FloatRange(0, 1, max_open=True), default=0.01,
                      show_default=True, help="Share of tokens, made of the rarest words, that "
                      "are removed from the vocabulary."),
         click.option("--min-df", type=click.IntRange(min=1), default=1, show_default=True,
                      help="Drop words found in fewer documents."),
-        click.option("--max-df", type=click.FloatRange(0, 1, min_open=True), default=1.0,
+        click.option("--max-df", type=_FloatRange(0, 1, min_open=True), default=1.0,
                      show_default=True,
                      help="Drop words found in more than this share of the documents."),
         click.option("--stop-words", "stop_words", multiple=True, metavar="english|none|FILE",
                      help="Stop words: 'english' (scikit-learn's list), 'none', or a file "
                           "with one word per line; repeat to combine  [default: english]."),
         click.option("--token-pattern", default=None, metavar="REGEX",
+                     callback=_check_token_pattern,
                      help="Regular expression of a token  [default: words of 2+ characters "
                           "starting with a letter]."),
         click.option("--words", "n_words", type=_CountOrAuto(), default="auto",
@@ -626,13 +710,13 @@ def _model_options(func):
                      help="Fit LDA first and the probit on its topics afterwards "
                           "(the paper's comparison model) instead of the joint sampler."),
         click.option("--calibration-holdout", "calibration_holdout",
-                     type=click.FloatRange(0, 0.5, min_open=True), default=None,
+                     type=_FloatRange(0, 0.5, min_open=True), default=None,
                      metavar="SHARE",
                      help="Fit the probability calibration on the last SHARE of the rows "
                           "(e.g. 0.2), held out of the chain: for rows in time order, such "
                           "as bug reports by filing date  [default: leave-one-out on all "
                           "rows]."),
-        click.option("--seed", type=int, default=0, show_default=True,
+        click.option("--seed", type=_SEED, default=0, show_default=True,
                      help="Random seed; the same seed gives the same chain for any --threads."),
         click.option("--threads", type=click.IntRange(min=1), default=None,
                      help="Threads for the sampler  [default: all cores]."),
@@ -773,7 +857,7 @@ def _cluster_options(func):
                      help="With --scheduler: send the workers the counts Phi was drawn from "
                           "(recipe: each worker repeats the draw) or Phi itself (dense); "
                           "auto: whichever is smaller. Same chain either way."),
-        click.option("--connect-timeout", type=click.FloatRange(min=0, min_open=True),
+        click.option("--connect-timeout", type=_FloatRange(min=0, min_open=True),
                      default=DEFAULT_CONNECT_TIMEOUT, show_default=True, metavar="SECONDS",
                      help="How long to wait for --scheduler to answer."),
     ]

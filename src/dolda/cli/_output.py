@@ -38,9 +38,10 @@ def is_stdout(path) -> bool:
     return path is not None and str(path) == STDOUT
 
 
-def check_out(path, kinds=("table",), option: str = "--out"):
+def check_out(path, kinds=("table",), option: str = "--out", inputs=()):
     """Check an output path before any work: ``-`` (stdout) or a writable file whose
-    extension is one of the ``kinds`` ("table", "json"); returns the path or ``"-"``."""
+    extension is one of the ``kinds`` ("table", "json"), that is none of the ``inputs``
+    (``(path, name)`` pairs) and lies in no model directory; returns the path or ``"-"``."""
     if path is None or is_stdout(path):
         return path if path is None else STDOUT
     path = Path(path)
@@ -57,7 +58,7 @@ def check_out(path, kinds=("table",), option: str = "--out"):
             f"cannot write {suffix or 'a file without extension'!s} files ({path.name}); "
             f"use one of {', '.join(allowed)}, or - for standard output",
             param_hint=f"'{option}'")
-    return _check_output_file(path, option)
+    return _check_output_file(path, option, inputs)
 
 
 def _default(value):

@@ -12,6 +12,7 @@ from ._common import (
     _plain,
     _DATA,
     _check_burn_in,
+    _check_fold_seed,
     _data_options,
     _echo_warnings,
     _estimator,
@@ -52,7 +53,8 @@ def evaluate(data, text_column, label_column, covariates, encoding, folds, out, 
     from sklearn.model_selection import StratifiedKFold
 
     _check_burn_in(opts)
-    out = check_out(out, ("json",))
+    _check_fold_seed(opts["seed"])
+    out = check_out(out, ("json",), inputs=[(data, "DATA file")])
     frame, texts, y, X = _read_training_data(data, text_column, label_column, covariates,
                                              encoding)
     labels, counts = np.unique(y.astype(str) if y.dtype == object else y, return_counts=True)

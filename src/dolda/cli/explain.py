@@ -11,6 +11,7 @@ from ._common import (
     _library_errors,
     _load_model,
     _model_covariates,
+    decode_text,
 )
 
 
@@ -69,7 +70,9 @@ _TOWARD, _AGAINST = "green", "red"
                    "shown classes; csv: the tidy table of model.explain at --level.")
 @click.option("--level", type=click.Choice(["feature", "token"]), default="token",
               show_default=True, help="Rows of --format csv: one per feature or per word.")
-def explain(model_dir, text, covariate_values, n_classes, top, fmt, level):
+@click.option("--encoding", default="utf-8", show_default=True,
+              help="Encoding of the text read from standard input (TEXT -).")
+def explain(model_dir, text, covariate_values, n_classes, top, fmt, level, encoding):
     """Explain the prediction of one document TEXT ("-" reads it from stdin).
 
     Prints the probabilities of the most probable classes, the features
@@ -91,7 +94,7 @@ def explain(model_dir, text, covariate_values, n_classes, top, fmt, level):
 
     model, _ = _load_model(model_dir)
     if text == "-":
-        text = click.get_text_stream("stdin").read()
+        text = decode_text(click.get_binary_stream("stdin").read(), encoding)
     if not text.strip():
         raise click.BadParameter("the text is empty", param_hint="'TEXT'")
     X_row = _parse_covariate_values(covariate_values, model)

@@ -11,7 +11,6 @@ import click
 from . import main
 from ._common import (
     DEFAULT_CONNECT_TIMEOUT,
-    EXIT_INTERRUPTED,
     _DATA,
     _MODEL,
     _check_burn_in,
@@ -21,9 +20,11 @@ from ._common import (
     _data_options,
     _echo_warnings,
     _estimator,
+    _interrupts,
     _library_errors,
     _lock_checkpoint,
     _model_options,
+    _nested,
     _read_training_data,
     _save_model,
 )
@@ -74,6 +75,10 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
     out = _check_model_out(out, overwrite)
     if resume is not None and checkpoint is None:
         checkpoint = resume  # a second interruption keeps saving to the same place
+    if checkpoint is not None and _nested(checkpoint, out):
+        raise click.BadParameter(f"{checkpoint} and --out {out} must be different directories, "
+                                 "neither inside the other (the model would replace the "
+                                 "checkpoint)", param_hint="'--checkpoint'")
     _lock_checkpoint(checkpoint)
     start = 0
     if resume is not None:
@@ -86,7 +91,8 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
                                      param_hint="'--resume'") from None
     frame, texts, y, X = _read_training_data(data, text_column, label_column, covariates,
                                              encoding)
-    model = _estimator(opts, n_chains=opts.pop("n_chains"),
+    n_chains = opts.pop("n_chains")
+    model = _estimator(opts, n_chains=n_chains,
                        checkpoint=None if checkpoint is None else str(checkpoint),
                        checkpoint_every=checkpoint_every, n_shards=n_shards,
                        phi_transport=phi_transport,
@@ -94,23 +100,25 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
     cluster = {"scheduler": scheduler, "n_shards": n_shards, "connect_timeout": connect_timeout,
                "phi_transport": phi_transport}
     tic = time.perf_counter()
+
+    def resume_command(at):
+        return _resume_command(data, text_column, label_column, covariates, encoding,
+                               dict(opts, n_chains=n_chains), checkpoint_every, at, out,
+                               overwrite, cluster, checkpoint=checkpoint)
+
     try:
-        with _dask_client(scheduler, connect_timeout) as workers, _echo_warnings(), \
-                _library_errors():
+        with _interrupts(), _dask_client(scheduler, connect_timeout) as workers, \
+                _echo_warnings(), _library_errors():
             if workers is not None:
                 click.echo(f"Fitting on the Dask cluster at {scheduler} ({workers})", err=True)
             model.fit(texts, y, covariates=X, resume=None if resume is None else str(resume))
     except FitInterrupted as exc:
-        command = _resume_command(data, text_column, label_column, covariates, encoding,
-                                  opts, checkpoint_every, exc.checkpoint, out, overwrite,
-                                  cluster)
         click.echo(f"Interrupted: the chain so far is saved in {exc.checkpoint}.", err=True)
-        click.echo(f"Resume with:\n  {command}", err=True)
-        click.get_current_context().exit(EXIT_INTERRUPTED)
-    except KeyboardInterrupt:
-        click.echo("Interrupted; nothing was saved (pass --checkpoint DIR to be able to "
-                   "resume).", err=True)
-        click.get_current_context().exit(EXIT_INTERRUPTED)
+        click.echo(f"Resume with:\n  {resume_command(exc.checkpoint)}", err=True)
+        click.get_current_context().exit(_exit_code(exc))
+    except KeyboardInterrupt as exc:
+        click.echo(_interrupted_message(checkpoint, resume_command), err=True)
+        click.get_current_context().exit(_exit_code(exc))
     seconds = time.perf_counter() - tic
     with _echo_warnings(), _library_errors():
         accuracy = training_accuracy(model, y, X, texts)  # one product, no re-sampling
@@ -146,8 +154,36 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
     click.echo(f"Model saved to {out}")
 
 
+def _interrupted_message(checkpoint, resume_command) -> str:
+    """What an interrupted fit left, told as it is: a resumable checkpoint (and how to
+    resume it) or nothing."""
+    if checkpoint is None:
+        return ("Interrupted; nothing was saved (pass --checkpoint DIR to be able to "
+                "resume).")
+    from ..io import ModelFormatError, load_checkpoint
+
+    try:
+        meta, _ = load_checkpoint(checkpoint)
+        done = int(meta["next_iteration"])
+    except (ModelFormatError, OSError, ValueError, KeyError, TypeError):
+        return (f"Interrupted before the first checkpoint; nothing resumable is in "
+                f"{checkpoint}.")
+    return (f"Interrupted; the checkpoint in {checkpoint} (iteration {done}) can be "
+            f"resumed with:\n  {resume_command(checkpoint)}")
+
+
+def _exit_code(exc) -> int:
+    """128 + the signal that stopped the fit: 130 for Ctrl-C, 143 for SIGTERM."""
+    import signal
+
+    return 128 + int(getattr(exc, "signum", None) or signal.SIGINT)
+
+
 def _resume_command(data, text_column, label_column, covariates, encoding, opts,
-                    checkpoint_every, checkpoint, out, overwrite, cluster=None) -> str:
+                    checkpoint_every, resume, out, overwrite, cluster=None,
+                    checkpoint=None) -> str:
+    """The ``dolda fit`` command line continuing the chain in ``resume`` (saving further
+    checkpoints to ``checkpoint``, by default the same directory)."""
     args = ["dolda", "fit", str(data), "--text", text_column, "--label", label_column]
     if covariates:
         args += ["--covariates", ",".join(covariates)]
@@ -188,7 +224,10 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
             args += ["--phi-transport", cluster["phi_transport"]]
     if cluster.get("n_shards") is not None:  # the shard layout is part of the chain
         args += ["--shards", str(cluster["n_shards"])]
-    args += ["--checkpoint-every", str(checkpoint_every), "--resume", str(checkpoint),
+    if opts.get("n_chains", 1) != 1:
+        args += ["--chains", str(opts["n_chains"])]
+    args += ["--checkpoint", str(resume if checkpoint is None else checkpoint),
+             "--checkpoint-every", str(checkpoint_every), "--resume", str(resume),
              "--out", str(out)]
     if overwrite:
         args.append("--overwrite")

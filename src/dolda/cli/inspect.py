@@ -9,6 +9,7 @@ import click
 from ..topics import DEFAULT_RELEVANCE
 from . import main
 from ._common import (
+    _FloatRange,
     _MODEL,
     _echo_warnings,
     _library_errors,
@@ -168,11 +169,11 @@ def _topics_text(summary):
 @click.argument("model_dir", type=_MODEL)
 @click.option("--words", "-w", "n_words", type=click.IntRange(min=1), default=10,
               show_default=True, help="Top words shown per topic.")
-@click.option("--level", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+@click.option("--level", type=_FloatRange(0, 1, min_open=True, max_open=True),
               default=0.95, show_default=True,
               help="A topic is a signal topic of a class when this credible interval of its "
                    "coefficient excludes 0.")
-@click.option("--relevance", type=click.FloatRange(0, 1), default=DEFAULT_RELEVANCE,
+@click.option("--relevance", type=_FloatRange(0, 1), default=DEFAULT_RELEVANCE,
               show_default=True, help=_RELEVANCE_HELP)
 @_format_options
 def topics(model_dir, n_words, level, relevance, fmt, out):

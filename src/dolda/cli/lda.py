@@ -10,6 +10,9 @@ import click
 from ..topics import DEFAULT_RELEVANCE
 from . import main
 from ._common import (
+    MAX_PRIOR,
+    _SEED,
+    _FloatRange,
     _DATA,
     _check_model_out,
     _echo_warnings,
@@ -31,18 +34,18 @@ from ._common import (
               show_default=True, help="Gibbs iterations, burn-in included.")
 @click.option("--burn-in", "burn_in", type=click.IntRange(min=0), default=None,
               help="Iterations whose topics are not averaged  [default: half].")
-@click.option("--alpha", type=click.FloatRange(min=0, min_open=True), default=0.1,
+@click.option("--alpha", type=_FloatRange(min=0, min_open=True, max=MAX_PRIOR), default=0.1,
               show_default=True, help="Dirichlet prior of the topic proportions.")
-@click.option("--beta", type=click.FloatRange(min=0, min_open=True), default=0.01,
+@click.option("--beta", type=_FloatRange(min=0, min_open=True, max=MAX_PRIOR), default=0.01,
               show_default=True, help="Dirichlet prior of the topics.")
-@click.option("--rare-share", type=click.FloatRange(0, 1, max_open=True), default=0.01,
+@click.option("--rare-share", type=_FloatRange(0, 1, max_open=True), default=0.01,
               show_default=True, help="Share of tokens, made of the rarest words, that are "
               "removed from the vocabulary.")
 @click.option("--min-df", type=click.IntRange(min=1), default=1, show_default=True,
               help="Drop words found in fewer documents.")
 @click.option("--encoding", default="utf-8", show_default=True,
               help="Encoding of a CSV/TSV file.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option("--seed", type=_SEED, default=0, show_default=True, help="Random seed.")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Threads for the sampler  [default: all cores].")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")

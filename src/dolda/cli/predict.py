@@ -41,7 +41,7 @@ def predict(model_dir, data, text_column, covariates, encoding, id_column, out):
     """
     import pandas as pd
 
-    out = check_out(out, ("table",))
+    out = check_out(out, ("table",), inputs=[(data, "DATA file")])
     model, meta = _load_model(model_dir)
     text_column = text_column or meta.get("text_column")
     if text_column is None:

@@ -55,7 +55,7 @@ def report(model_dir, out, data, text_column, label_column, id_column, max_docs,
     Example:
       dolda report model/ --out report.html --data test.csv --text review --label rating --id key
     """
-    out = _check_output_file(out)
+    out = _check_output_file(out, inputs=[(data, "--data file")])
     model, meta = _load_model(model_dir)
     texts = y = X = ids = None
     if data is not None:

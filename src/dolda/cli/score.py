@@ -45,7 +45,7 @@ def score(model_dir, data, text_column, covariates, encoding, label_column, out)
 
     from ..calibration import describe_proba, proba_rule
 
-    out = check_out(out, ("json",))
+    out = check_out(out, ("json",), inputs=[(data, "DATA file")])
     model, meta = _load_model(model_dir)
     text_column = text_column or meta.get("text_column")
     label_column = label_column or meta.get("label_column")

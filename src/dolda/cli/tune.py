@@ -9,7 +9,11 @@ import click
 
 from . import main
 from ._common import (
+    MAX_PRIOR,
+    _SEED,
+    _FloatRange,
     _DATA,
+    _check_fold_seed,
     _covariates,
     _echo_warnings,
     _labels,
@@ -55,12 +59,12 @@ def _topic_grid(ctx, param, value):
               show_default=True, help="Gibbs iterations of every fit.")
 @click.option("--measure", type=click.Choice(["c_v", "c_npmi", "u_mass"]), default="c_v",
               show_default=True, help="Topic coherence measure.")
-@click.option("--alpha", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--alpha", type=_FloatRange(min=0, min_open=True, max=MAX_PRIOR), default=None,
               help="Dirichlet prior of the topic proportions  [default: the model's, 0.01 "
                    "for DOLDA and 0.1 for LDA].")
 @click.option("--encoding", default="utf-8", show_default=True,
               help="Encoding of a CSV/TSV file.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=_SEED, default=0, show_default=True,
               help="Seed of the folds and the models.")
 @click.option("--threads", type=click.IntRange(min=1), default=None,
               help="Threads for the sampler  [default: all cores].")
@@ -83,7 +87,8 @@ def tune(data, text_column, label_column, covariates, grid, folds, n_iter, measu
     """
     from ..tuning import best_topics, plot_tuning, tune_topics
 
-    out = check_out(out, ("table", "json"))
+    _check_fold_seed(seed)
+    out = check_out(out, ("table", "json"), inputs=[(data, "DATA file")])
     if plot is not None:
         if plot.suffix.lower() not in _PLOT_EXTENSIONS:
             raise click.BadParameter(f"cannot write a {plot.suffix or 'extensionless'} plot; "
@@ -91,7 +96,8 @@ def tune(data, text_column, label_column, covariates, grid, folds, n_iter, measu
                                      param_hint="'--plot'")
         from ._common import _check_output_file
 
-        plot = _check_output_file(plot, "--plot")
+        plot = _check_output_file(plot, "--plot",
+                                  inputs=[(data, "DATA file"), (out, "--out file")])
     if covariates and label_column is None:
         raise click.BadParameter("covariates need --label (they enter the DOLDA regression)",
                                  param_hint="'--covariates'")
