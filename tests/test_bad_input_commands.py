@@ -255,6 +255,10 @@ CASES = [
     ("evaluate", "seed 2**40", EV + ["--seed", str(2**40)], "error", "'--seed'.*at most",
      "unclear", ()),
     ("tune", "seed 2**40", TUNE + ["--seed", str(2**40)], "error", "'--seed'", "unclear", ()),
+    ("serve", "header-timeout 0", ["serve", "{t}/m", "--header-timeout", "0"], "error",
+     "Invalid value for '--header-timeout'", "unclear", ()),
+    ("serve", "body-timeout nan", ["serve", "{t}/m", "--body-timeout", "nan"], "error",
+     "Invalid value for '--body-timeout'", "unclear", ()),
 ]
 
 

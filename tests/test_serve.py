@@ -296,14 +296,18 @@ def test_cli_serve(model_dir, monkeypatch, tmp_path):
 
     seen = {}
 
-    def fake_run(app, host, port, log_level):
-        seen.update(app=app, host=host, port=port)
+    def fake_run(app, host, port, log_level, http):
+        seen.update(app=app, host=host, port=port, http=http)
 
     monkeypatch.setattr(uvicorn, "run", fake_run)
     result = CliRunner().invoke(main, ["serve", str(model_dir), "--port", "8123",
-                                       "--max-texts", "7", "--threads", "1"])
+                                       "--max-texts", "7", "--threads", "1",
+                                       "--body-timeout", "12", "--header-timeout", "3"])
     assert result.exit_code == 0, result.output
     assert seen["host"] == "127.0.0.1" and seen["port"] == 8123
     assert seen["app"].state.limits.max_texts == 7
+    assert seen["app"].state.limits.body_timeout == 12.0
+    assert seen["app"].state.limits.header_timeout == 3.0
+    assert seen["http"].__name__ == "HeaderTimeoutProtocol"
     result = CliRunner().invoke(main, ["serve", str(tmp_path)])
     assert result.exit_code != 0 and "not a dolda model" in result.output

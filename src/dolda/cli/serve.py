@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from . import main
-from ._common import _MODEL, _load_model
+from ._common import _MODEL, _FloatRange, _load_model
 
 
 @main.command()
@@ -24,10 +24,17 @@ from ._common import _MODEL, _load_model
               show_default=True, help="Most texts in one /explain request (413 above).")
 @click.option("--max-text-chars", type=click.IntRange(min=1), default=100_000,
               show_default=True, help="Longest text in characters (413 above).")
+@click.option("--body-timeout", type=_FloatRange(min=0, min_open=True), default=30.0,
+              show_default=True, metavar="SECONDS",
+              help="Time a client has to send a request body (408 after).")
+@click.option("--header-timeout", type=_FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, metavar="SECONDS",
+              help="Time a client has to send the request headers, from the connection or "
+                   "the previous response on (408 and the connection closed after).")
 @click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info",
                                                 "debug"]), default="info", show_default=True)
 def serve(model_dir, host, port, threads, max_body_bytes, max_texts, max_explain_texts,
-          max_text_chars, log_level):
+          max_text_chars, body_timeout, header_timeout, log_level):
     """Serve the model in MODEL_DIR over HTTP: a web page and a JSON API.
 
     \b
@@ -47,12 +54,15 @@ def serve(model_dir, host, port, threads, max_body_bytes, max_texts, max_explain
         import uvicorn
 
         from ..serve import Limits, create_app
+        from ..serve.timeouts import header_timeout_protocol
     except ImportError:
         raise click.ClickException("dolda serve needs FastAPI and uvicorn: "
                                    "pip install 'dolda[serve]'") from None
     _load_model(model_dir)  # a clear one-line error for a directory that is no DOLDA model
     limits = Limits(max_body_bytes=max_body_bytes, max_texts=max_texts,
-                    max_explain_texts=max_explain_texts, max_text_chars=max_text_chars)
+                    max_explain_texts=max_explain_texts, max_text_chars=max_text_chars,
+                    body_timeout=body_timeout, header_timeout=header_timeout)
     app = create_app(model_dir, threads=threads, limits=limits)
     click.echo(f"Serving {model_dir} on http://{host}:{port}/  (Ctrl-C to stop)", err=True)
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    uvicorn.run(app, host=host, port=port, log_level=log_level,
+                http=header_timeout_protocol(header_timeout))

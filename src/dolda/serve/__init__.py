@@ -30,8 +30,9 @@ def app_from_env():
     """An application configured by environment variables, for ASGI servers.
 
     ``DOLDA_MODEL`` (required): the model directory; ``DOLDA_THREADS``,
-    ``DOLDA_MAX_BODY_BYTES``, ``DOLDA_MAX_TEXTS``, ``DOLDA_MAX_TEXT_CHARS``
-    (optional).  Use as a factory:
+    ``DOLDA_MAX_BODY_BYTES``, ``DOLDA_MAX_TEXTS``, ``DOLDA_MAX_TEXT_CHARS``,
+    ``DOLDA_BODY_TIMEOUT`` (seconds; optional).  The header timeout is the ASGI
+    server's (uvicorn has none: put a proxy in front, see docs/SERVING.md).  Use as a factory:
     ``uvicorn --factory dolda.serve:app_from_env`` or
     ``gunicorn -k uvicorn.workers.UvicornWorker 'dolda.serve:app_from_env()'``.
     """
@@ -46,5 +47,7 @@ def app_from_env():
                      ("DOLDA_MAX_TEXT_CHARS", "max_text_chars")):
         if os.environ.get(env):
             kwargs[key] = int(os.environ[env])
+    if os.environ.get("DOLDA_BODY_TIMEOUT"):
+        kwargs["body_timeout"] = float(os.environ["DOLDA_BODY_TIMEOUT"])
     threads = int(os.environ["DOLDA_THREADS"]) if os.environ.get("DOLDA_THREADS") else None
     return create_app(model, threads=threads, limits=Limits(**kwargs))

@@ -24,10 +24,12 @@ cores.  Bad input gets a 4xx with a one-line ``error`` message; an unexpected
 failure a 500 with no traceback (the traceback goes to the log).
 """
 
+import contextlib
 import json
 import logging
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -89,10 +91,16 @@ class ModelService:
             self.topics.append({"name": t, "words": self.top_words[t], "signal_for": marks})
 
     # ------------------------------------------------------------ inputs
-    def frame(self, covariates, n_texts):
-        """The covariates of a request as a DataFrame in the model's column order (or None)."""
+    def frame(self, covariates, n_texts, notes=None):
+        """The covariates of a request as a DataFrame in the model's column order (or None).
+
+        A numeric column takes a JSON number (not a bool, not a string); a categorical one
+        a string, and a number (or bool) sent there is read as the level of its text with
+        a line in ``notes`` (the response's ``warnings``); ``null`` there is a missing
+        level (an all-zero row, with the encoder's warning), as in a table."""
         import pandas as pd
 
+        notes = [] if notes is None else notes
         if not self.covariates:
             if covariates is not None and any(covariates):
                 raise RequestError("this model has no covariates; do not send 'covariates'")
@@ -110,17 +118,24 @@ class ModelService:
                 raise RequestError(f"covariates[{i}]: the model has no covariate "
                                    f"{unknown[0]!r} (its covariates: {self.covariates})")
             for col in self.covariates:
-                if col not in given or given[col] is None:
+                if col not in given or (given[col] is None and col not in self.categorical):
                     raise RequestError(f"covariates[{i}]: missing covariate {col!r}")
                 value = given[col]
-                if col in self.categorical:
-                    rows[col].append(str(value))
+                if value is None:  # a missing level: an all-zero row and a warning, as in fit
+                    rows[col].append(None)
+                elif col in self.categorical:
+                    if not isinstance(value, str):
+                        level = json.dumps(value)
+                        notes.append(f"covariates[{i}][{col!r}]: the {type(value).__name__} "
+                                     f"{level} was read as the category {level!r}; send "
+                                     "categories as strings")
+                        value = level
+                    rows[col].append(value)
                 else:
-                    try:
-                        number = float(value)
-                    except (TypeError, ValueError):
+                    if isinstance(value, bool) or not isinstance(value, (int, float)):
                         raise RequestError(f"covariates[{i}][{col!r}] must be a number, got "
-                                           f"{value!r}") from None
+                                           f"{json.dumps(value)}")
+                    number = float(value)
                     if not np.isfinite(number):
                         raise RequestError(f"covariates[{i}][{col!r}] must be finite")
                     rows[col].append(number)
@@ -137,9 +152,10 @@ class ModelService:
             token_topic_frequencies(np.zeros(1, np.int32), np.array([0, 1]), self.model.phi_,
                                     self.model._alpha(), 2, 1, 0)
 
-    def predict(self, texts, covariates, top):
-        X = self.frame(covariates, len(texts))
-        with self.lock:
+    def predict(self, texts, covariates, top, notes=None):
+        notes = [] if notes is None else notes
+        X = self.frame(covariates, len(texts), notes)
+        with self.lock, _noted_warnings(notes):
             proba = self.model.predict_proba(texts, X)
             self.n_requests += 1
         labels = [str(c) for c in self.model.classes_]
@@ -153,15 +169,16 @@ class ModelService:
                                     for l in order]})
         return out
 
-    def explain(self, texts, covariates, n_classes, n_features, n_words):
+    def explain(self, texts, covariates, n_classes, n_features, n_words, notes=None):
         from ..explain import analyse, explain_documents
 
-        X = self.frame(covariates, len(texts))
-        with self.lock:
+        notes = [] if notes is None else notes
+        X = self.frame(covariates, len(texts), notes)
+        with self.lock, _noted_warnings(notes):
             analysis = analyse(self.model, texts, X)
             self.n_requests += 1
-        docs = explain_documents(self.model, texts, n_classes=n_classes, n_features=n_features,
-                                 analysis=analysis)
+            docs = explain_documents(self.model, texts, n_classes=n_classes,
+                                     n_features=n_features, analysis=analysis)
         out = []
         for d, doc in enumerate(docs):
             n_known = int(analysis.doc_ptr[d + 1] - analysis.doc_ptr[d])
@@ -215,6 +232,19 @@ class ModelService:
                         "training_tokens": int(getattr(m, "n_tokens_", 0)),
                         "signal_level": self.level, "proba": rule, "calibration_map": kind},
         }
+
+
+@contextlib.contextmanager
+def _noted_warnings(notes):
+    """The library's warnings raised inside the block, appended to ``notes`` once each
+    (called under the service's lock: ``catch_warnings`` is process-wide)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for w in caught:
+        text = " ".join(str(w.message).split())
+        if text not in notes:
+            notes.append(text)
 
 
 def _check_texts(texts, limits):
@@ -271,7 +301,8 @@ def create_app(model_dir, threads=None, limits=None, warm_up=True):
                               f"{' ...' if len(service.model.classes_) > 8 else ''}.")
     app.state.service = service
     app.state.limits = limits
-    app.add_middleware(BodySizeLimit, max_bytes=limits.max_body_bytes)
+    app.add_middleware(BodySizeLimit, max_bytes=limits.max_body_bytes,
+                       timeout=limits.body_timeout)
     Predictions, Explanations, Health, ModelInfo = make_response_models()
 
     @app.exception_handler(RequestError)
@@ -320,8 +351,9 @@ def create_app(model_dir, threads=None, limits=None, warm_up=True):
               summary="Ranked classes and probabilities of every text")
     async def predict(body: PredictRequest):
         _check_texts(body.texts, limits)
-        preds = await _run(service.predict, body.texts, body.covariates, body.top)
-        return {"predictions": preds}
+        notes = []
+        preds = await _run(service.predict, body.texts, body.covariates, body.top, notes)
+        return {"predictions": preds, "warnings": notes}
 
     @app.post("/explain", response_model=Explanations, tags=["predictions"],
               summary="Probabilities with feature- and word-level explanations")
@@ -331,9 +363,10 @@ def create_app(model_dir, threads=None, limits=None, warm_up=True):
             raise RequestError(f"{len(body.texts)} texts to explain in one request; the limit "
                                f"is {limits.max_explain_texts}", status=413)
         n_classes = min(body.classes, len(service.model.classes_))
+        notes = []
         docs = await _run(service.explain, body.texts, body.covariates, n_classes,
-                          body.features, body.words)
-        return {"explanations": docs}
+                          body.features, body.words, notes)
+        return {"explanations": docs, "warnings": notes}
 
     @app.get("/health", response_model=Health, tags=["service"])
     async def health():

@@ -67,6 +67,13 @@ hover a word for its contribution to the class score.</p>
   }
   function fmt(x, d) { return (x >= 0 ? "+" : "") + x.toFixed(d === undefined ? 3 : d); }
   function showError(msg) { byId("error").textContent = msg || ""; }
+  // UTF16-OFFSETS: the service's spans count code points (Python str indices); JS strings
+  // count UTF-16 units, two for a character outside the BMP (an emoji): map one to the other.
+  function utf16Offsets(text) {
+    var at = [0], pos = 0;
+    for (var ch of text) { pos += ch.length; at.push(pos); }
+    return at;
+  }
 
   fetch("model").then(function (r) { return r.json(); }).then(function (m) {
     model = m;
@@ -127,10 +134,11 @@ hover a word for its contribution to the class score.</p>
     var c = ex.classes[ci], out = byId("text-out"), pos = 0, maxw = 1e-12;
     out.textContent = "";
     c.weights.forEach(function (w) { maxw = Math.max(maxw, Math.abs(w)); });
+    var at = utf16Offsets(text);
     ex.tokens.forEach(function (t, i) {
-      var w = c.weights[i], s = Math.abs(w) / maxw;
-      out.appendChild(document.createTextNode(text.slice(pos, t[0])));
-      var word = text.slice(t[0], t[1]);
+      var w = c.weights[i], s = Math.abs(w) / maxw, start = at[t[0]], end = at[t[1]];
+      out.appendChild(document.createTextNode(text.slice(pos, start)));
+      var word = text.slice(start, end);
       if (s < 0.08) { out.appendChild(document.createTextNode(word)); }
       else {
         var m = el("mark", word, "tok " + (w > 0 ? "up" : "down"));
@@ -138,7 +146,7 @@ hover a word for its contribution to the class score.</p>
         m.title = word + ": " + fmt(w, 4) + (w > 0 ? " toward " : " against ") + c.label + " (topic " + t[2] + ")";
         out.appendChild(m);
       }
-      pos = t[1];
+      pos = end;
     });
     out.appendChild(document.createTextNode(text.slice(pos)));
     var words = byId("words");

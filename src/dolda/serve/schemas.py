@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt,
+                      StrictStr)
 
 __all__ = ["PredictRequest", "ExplainRequest", "make_response_models"]
 
-CovariateValue = Union[str, float, int, bool, None]
+#: A covariate value as sent: strict JSON types (pydantic's lax mode would turn ``true``
+#: into 1 and ``"2"`` into 2.0); the service then checks it against the column's kind.
+CovariateValue = Union[StrictStr, StrictInt, StrictFloat, StrictBool, None]
 
 
 class PredictRequest(BaseModel):
@@ -18,10 +21,10 @@ class PredictRequest(BaseModel):
         {"texts": ["NameNode fails to start after upgrade: edits log is corrupt"],
          "top": 3}]})
 
-    texts: list[str] = Field(min_length=1, description="Documents (plain text).")
+    texts: list[StrictStr] = Field(min_length=1, description="Documents (plain text).")
     covariates: Optional[list[dict[str, CovariateValue]]] = Field(
         None, description="One object per text: covariate name -> value (see GET /model).")
-    top: int = Field(5, ge=0, le=10_000,
+    top: StrictInt = Field(5, ge=0, le=10_000,
                      description="Most probable classes returned per text (0: all).")
 
 
@@ -32,13 +35,13 @@ class ExplainRequest(BaseModel):
         {"texts": ["NameNode fails to start after upgrade: edits log is corrupt"],
          "classes": 3}]})
 
-    texts: list[str] = Field(min_length=1, description="Documents (plain text).")
+    texts: list[StrictStr] = Field(min_length=1, description="Documents (plain text).")
     covariates: Optional[list[dict[str, CovariateValue]]] = Field(
         None, description="One object per text: covariate name -> value (see GET /model).")
-    classes: int = Field(3, ge=1, le=100, description="Most probable classes explained.")
-    features: int = Field(8, ge=1, le=1000,
+    classes: StrictInt = Field(3, ge=1, le=100, description="Most probable classes explained.")
+    features: StrictInt = Field(8, ge=1, le=1000,
                           description="Largest feature contributions listed per class.")
-    words: int = Field(10, ge=0, le=1000,
+    words: StrictInt = Field(10, ge=0, le=1000,
                        description="Words listed toward and against each class.")
 
 
@@ -53,8 +56,14 @@ def make_response_models():
         predicted: str
         classes: list[ClassProbability]
 
+    warnings_field = Field(default_factory=list, description=(
+        "What the service did with the input that the caller may not expect: a number sent "
+        "as the value of a categorical covariate, an unseen or missing level, a text without "
+        "any word of the model's vocabulary."))
+
     class Predictions(BaseModel):
         predictions: list[Prediction]
+        warnings: list[str] = warnings_field
 
     class Feature(BaseModel):
         name: str = Field(description="'(intercept)', a covariate column or 'topic k'.")
@@ -79,14 +88,17 @@ def make_response_models():
     class Explanation(BaseModel):
         predicted: str
         probabilities: list[ClassProbability]
-        known_words: int = Field(description="Tokens of the text the model knows.")
+        known_words: StrictInt = Field(description="Tokens of the text the model knows.")
         tokens: list[tuple[int, int, int]] = Field(
-            description="[start, end, topic] of every known word: text[start:end], its most "
-                        "frequent topic in the prediction sweeps.")
+            description="[start, end, topic] of every known word: text[start:end] with start "
+                        "and end in Unicode code points (Python's str indices; JavaScript "
+                        "strings count UTF-16 units and must convert, as the page does), "
+                        "its most frequent topic in the prediction sweeps.")
         classes: list[ExplainedClass]
 
     class Explanations(BaseModel):
         explanations: list[Explanation]
+        warnings: list[str] = warnings_field
 
     class Health(BaseModel):
         status: str
