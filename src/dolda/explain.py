@@ -329,8 +329,9 @@ def explain(model, text, X_row=None, level="feature", classes=None, word_feature
     ----------
     model : fitted DOLDA
     text : str (or a list holding one str)
-    X_row : Series, one-row DataFrame, 1-d array or None
-        The document's covariates when the model has some.
+    X_row : Series, one-row DataFrame, 1-d array, sparse 1 x P matrix or None
+        The document's covariates when the model has some (a sparse row for a
+        model fitted on sparse covariates).
     level : {"feature", "token"}
         ``"feature"``: one row per (class, feature with a non-zero value),
         columns ``class, feature, value, coef, contribution`` with
