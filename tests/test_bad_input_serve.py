@@ -144,12 +144,14 @@ def test_spans_are_highlighted_right_after_an_emoji_in_the_page(client, sim):
 
 
 # ------------------------------------------------------------------ timeouts
-@pytest.fixture(scope="module")
-def slow_limits():
+@pytest.fixture
+def slow_limits(request):
+    """Half-second timeouts (a case of its own for every test that uses them)."""
     try:
         return Limits(body_timeout=0.5, header_timeout=0.5)
     except TypeError:
-        tally("serve timeouts", "silent")
+        if "what" in request.fixturenames:
+            tally("serve timeouts", "silent")
         pytest.fail("no request-body or header timeout can be set")
 
 
