@@ -61,8 +61,10 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
       dolda fit reviews.csv --text review --label rating --covariates year,genre \\
           --topics 30 --iterations 1000 --checkpoint ckpt --out model/
 
-    Ctrl-C stops after the current iteration; with --checkpoint the chain is saved
-    and the message says how to resume (exit code 130).
+    Ctrl-C (or SIGTERM) stops after the current iteration; with --checkpoint the
+    chain is saved and the message gives the complete command that resumes it (exit
+    code 130 for Ctrl-C, 143 for SIGTERM).  A second Ctrl-C ends the process at once;
+    the last checkpoint written stays complete and resumable.
 
     With --scheduler the documents are cut into --shards shards that live on the
     workers of that Dask cluster for the whole fit (see docs/DISTRIBUTED.md); the
