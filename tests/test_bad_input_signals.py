@@ -204,3 +204,55 @@ def test_a_second_ctrl_c_stops_at_once_and_tells_the_truth(tmp_path):
     meta, _ = io.load_checkpoint(tmp_path / "ck")
     assert meta["next_iteration"] >= 1
     assert "stays resumable" in err or "saved in ck" in err or "can be resumed" in err, err
+
+
+def test_two_signals_inside_one_long_call_count_as_two():
+    """Python runs a signal handler once for the signals that arrive while one compiled
+    kernel runs (it checks for signals only when the kernel returns): the deferred
+    interrupt counts them through the wakeup file, so two Ctrl-C's 0.3 s apart stop the
+    fit as two, instead of being taken for one (the fit went on to the end of the
+    iteration and its checkpoint: over 60 s with many covariates)."""
+    import math
+
+    import numba
+
+    from dolda._dolda_chain import _DeferredInterrupt
+
+    @numba.njit(cache=False)
+    def spin(n):
+        s = 0.0
+        for i in range(n):
+            s = math.sqrt(s + i)
+        return s
+
+    spin(10)
+    tic = time.monotonic()
+    spin(10_000_000)
+    n = int(10_000_000 * 3.0 / max(time.monotonic() - tic, 1e-3))  # about 3 s per call
+    killer = subprocess.Popen(["sh", "-c", f"sleep 0.3; kill -INT {os.getpid()}; sleep 0.3; "
+                                           f"kill -INT {os.getpid()}"])
+    try:
+        with pytest.raises(KeyboardInterrupt), _DeferredInterrupt() as interrupt:
+            tic = time.monotonic()
+            while time.monotonic() - tic < 60 and not interrupt.requested:
+                spin(n)
+    finally:
+        killer.wait(30)
+    assert not interrupt.requested  # stopped as a second signal, not deferred as a first
+
+
+def test_after_the_first_signal_the_command_line_restores_the_default_action():
+    from dolda._dolda_chain import _DeferredInterrupt
+
+    old = _DeferredInterrupt.hard_second
+    _DeferredInterrupt.hard_second = True
+    try:
+        with _DeferredInterrupt() as interrupt:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.2)  # the handler runs
+            assert interrupt.requested and interrupt.signum == signal.SIGTERM
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_DFL
+            assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    finally:
+        _DeferredInterrupt.hard_second = old
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
