@@ -277,6 +277,19 @@ def test_command_case(t, command, name, template, expect, pattern, kind, protect
         assert sorted(p.name for p in t.iterdir()) == before
 
 
+def test_ids_are_copied_as_written(t):
+    """``--id`` values that look like numbers keep their text (``007`` was written ``7``)."""
+    f = _frame()
+    f["id"] = [f"{i:03d}" for i in range(N)]
+    f.to_csv(t / "zeros.csv", index=False)
+
+    def same_ids(out):
+        return pd.read_csv(t / "p.csv", dtype=str)["id"].tolist() == f["id"].tolist()
+
+    check_case("predict", _args(["predict", "{t}/m", "{t}/zeros.csv", "--id", "id", "--out",
+                                 "{t}/p.csv"], t), "ok", check=same_ids)
+
+
 def test_stale_temporary_files_of_an_output_are_removed(t):
     """A killed run leaves ``.p.csv.XXXX.tmp`` beside its output: the next run removes it."""
     (t / ".p.csv.abcd1234.tmp").write_text("half a table")

@@ -522,12 +522,14 @@ def _model_covariates(model) -> tuple[list[str], set[str]]:
             {str(c) for c in getattr(encoder, "categories_", {})})
 
 
-def read_model_documents(model, data, text_column, covariates, encoding, required=()):
+def read_model_documents(model, data, text_column, covariates, encoding, required=(),
+                         as_text=()):
     """Read the documents of DATA that a fitted model predicts: its text column and the
     columns holding its covariates (``covariates`` renames them: DATA's column for each of
     the model's covariates, in the model's order), checked before any work.
 
-    ``required`` are further ``(column, option)`` pairs that must exist (e.g. ``--label``).
+    ``required`` are further ``(column, option)`` pairs that must exist (e.g. ``--label``);
+    ``as_text`` columns are read as written (an ``--id`` of ``007`` stays ``007``).
     Returns ``(frame, texts, X)`` with ``X`` None for a model without covariates.
     """
     model_cov, categorical = _model_covariates(model)
@@ -537,7 +539,8 @@ def read_model_documents(model, data, text_column, covariates, encoding, require
             f"got {len(covariates)} column(s)", param_hint="'--covariates'")
     source = covariates or model_cov  # columns of DATA holding the model's covariates
     frame = read_table(data, encoding,
-                       text_columns=[s for s, m in zip(source, model_cov) if m in categorical])
+                       text_columns=[s for s, m in zip(source, model_cov) if m in categorical]
+                       + [c for c in as_text if c is not None])
     _require_columns(frame, [text_column], data, "--text")
     for column, option in required:
         _require_columns(frame, [column], data, option)

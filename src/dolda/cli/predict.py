@@ -48,7 +48,8 @@ def predict(model_dir, data, text_column, covariates, encoding, id_column, out):
         raise click.UsageError("the model does not record its text column; pass --text COL")
     frame, texts, X = read_model_documents(
         model, data, text_column, covariates, encoding,
-        required=[(id_column, "--id")] if id_column is not None else [])
+        required=[(id_column, "--id")] if id_column is not None else [],
+        as_text=[id_column])
     with _echo_warnings(), _library_errors():
         proba = model.predict_proba(texts, covariates=X)
     classes = list(model.classes_)

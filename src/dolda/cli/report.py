@@ -63,7 +63,9 @@ def report(model_dir, out, data, text_column, label_column, id_column, max_docs,
         if text_column is None:
             raise click.UsageError("the model does not record its text column; pass --text COL")
         model_cov, categorical = _model_covariates(model)
-        frame = read_table(data, encoding, text_columns=[c for c in model_cov if c in categorical])
+        frame = read_table(data, encoding,
+                           text_columns=[c for c in model_cov if c in categorical]
+                           + ([id_column] if id_column is not None else []))
         _require_columns(frame, [text_column], data, "--text")
         _require_columns(frame, model_cov, data)
         texts = _texts(frame, text_column, data)
