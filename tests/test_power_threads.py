@@ -113,3 +113,97 @@ def test_blas_threads_caps_blas_only_and_restores_it():
         assert _blas_only_counts() == blas_before
         with threads.blas_threads(0):  # capped below at one
             assert all(n == 1 for n in _blas_only_counts())
+
+
+# ------------------------------------------------ waiting threads sleep (issue 37)
+@pytest.mark.parametrize("chosen", [{}, {"OMP_WAIT_POLICY": "active"},
+                                    {"GOMP_SPINCOUNT": "10k"}, {"KMP_BLOCKTIME": "0"}])
+def test_passive_wait_is_asked_for_only_when_the_user_chose_no_policy(chosen, monkeypatch):
+    fake = types.ModuleType("numba.np.ufunc.parallel")  # numba's threads not started yet
+    fake._is_initialized = False
+    monkeypatch.setitem(sys.modules, "numba.np.ufunc.parallel", fake)
+    environ = dict(chosen, PATH="/bin")
+    assert threads.prefer_passive_wait(environ) is (not chosen)
+    assert environ == (dict(chosen, PATH="/bin", OMP_WAIT_POLICY="PASSIVE") if not chosen
+                       else dict(chosen, PATH="/bin"))
+
+
+def test_passive_wait_is_not_asked_for_once_numbas_threads_run(monkeypatch):
+    fake = types.ModuleType("numba.np.ufunc.parallel")
+    fake._is_initialized = True
+    monkeypatch.setitem(sys.modules, "numba.np.ufunc.parallel", fake)
+    environ = {}
+    assert threads.prefer_passive_wait(environ) is False and environ == {}
+    fake._is_initialized = False
+    assert threads.prefer_passive_wait(environ) is True
+
+
+_SHOW_POLICY = """
+import dolda, numba, numpy as np
+from numba import njit, prange
+@njit(parallel=True)
+def bump(a):
+    for i in prange(len(a)):
+        a[i] += 1
+bump(np.zeros(8))
+print(numba.threading_layer(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("user, expect", [(None, "0"), ("ACTIVE", "30000000000")])
+def test_import_dolda_makes_gnu_openmp_threads_wait_passively(user, expect):
+    """The policy reaches the OpenMP runtime numba loads (libgomp prints its settings with
+    OMP_DISPLAY_ENV=VERBOSE: no spinning, where unset it spins 300,000 rounds), and an
+    explicit user setting wins (ACTIVE: 30 billion rounds)."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in threads.WAIT_SETTINGS}
+    env.update(OMP_DISPLAY_ENV="VERBOSE", NUMBA_NUM_THREADS="2")
+    if user is not None:
+        env["OMP_WAIT_POLICY"] = user
+    out = subprocess.run([sys.executable, "-c", _SHOW_POLICY], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    if out.stdout.strip() != "omp" or "GOMP_SPINCOUNT" not in out.stderr:
+        pytest.skip("numba's threading layer here is not GNU OpenMP (libgomp)")
+    assert f"GOMP_SPINCOUNT = '{expect}'" in out.stderr
+
+
+def test_all_cpus_means_the_cpus_this_process_may_use(monkeypatch):
+    import os
+
+    from dolda._validation import available_cpus, check_n_jobs
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)
+    assert available_cpus() == 1
+    assert check_n_jobs(None) == 1 and check_n_jobs(-1) == 1 and check_n_jobs(4) == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
+    assert check_n_jobs(None) == 3 and check_n_jobs(2) == 2
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)
+    assert available_cpus() == 64 and check_n_jobs(None) == 64
+
+
+def test_the_calibration_map_is_fitted_on_one_blas_thread(monkeypatch):
+    from dolda import calibration
+
+    seen = []
+    real = calibration.fit_stacking_predictive
+
+    def recording(*args, **kwargs):
+        seen.append(_blas_only_counts())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(calibration, "fit_stacking_predictive", recording)
+    rng = np.random.default_rng(0)
+    s, D, L = 3, 60, 3
+    y = np.arange(D) % L
+    loo = types.SimpleNamespace(mu=rng.normal(size=(s, D, L)), w=np.full((s, D), 1 / s))
+    loo.mean = loo.mu.mean(axis=0)
+    with threads.using_threads(2):
+        before = _blas_only_counts()
+        calibration.select_stacking(loo, y, L)
+        assert _blas_only_counts() == before
+    assert len(seen) == len(calibration.STACKING_MAPS)
+    assert all(counts and all(n == 1 for n in counts) for counts in seen)

@@ -12,6 +12,12 @@ from __future__ import annotations
 
 import importlib
 
+from .sampler.threads import prefer_passive_wait
+
+# before numba's OpenMP threads exist: they sleep while they wait instead of spinning
+# (a fit on a shared machine then slows by its share of the CPU; issue 37)
+prefer_passive_wait()
+
 __version__ = "0.1.0"
 
 _LAZY = {

@@ -141,11 +141,21 @@ def check_burn_in(burn_in, n_iter: int) -> int:
     return burn_in
 
 
-def check_n_jobs(n_jobs) -> int:
-    """Number of threads for the parallel kernels: None or -1 means all cores."""
+def available_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask (``taskset``, a container's
+    cpuset), not the machine's count; ``os.cpu_count()`` where there is no mask."""
     import os
 
-    n_cpu = os.cpu_count() or 1
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no affinity API (macOS, Windows)
+        return os.cpu_count() or 1
+
+
+def check_n_jobs(n_jobs) -> int:
+    """Number of threads for the parallel kernels: None or -1 means every CPU this process
+    may use (:func:`available_cpus`); more than that is capped to it."""
+    n_cpu = available_cpus()
     if n_jobs is None or n_jobs == -1:
         return n_cpu
     n_jobs = check_positive_int(n_jobs, "n_jobs")

@@ -16,6 +16,7 @@ import numpy as np
 from scipy import optimize, special
 
 from ._draws import draw_mean
+from .sampler.threads import blas_threads
 
 PROBA_RULES = ("calibrated", "ovr", "do")
 
@@ -465,17 +466,24 @@ def select_stacking(loo, y, n_classes, C=1.0, maps=STACKING_MAPS, likelihood="ov
     -------
     ndarray (L, L + 1), (L, 2 L + 1) or (L, 3 L + 1)   ``[b, W]``; :func:`stacking_map`
     tells which.
+
+    The maps are fitted on one BLAS thread whatever ``n_jobs``: their products are thin
+    (L x L outputs from at most 2e6 draws x rows) and a second OpenBLAS thread, which
+    spins between the optimiser's hundreds of calls, cost 4-10x the CPU time and wall time
+    (``benchmarks/results/contention.md``); the map then no longer depends on the BLAS
+    thread count either.
     """
     y = np.asarray(y, dtype=np.int64)
     n_present = len(np.unique(y))
     best, best_score = None, -np.inf
-    for kind in maps:
-        plain = fit_stacking(stacking_features(loo.mean, kind), y, n_classes, C=C)
-        fitted = fit_stacking_predictive(stacking_features(loo.mu, kind), loo.w, y, n_classes,
-                                         C=C, init=plain)
-        score = loo_log_score(fitted, loo.mu, loo.w, y) - n_present * fitted.shape[1]
-        if score > best_score:
-            best, best_score = fitted, score
+    with blas_threads(1):
+        for kind in maps:
+            plain = fit_stacking(stacking_features(loo.mean, kind), y, n_classes, C=C)
+            fitted = fit_stacking_predictive(stacking_features(loo.mu, kind), loo.w, y,
+                                             n_classes, C=C, init=plain)
+            score = loo_log_score(fitted, loo.mu, loo.w, y) - n_present * fitted.shape[1]
+            if score > best_score:
+                best, best_score = fitted, score
     if likelihood == "do":
         formula = do_formula_map(n_classes)
         if loo_log_score(formula, loo.mu, loo.w, y) > best_score:
