@@ -42,6 +42,7 @@ import gzip
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -210,6 +211,8 @@ def main():
         return worker(args)
 
     extra_env = dict(kv.split("=", 1) for kv in args.env)
+    # a TERM (e.g. from `timeout`) unwinds like Ctrl-C: the busy loops and workers are killed
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))
     cpus = len(os.sched_getaffinity(0))
     keys = [(c, j) for c in args.configs for j in args.jobs]
     workers = {key: start_worker(*key, args, extra_env) for key in keys}
