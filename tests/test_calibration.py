@@ -382,3 +382,74 @@ def test_calibrated_rule_on_normalised_one_vs_rest_labels(ovr_fit, tmp_path):
     assert loaded.stacking_.shape == (5, 11)
     np.testing.assert_allclose(loaded.predict_proba(test.X[:100]),
                                fit.predict_proba(test.X[:100]))
+
+
+# ------------------------------------------------- per-class maps (many classes, issue 36)
+def test_per_class_map_recovers_per_class_slopes_and_intercepts():
+    """Labels from ``softmax(b + a * mu)`` with one slope per class: the per-class fit on
+    3000 rows recovers ``a`` and ``b`` (up to the softmax's shift of ``b``) within 0.15, and
+    is stored in the full maps' layout, zero off the diagonal.  Fails if the gradient of
+    ``a`` or ``b`` is wrong (L-BFGS stops early, far from the truth) or the layout is."""
+    rng = np.random.default_rng(3)
+    L, D = 6, 3000
+    a, b = np.linspace(0.5, 2.0, L), np.linspace(-0.5, 0.5, L)
+    mu = rng.normal(scale=1.5, size=(D, L))
+    y = _labels(rng, special.softmax(b + a * mu, axis=1))
+    fitted = calibration.fit_stacking_per_class(mu[None], np.ones((1, D)), y, L, 1, C=1e6)
+    assert fitted.shape == (L, L + 1) and calibration.is_per_class(fitted)
+    np.testing.assert_allclose(np.diagonal(fitted[:, 1:]), a, atol=0.15)
+    np.testing.assert_allclose(fitted[:, 0] - fitted[:, 0].mean(), b - b.mean(), atol=0.15)
+    got, _ = calibration.per_class_weights(fitted)
+    np.testing.assert_array_equal(got[0], np.diagonal(fitted[:, 1:]))
+
+
+def test_per_class_gradient_matches_finite_differences():
+    """The analytic gradient of the draw-averaged objective against central differences
+    (two inputs, several draws, unequal weights, an absent class held at -30)."""
+    from scipy import optimize as opt
+
+    rng = np.random.default_rng(11)
+    s, D, L, k = 3, 40, 4, 2
+    F = rng.normal(size=(s, D, k, L))
+    w = rng.random((s, D))
+    w /= w.sum(axis=0)
+    y = rng.integers(0, L - 1, D)  # class L - 1 absent
+    present = np.bincount(y, minlength=L) > 0
+    captured = {}
+    real = opt.minimize
+
+    def spy(fun, x0, **kw):
+        captured["fun"] = fun
+        return real(fun, x0, **kw)
+
+    opt_minimize = calibration.optimize.minimize
+    calibration.optimize.minimize = spy
+    try:
+        calibration._per_class_lbfgs(F, w, y, L, k, 0.7, np.zeros(L + k * L), present, 1)
+    finally:
+        calibration.optimize.minimize = opt_minimize
+    theta = rng.normal(size=L + k * L)
+    value, grad = captured["fun"](theta)
+    eps = 1e-6
+    numeric = np.array([(captured["fun"](theta + eps * e)[0]
+                         - captured["fun"](theta - eps * e)[0]) / (2 * eps)
+                        for e in np.eye(len(theta))])
+    np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-6)
+
+
+def test_select_stacking_goes_per_class_above_the_threshold_and_keeps_absent_classes():
+    rng = np.random.default_rng(4)
+    L = calibration.FULL_MAP_MAX_CLASSES + 3
+    mu = rng.normal(scale=1.5, size=(1500, L))
+    y = _labels(rng, special.softmax(1.3 * mu[:, :-1], axis=1))  # the last class absent
+    stacking = calibration.select_stacking(_loo_like(mu, rng), y, L)
+    assert calibration.is_per_class(stacking)
+    assert np.isneginf(stacking[-1, 0]) and np.isfinite(stacking[:-1, 0]).all()
+    proba = calibration.stacked_probabilities(mu, stacking)
+    assert np.all(proba[:, -1] == 0.0)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    # the slope 1.3 of the labels is found on every present class
+    np.testing.assert_allclose(np.diagonal(stacking[:-1, 1:L]), 1.3, atol=0.3)
+    # below the threshold (or asked for) the full map stays
+    assert not calibration.is_per_class(calibration.select_stacking(
+        _loo_like(mu[:, :4], rng), np.minimum(y, 3), 4))

@@ -343,6 +343,114 @@ def fit_stacking_predictive(mu, w, y, n_classes, C=1.0, init=None):
     return np.column_stack([res.x[:L], res.x[L:].reshape(L, n_pred)])
 
 
+#: Up to this many classes the calibration maps are full (``W`` of ``L x width`` weights,
+#: every class's score from every predictor); above it they are per-class
+#: (:func:`fit_stacking_per_class`: class ``l``'s score from its own predictor only,
+#: ``b_l + a_l mu_l [+ c_l log F(mu_l)]``), whose fit costs O(draws x rows x L) per
+#: L-BFGS step instead of O(draws x rows x L^2) and has 2L or 3L parameters instead of
+#: L (L + 1) or L (2 L + 1).  At 52 classes x 5,139 rows the full maps took over half an
+#: hour; measured in ``benchmarks/results/calibration_scaling.md``.
+FULL_MAP_MAX_CLASSES = 12
+
+
+def fit_stacking_per_class(mu, w, y, n_classes, n_blocks, C=1.0, init=None, maxiter=200):
+    """The calibration map with one weight per class and input: ``softmax(b + sum_k a_k *
+    f_k(mu))``, fitted for the draw average as :func:`fit_stacking_predictive`.
+
+    ``mu`` (s, D, n_blocks L) are the map's inputs (:func:`stacking_features`: ``n_blocks``
+    blocks of L, ``[mu]`` or ``[mu, log F(mu)]``); class ``l``'s score uses the ``l``-th
+    column of each block only, ``b_l + sum_k a_kl f_k(mu)_l``.  Maximises the leave-one-out
+    log score ``sum_d log sum_s w_sd softmax(...)[y_d]`` minus ``|a|^2 / (2 C)`` with
+    L-BFGS (analytic gradient, every array O(s D L)), started from ``init`` ((n_blocks, L)
+    ``a`` and (L,) ``b``, or None: the same objective on the weighted means of the draws,
+    itself started from ``a = 1, b = 0``).
+
+    Returns
+    -------
+    ndarray (L, n_blocks L + 1)
+        ``[b, W]`` in the layout of the full maps, ``W`` zero off the blocks' diagonals, so
+        that :func:`stacked_probabilities`, model files and the service read it unchanged.
+    """
+    y = np.asarray(y, dtype=np.int64)
+    L, k = n_classes, int(n_blocks)
+    n_draws, n_rows = mu.shape[:2]
+    F = mu.reshape(n_draws, n_rows, k, L)
+    present = np.bincount(y, minlength=L) > 0
+    if init is None:
+        mean = np.einsum("sd,sdkl->dkl", w, F)[None]
+        start = np.concatenate([np.zeros(L), np.eye(1, k).T.repeat(L, axis=1).ravel()])
+        if n_draws > 1:
+            start = _per_class_lbfgs(mean, np.ones((1, n_rows)), y, L, k, C, start, present,
+                                     maxiter)
+    else:
+        a0, b0 = init
+        start = np.concatenate([b0, np.asarray(a0, dtype=np.float64).ravel()])
+    theta = _per_class_lbfgs(F, w, y, L, k, C, start, present, maxiter)
+    b, A = theta[:L], theta[L:].reshape(k, L)
+    out = np.zeros((L, k * L + 1))
+    out[:, 0] = b
+    for j in range(k):
+        out[np.arange(L), 1 + j * L + np.arange(L)] = A[j]
+    out[~present, 0] = -np.inf
+    out[~present, 1:] = 0.0
+    return out
+
+
+def per_class_weights(stacking):
+    """``(a, b)`` of a per-class map (:func:`fit_stacking_per_class`), the start of a wider
+    one: ``a`` (n_blocks, L), ``b`` (L,) with -inf intercepts of absent classes made finite."""
+    stacking = np.asarray(stacking, dtype=np.float64)
+    L = stacking.shape[0]
+    k = (stacking.shape[1] - 1) // L
+    a = np.stack([np.diagonal(stacking[:, 1 + j * L:1 + (j + 1) * L]) for j in range(k)])
+    return a, np.where(np.isfinite(stacking[:, 0]), stacking[:, 0], 0.0)
+
+
+def is_per_class(stacking):
+    """Whether a map's weights are zero off its blocks' diagonals (a per-class map)."""
+    stacking = np.asarray(stacking)
+    L = stacking.shape[0]
+    W = stacking[:, 1:].reshape(L, -1, L)
+    return bool(L > 1 and not np.any(W * (1 - np.eye(L))[:, None, :]))
+
+
+def _per_class_lbfgs(F, w, y, L, k, C, x0, present, maxiter):
+    """Minimise the per-class map's penalised negative log score over ``[b, a]`` (L + k L);
+    classes without a row get an intercept fixed at -30 (their -inf is set by the caller)."""
+    n_draws, n_rows = F.shape[:2]
+    rows = np.arange(n_rows)
+    absent = ~present
+    x0 = np.array(x0, dtype=np.float64)
+    x0[:L][absent] = -30.0
+    bounds = [(-30.0, -30.0) if a else (None, None) for a in absent] + [(None, None)] * (k * L)
+
+    blocks = [np.ascontiguousarray(F[:, :, j, :]).reshape(-1, L) for j in range(k)]
+    flat_y = (np.arange(n_draws)[:, None] * n_rows + rows).ravel()  # (s D,) rows of y_d
+    flat_cols = np.tile(y, n_draws)
+    buffer = np.empty((n_draws * n_rows, L))
+
+    def objective(theta):
+        b, A = theta[:L], theta[L:].reshape(k, L)
+        z = np.multiply(blocks[0], A[0], out=buffer)
+        for j in range(1, k):
+            z += blocks[j] * A[j]
+        z += b
+        p = softmax_inplace(z)
+        p_y = p[flat_y, flat_cols].reshape(n_draws, n_rows)
+        q = np.maximum((w * p_y).sum(axis=0), 1e-300)
+        r = (w * p_y / q).ravel()
+        g = np.negative(p, out=p)             # the buffer is rewritten at the next call
+        g[flat_y, flat_cols] += 1.0
+        g *= -r[:, None]
+        grad_A = np.stack([np.einsum("nl,nl->l", g, blocks[j]) for j in range(k)]) + A / C
+        value = -np.log(q).sum() + 0.5 * np.sum(A * A) / C
+        return value, np.concatenate([g.sum(axis=0), grad_A.ravel()])
+
+    res = optimize.minimize(objective, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+                            options={"maxiter": maxiter})
+    return res.x
+
+
 # The calibration map's inputs, told apart by the width of ``stacking`` (L, 1 + width):
 # "mu" (width L), the linear predictors; "mu, log F(mu)" (width 2L), with their one-vs-rest
 # log probabilities beside them.
@@ -366,6 +474,11 @@ def is_do_formula_map(stacking):
     stacking = np.asarray(stacking)
     return (stacking.shape[1] == 3 * stacking.shape[0] + 1
             and np.array_equal(stacking, do_formula_map(stacking.shape[0])))
+
+
+def stacking_width(kind, n_classes):
+    """Number of inputs of map ``kind`` for ``n_classes`` classes (L, 2 L or 3 L)."""
+    return {STACKING_MAPS[0]: 1, STACKING_MAPS[1]: 2, DO_MAP: 3}[kind] * n_classes
 
 
 def stacking_map(stacking):
@@ -443,7 +556,8 @@ def loo_log_score(stacking, mu, w, y):
     return float(np.log(np.maximum((w * p_y).sum(axis=0), 1e-300)).sum())
 
 
-def select_stacking(loo, y, n_classes, C=1.0, maps=STACKING_MAPS, likelihood="ovr"):
+def select_stacking(loo, y, n_classes, C=1.0, maps=STACKING_MAPS, likelihood="ovr",
+                    per_class=None):
     """The calibration map: each of ``STACKING_MAPS`` fitted, the best by an AIC-type score.
 
     Both maps are fitted by :func:`fit_stacking_predictive` (started from
@@ -462,10 +576,14 @@ def select_stacking(loo, y, n_classes, C=1.0, maps=STACKING_MAPS, likelihood="ov
     too: it is the model's own posterior predictive, and wins where the labels follow the
     DO model (``docs/CALIBRATION.md``, "The DO likelihood").
 
+    ``per_class`` (None: above :data:`FULL_MAP_MAX_CLASSES` classes) fits the per-class
+    maps of :func:`fit_stacking_per_class` instead of the full ones, the wider started
+    from the narrower, and counts their ``1 + blocks`` weights per class.
+
     Returns
     -------
     ndarray (L, L + 1), (L, 2 L + 1) or (L, 3 L + 1)   ``[b, W]``; :func:`stacking_map`
-    tells which.
+    tells which, :func:`is_per_class` whether it is per-class.
 
     The maps are fitted on one BLAS thread whatever ``n_jobs``: their products are thin
     (L x L outputs from at most 2e6 draws x rows) and a second OpenBLAS thread, which
@@ -475,13 +593,29 @@ def select_stacking(loo, y, n_classes, C=1.0, maps=STACKING_MAPS, likelihood="ov
     """
     y = np.asarray(y, dtype=np.int64)
     n_present = len(np.unique(y))
+    if per_class is None:
+        per_class = n_classes > FULL_MAP_MAX_CLASSES
     best, best_score = None, -np.inf
+    previous = None  # per-class: each map starts where the narrower one ended
     with blas_threads(1):
         for kind in maps:
-            plain = fit_stacking(stacking_features(loo.mean, kind), y, n_classes, C=C)
-            fitted = fit_stacking_predictive(stacking_features(loo.mu, kind), loo.w, y,
-                                             n_classes, C=C, init=plain)
-            score = loo_log_score(fitted, loo.mu, loo.w, y) - n_present * fitted.shape[1]
+            if per_class:
+                n_blocks = stacking_width(kind, n_classes) // n_classes
+                init = None
+                if previous is not None:
+                    a, b = per_class_weights(previous)
+                    a = np.vstack([a, np.zeros((n_blocks - len(a), n_classes))])[:n_blocks]
+                    init = (a, b)
+                fitted = fit_stacking_per_class(stacking_features(loo.mu, kind), loo.w, y,
+                                                n_classes, n_blocks, C=C, init=init)
+                previous = fitted
+                n_free = n_present * (1 + n_blocks)
+            else:
+                plain = fit_stacking(stacking_features(loo.mean, kind), y, n_classes, C=C)
+                fitted = fit_stacking_predictive(stacking_features(loo.mu, kind), loo.w, y,
+                                                 n_classes, C=C, init=plain)
+                n_free = n_present * fitted.shape[1]
+            score = loo_log_score(fitted, loo.mu, loo.w, y) - n_free
             if score > best_score:
                 best, best_score = fitted, score
     if likelihood == "do":
