@@ -97,6 +97,29 @@ def test_demo_fits_dolda_on_a_simulated_corpus():
                                       result.output).groups())
     assert total == 6 and found >= 4, result.output
 
+@pytest.mark.parametrize("command", ["fit", "predict", "score", "evaluate", "tune", "report",
+                                     "lda"])
+def test_every_help_lists_every_table_format(command):
+    text = " ".join(run(command, "--help").output.split())
+    for suffix in (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".parquet", ".jsonl", ".jsonl.gz",
+                   ".json"):
+        assert suffix in text, (command, suffix)
+
+
+def test_compressed_csv_and_tsv_are_read_like_jsonl_gz(table, tmp_path):
+    import gzip
+
+    from dolda.cli._common import read_table
+
+    for name, sep in (("d.csv.gz", ","), ("d.tsv.gz", "\t")):
+        with gzip.open(tmp_path / name, "wt", encoding="utf-8") as fh:
+            table.to_csv(fh, index=False, sep=sep)
+        pd.testing.assert_frame_equal(read_table(tmp_path / name), table, check_dtype=False)
+    (tmp_path / "bad.csv.gz").write_bytes(b"not gzip")
+    bad = run("fit", tmp_path / "bad.csv.gz", "--text", "body", "--label", "genre", *FAST,
+              "--out", tmp_path / "m")
+    assert bad.exit_code != 0 and "cannot decompress it as gzip" in bad.output
+
 
 # ------------------------------------------------------------ end to end
 def test_fit_saves_a_model_with_its_columns(model_dir):

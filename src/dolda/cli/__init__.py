@@ -94,8 +94,9 @@ def _os_error_line(exc: OSError) -> str:
 def main(verbose):
     """dolda: interpretable supervised topic models (Diagonal Orthant LDA).
 
-    DATA files are CSV, TSV or Parquet, chosen by extension (.csv, .tsv, .parquet,
-    .pq).  Rows are numbered from 0, the header not counted.  Run
+    DATA files are CSV or TSV (.csv, .tsv, .tab; compressed .csv.gz, .tsv.gz, .bz2,
+    .xz), Parquet (.parquet, .pq), JSON Lines (.jsonl, .jsonl.gz, .ndjson) or JSON
+    (.json), chosen by extension.  Rows are numbered from 0, the header not counted.  Run
     `dolda COMMAND --help` for the options of a command.
     """
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(verbose, 2)]

@@ -1,6 +1,6 @@
 """The ``dolda`` command: fit, predict, evaluate, inspect and demo DOLDA from a shell.
 
-Every command reads tables with :func:`read_table` (CSV, TSV or Parquet, chosen
+Every command reads tables with :func:`read_table` (:data:`DATA_FORMATS`, chosen
 by the file extension), checks its input before any work starts, and writes its
 output atomically (a temporary file beside the target, renamed into place), so
 that a failed or interrupted run never leaves a partial file.  Input errors are
@@ -29,10 +29,16 @@ import click
 #: the names of the text and label columns it was fitted on.
 CLI_META_FILE = "cli.json"
 CSV_EXTENSIONS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
+#: Compressed CSV/TSV, read by extension (``reports.csv.gz``), as ``.jsonl.gz`` is.
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "lzma"}
 PARQUET_EXTENSIONS = (".parquet", ".pq")
 #: JSON tables: one object per line (JSON Lines, optionally gzipped), or one
 #: JSON document (a list of row objects, or an object of columns).
 JSON_EXTENSIONS = (".jsonl", ".jsonl.gz", ".ndjson", ".json")
+#: The table formats, as every command's ``--help`` lists them.
+DATA_FORMATS = ("Tables (DATA, --data) are CSV or TSV (.csv, .tsv, .tab; compressed "
+                ".csv.gz, .tsv.gz, also .bz2, .xz), Parquet (.parquet, .pq), JSON Lines "
+                "(.jsonl, .jsonl.gz, .ndjson) or JSON (.json), chosen by extension.")
 #: Exit code of a run stopped by Ctrl-C (128 + SIGINT), as shells report it.
 EXIT_INTERRUPTED = 130
 MAX_ROWS_SHOWN = 5
@@ -93,13 +99,32 @@ def _table_suffix(path: Path) -> str:
     for suffix in JSON_EXTENSIONS:
         if name.endswith(suffix):
             return suffix
+    for csv_suffix in CSV_EXTENSIONS:
+        for packed in COMPRESSIONS:
+            if name.endswith(csv_suffix + packed):
+                return csv_suffix + packed
     return path.suffix.lower()
 
 
+def _table_bytes(path: Path, suffix: str) -> bytes:
+    """The bytes of a CSV/TSV file, decompressed when ``suffix`` ends in a compression."""
+    import importlib
+
+    data = path.read_bytes()
+    for packed, module in COMPRESSIONS.items():
+        if suffix.endswith(packed):
+            try:
+                return importlib.import_module(module).decompress(data)
+            except (OSError, EOFError, ValueError) as exc:  # gzip, bz2 and lzma's errors
+                raise click.ClickException(
+                    f"{path}: cannot decompress it as {module} ({exc})") from None
+    return data
+
+
 def read_table(path, encoding: str = "utf-8", text_columns=()):
-    """Read a CSV/TSV (by extension ``.csv``, ``.tsv``, ``.tab``), Parquet
-    (``.parquet``, ``.pq``) or JSON (``.jsonl``, ``.jsonl.gz``, ``.ndjson``,
-    ``.json``) file into a DataFrame.
+    """Read a CSV/TSV (by extension ``.csv``, ``.tsv``, ``.tab``, each optionally
+    compressed: ``.csv.gz``, ``.tsv.bz2``, ``.csv.xz``), Parquet (``.parquet``, ``.pq``) or
+    JSON (``.jsonl``, ``.jsonl.gz``, ``.ndjson``, ``.json``) file into a DataFrame.
 
     Parameters
     ----------
@@ -143,13 +168,16 @@ def read_table(path, encoding: str = "utf-8", text_columns=()):
                 values = frame[col]
                 frame[col] = values.astype(str).where(values.notna())
         return frame
-    if suffix not in CSV_EXTENSIONS:
-        known = ", ".join(list(CSV_EXTENSIONS) + list(PARQUET_EXTENSIONS)
-                          + list(JSON_EXTENSIONS))
+    plain = suffix
+    for packed in COMPRESSIONS:
+        plain = plain.removesuffix(packed) if plain != packed else plain
+    if plain not in CSV_EXTENSIONS:
+        known = ", ".join(list(CSV_EXTENSIONS) + [".csv.gz", ".tsv.gz"]
+                          + list(PARQUET_EXTENSIONS) + list(JSON_EXTENSIONS))
         raise click.ClickException(f"{path}: unknown table format {suffix or '(no extension)'!r}; "
                                    f"use one of {known}")
-    sep = CSV_EXTENSIONS[suffix]
-    text = _decode(path, path.read_bytes(), encoding, sep)
+    sep = CSV_EXTENSIONS[plain]
+    text = _decode(path, _table_bytes(path, suffix), encoding, sep)
     if not text.strip():
         raise click.ClickException(f"{path} is empty")
     header = next(csv.reader(io.StringIO(text), delimiter=sep), [])

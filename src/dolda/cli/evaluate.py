@@ -9,6 +9,7 @@ import click
 
 from . import main
 from ._common import (
+    DATA_FORMATS,
     _plain,
     _DATA,
     _check_burn_in,
@@ -24,7 +25,7 @@ from ._common import (
 from ._output import check_out, emit, is_stdout, write_json
 
 
-@main.command()
+@main.command(epilog=DATA_FORMATS)
 @click.argument("data", type=_DATA)
 @_data_options()
 @click.option("--label", "label_column", required=True, metavar="COL",

@@ -10,6 +10,7 @@ import click
 
 from . import main
 from ._common import (
+    DATA_FORMATS,
     DEFAULT_CONNECT_TIMEOUT,
     _DATA,
     _MODEL,
@@ -31,7 +32,7 @@ from ._common import (
 from ._metrics import training_accuracy
 
 
-@main.command()
+@main.command(epilog=DATA_FORMATS)
 @click.argument("data", type=_DATA)
 @_data_options()
 @click.option("--label", "label_column", required=True, metavar="COL",

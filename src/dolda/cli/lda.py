@@ -10,6 +10,7 @@ import click
 from ..topics import DEFAULT_RELEVANCE
 from . import main
 from ._common import (
+    DATA_FORMATS,
     MAX_PRIOR,
     _SEED,
     _FloatRange,
@@ -24,7 +25,7 @@ from ._common import (
 )
 
 
-@main.command()
+@main.command(epilog=DATA_FORMATS)
 @click.argument("data", type=_DATA)
 @click.option("--text", "text_column", required=True, metavar="COL",
               help="Column holding the documents.")

@@ -8,6 +8,7 @@ import click
 
 from . import main
 from ._common import (
+    DATA_FORMATS,
     _DATA,
     _MODEL,
     _data_options,
@@ -19,7 +20,7 @@ from ._common import (
 from ._output import check_out, emit, is_stdout, write_table
 
 
-@main.command()
+@main.command(epilog=DATA_FORMATS)
 @click.argument("model_dir", type=_MODEL)
 @click.argument("data", type=_DATA)
 @_data_options(for_predict=True)

@@ -8,6 +8,7 @@ import click
 
 from . import main
 from ._common import (
+    DATA_FORMATS,
     _DATA,
     _MODEL,
     _check_output_file,
@@ -22,13 +23,13 @@ from ._common import (
 )
 
 
-@main.command()
+@main.command(epilog=DATA_FORMATS)
 @click.argument("model_dir", type=_MODEL)
 @click.option("--out", "-o", required=True, type=click.Path(path_type=Path),
               help="The HTML file to write.")
 @click.option("--data", type=_DATA, default=None,
-              help="Documents to explain in the report (CSV/TSV/Parquet); with --label also "
-                   "the confusion matrix.")
+              help="Documents to explain in the report (a table, formats below); with "
+                   "--label also the confusion matrix.")
 @click.option("--text", "text_column", default=None, metavar="COL",
               help="Column of --data holding the documents  [default: the model's].")
 @click.option("--label", "label_column", default=None, metavar="COL",

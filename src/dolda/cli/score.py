@@ -9,6 +9,7 @@ import click
 
 from . import main
 from ._common import (
+    DATA_FORMATS,
     _DATA,
     _MODEL,
     _data_options,
@@ -21,7 +22,7 @@ from ._metrics import align_labels, classification_scores
 from ._output import check_out, emit, write_json
 
 
-@main.command()
+@main.command(epilog=DATA_FORMATS)
 @click.argument("model_dir", type=_MODEL)
 @click.argument("data", type=_DATA)
 @_data_options(for_predict=True)

@@ -9,6 +9,7 @@ import click
 
 from . import main
 from ._common import (
+    DATA_FORMATS,
     MAX_PRIOR,
     _SEED,
     _FloatRange,
@@ -42,7 +43,7 @@ def _topic_grid(ctx, param, value):
     return grid
 
 
-@main.command()
+@main.command(epilog=DATA_FORMATS)
 @click.argument("data", type=_DATA)
 @click.option("--text", "text_column", required=True, metavar="COL",
               help="Column holding the documents.")
