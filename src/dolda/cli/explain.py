@@ -53,7 +53,8 @@ def _parse_covariate_values(items, model) -> "object":
 
 
 FORMATS = ("text", "json", "csv")
-_TOWARD, _AGAINST = "green", "red"
+# the colours of the report and the service page: red toward a class, blue against it
+_TOWARD, _AGAINST = "red", "blue"
 
 
 @main.command()
@@ -80,8 +81,8 @@ def explain(model_dir, text, covariate_values, n_classes, top, fmt, level, encod
     feature's value in this document times its coefficient), and the words of
     the text that push toward and against each class: a word contributes
     through its topic assignment, (1/N) sum_k P(z=k) eta_k.  In a terminal the
-    text is shown with those words coloured (green: toward the most probable
-    class, red: against).
+    text is shown with those words coloured (red: toward the most probable
+    class, blue: against: the colours of the report and the service page).
 
     \b
     Examples:
@@ -169,5 +170,6 @@ def _print_text(model, doc, top):
         click.echo(f"  words against {c['label']}: {against}")
     if doc["tokens"]:
         best = doc["classes"][0]
-        click.echo(f"\nThe text, strongest words for (green) and against (red) {best['label']}:")
+        click.echo(f"\nThe text, its strongest words coloured (red: toward {best['label']}, "
+                   "blue: against):")
         click.echo(_highlight(doc, best["weights"], top))

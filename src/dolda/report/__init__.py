@@ -317,11 +317,14 @@ def make_report(model, path, texts=None, y=None, X=None, max_documents=200, n_wo
     burn = model.burn_in if model.burn_in is not None else model.n_iter_ // 2
     K = model.phi_.shape[0]
     L = len(model.classes_)
+    n_word = sum(str(n).startswith("word=") for n in model.feature_names_)
+    n_meta = len(model.feature_names_) - K - 1 - n_word
     facts = [("classes", f"{L}: " + ", ".join(str(c) for c in model.classes_[:12])
               + (" ..." if L > 12 else "")), ("topics", K),
              ("vocabulary", f"{len(model.vocabulary_.words)} words"),
              ("training tokens", getattr(model, "n_tokens_", "?")),
-             ("covariates", len(model.feature_names_) - K - 1),
+             ("metadata covariates", f"{n_meta} columns"),
+             ("word covariates", f"{n_word} words"),
              ("prior", model.prior), ("iterations", model.n_iter_), ("burn-in", burn),
              ("chains", n_chains), ("kept draws", model.eta_draws_.shape[0]),
              ("joint or two-step", "two-step" if model.two_step else "joint"),

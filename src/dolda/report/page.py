@@ -248,7 +248,8 @@ _SCRIPT = r"""
     pager.appendChild(prev);
     pager.appendChild(el("span", " page " + (page + 1) + " of " + pages + " "));
     pager.appendChild(next);
-    count.textContent = found.length + " of " + R.docs.length + " documents";
+    count.textContent = "(showing " + found.length + " of " + R.docs.length + " documents" +
+      (onlyWrong && onlyWrong.checked ? ": the misclassified ones" : "") + ")";
   }
   function filter() {
     found = matching(search.value);
