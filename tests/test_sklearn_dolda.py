@@ -227,3 +227,31 @@ def test_skops_round_trip(frame, sim, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert loaded.score(frame, sim.y) == model.score(frame, sim.y)
+
+
+def test_document_term_matrix_in_a_pipeline_after_countvectorizer(sim):
+    """``make_pipeline(CountVectorizer(), DOLDA())`` fits and predicts (scikit-learn passes
+    only the matrix: its columns are named x0, x1, ... as for LDA); ``vocabulary=`` names
+    them; texts are refused by a model fitted on counts, and a wrong vocabulary is named."""
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.pipeline import make_pipeline
+
+    pipe = make_pipeline(CountVectorizer(), _dolda(n_words=10)).fit(sim.texts, sim.y)
+    assert pipe.predict_proba(sim.texts[:5]).shape == (5, 3)
+    model = pipe[-1]
+    n_columns = len(pipe[0].get_feature_names_out())
+    assert model.vocabulary_.words == [f"x{j}" for j in range(n_columns)]
+    assert model.n_features_in_ == n_columns
+    vec = CountVectorizer().fit(sim.texts)
+    counts = vec.transform(sim.texts)
+    named = _dolda(n_words=10, vocabulary=vec.get_feature_names_out()).fit(counts, sim.y)
+    assert named.vocabulary_.words == list(vec.get_feature_names_out())
+    assert any(n.startswith("word=") and n[5:] in set(named.vocabulary_.words)
+               for n in named.feature_names_)
+    assert named.predict(counts[:4]).shape == (4,)
+    with pytest.raises(ValueError, match="document-term matrix"):
+        named.predict(sim.texts[:4])
+    with pytest.raises(ValueError, match="vocabulary has 2 words"):
+        _dolda(vocabulary=["a", "b"]).fit(counts, sim.y)
+    with pytest.raises(ValueError, match="fitted on texts"):
+        _dolda().fit(sim.texts, sim.y).predict(counts[:4])

@@ -26,9 +26,55 @@ INTERCEPT = "(intercept)"
 SPARSE_CHOLESKY_MAX_COLUMNS = 1000
 
 
+def _count_corpus(model, X, fit: bool):
+    """A Corpus from a document-term matrix of counts ``X`` (sparse, numeric array or numeric
+    DataFrame), as :class:`dolda.LDA` takes one (``make_pipeline(CountVectorizer(),
+    DOLDA())``): its columns are the vocabulary, named by ``model.vocabulary`` (e.g. the
+    vectorizer's ``get_feature_names_out()``), else by the DataFrame's columns, else
+    ``x0, x1, ...``; the vocabulary options (stop words, ``min_df`` ...) do not apply."""
+    from sklearn.utils.validation import check_non_negative, validate_data
+
+    from ._inputs import corpus_from_counts, vocabulary_of_columns
+
+    if fit:
+        for name in ("n_features_in_", "feature_names_in_"):  # from an earlier fit
+            if name in vars(model):
+                delattr(model, name)
+    elif not hasattr(model, "n_features_in_"):
+        raise ValueError("this DOLDA was fitted on texts; pass texts, not a document-term "
+                         "matrix")
+    X = validate_data(model, X, reset=fit, accept_sparse="csr", dtype=None,
+                      ensure_all_finite=True)
+    check_non_negative(X, "DOLDA (document-term matrix X)")
+    if fit:
+        names = model.vocabulary
+        if names is None:
+            names = getattr(model, "feature_names_in_", None)
+        if names is None:
+            names = [f"x{j}" for j in range(X.shape[1])]
+        names = [str(w) for w in names]
+        if len(names) != X.shape[1]:
+            raise ValueError(f"vocabulary has {len(names)} words but the document-term "
+                             f"matrix has {X.shape[1]} columns")
+        if len(set(names)) != len(names):
+            raise ValueError("vocabulary has duplicated words")
+        model.vocabulary_ = vocabulary_of_columns(names)
+    return corpus_from_counts(X, model.vocabulary_)
+
+
 def make_corpus(model, texts, fit: bool):
+    from ._inputs import is_count_matrix
     from .corpus import Corpus, Vocabulary
 
+    if is_count_matrix(texts):
+        return _count_corpus(model, texts, fit)
+    if not fit and hasattr(model, "n_features_in_") and not isinstance(texts, Corpus):
+        raise ValueError(f"this DOLDA was fitted on a document-term matrix; pass one with its "
+                         f"{model.n_features_in_} columns, not texts")
+    if fit:
+        for name in ("n_features_in_", "feature_names_in_"):  # from an earlier fit on counts
+            if name in vars(model):
+                delattr(model, name)
     if isinstance(texts, Corpus):
         if fit:
             model.vocabulary_ = texts.vocabulary

@@ -33,7 +33,8 @@ def split_documents(X, text_column, covariate_columns, covariates):
 
     Parameters
     ----------
-    X : DataFrame, or iterable of str / token lists, or Corpus (D,)
+    X : DataFrame, or iterable of str / token lists, or Corpus (D,), or a document-term
+        matrix (sparse, numeric array or numeric DataFrame without ``text_column``)
         A DataFrame must hold ``text_column``; its other columns (or only
         ``covariate_columns``) are the covariates.
     text_column : hashable
@@ -49,6 +50,8 @@ def split_documents(X, text_column, covariate_columns, covariates):
     texts : the documents (D,)
     covariates : DataFrame, array, sparse matrix or None
     """
+    if isinstance(X, pd.DataFrame) and text_column not in X.columns and is_count_matrix(X):
+        return X, covariates  # a document-term matrix of counts: its columns are words
     if not isinstance(X, pd.DataFrame):
         if covariate_columns is not None and covariates is not None:
             if not isinstance(covariates, pd.DataFrame):

@@ -194,6 +194,12 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         :class:`dolda.covariates.CovariateEncoder`.  1: every level its own column.
     text_column : hashable, default="text"
         When ``X`` is a DataFrame: the column holding the documents.
+    vocabulary : sequence of str or None, default=None
+        When ``X`` is a document-term matrix of counts (sparse, numeric array, or numeric
+        DataFrame without ``text_column``; e.g. ``make_pipeline(CountVectorizer(),
+        DOLDA())``): the words of its columns, e.g. ``vectorizer.get_feature_names_out()``.
+        None: a DataFrame's column names, else ``x0, x1, ...`` (as :class:`dolda.LDA`).
+        The vocabulary options (``stop_words``, ``min_df`` ...) do not apply to a matrix.
     covariate_columns : list or None, default=None
         When ``X`` is a DataFrame: its covariate columns (None: every column
         but ``text_column``; ``[]``: none).  With a DataFrame ``X``,
@@ -302,7 +308,8 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
                  text_column="text", covariate_columns=None,
                  backend="local", client=None, n_shards=None, snapshot_every=10,
                  proba="calibrated", phi_sampler="exact", loglik_every=1,
-                 calibration_holdout=None, phi_transport="auto"):
+                 calibration_holdout=None, phi_transport="auto", vocabulary=None):
+        self.vocabulary = vocabulary
         self.calibration_holdout = calibration_holdout
         self.phi_sampler = phi_sampler
         self.loglik_every = loglik_every
@@ -730,5 +737,6 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         # column), never a numeric 2-D array, so the numeric estimator checks do not apply
         tags.input_tags.two_d_array = False
         tags.input_tags.string = True
+        tags.input_tags.sparse = True  # a document-term matrix of counts (vocabulary=)
         return tags
 
