@@ -115,3 +115,23 @@ def test_pyldavis_inputs(two_chains, sim):
     assert vis2["doc_topic_dists"].shape == (20, K)
     np.testing.assert_allclose(vis2["doc_topic_dists"].sum(axis=1), 1.0)
     assert vis2["term_frequency"].sum() == vis2["doc_lengths"].sum()
+
+
+def test_inference_data_without_arguments_has_the_training_log_likelihood(sim, tmp_path):
+    """``to_inference_data()`` alone carries the pointwise log-likelihood ``az.loo`` needs
+    (kept at fit, also with word covariates, and in model files); on a topics-only model
+    it is the one ``to_inference_data(y=...)`` computes from the same topic counts."""
+    import dolda
+
+    plain = DOLDA(n_iter=30, **KW).fit(sim.texts, sim.y)
+    stored = plain.to_inference_data().log_likelihood["y"].values
+    given = plain.to_inference_data(y=sim.y).log_likelihood["y"].values
+    assert stored.shape == given.shape == (1, 15, len(sim.y))
+    np.testing.assert_allclose(stored, given, rtol=1e-5)
+    words = DOLDA(n_iter=30, **{**KW, "n_words": 20}).fit(sim.texts, sim.y)
+    loo = az.loo(words.to_inference_data())
+    assert np.isfinite(loo.elpd_loo) and loo.n_data_points == len(sim.y)
+    words.save(tmp_path / "m")
+    back = dolda.load(tmp_path / "m")
+    np.testing.assert_array_equal(back.training_loglik_, words.training_loglik_)
+    assert az.loo(back.to_inference_data()).elpd_loo == pytest.approx(loo.elpd_loo)

@@ -229,12 +229,14 @@ def test_skops_round_trip(frame, sim, tmp_path):
         assert loaded.score(frame, sim.y) == model.score(frame, sim.y)
 
 
-def test_document_term_matrix_in_a_pipeline_after_countvectorizer(sim):
+def test_document_term_matrix_in_a_pipeline_after_countvectorizer(sim, tmp_path):
     """``make_pipeline(CountVectorizer(), DOLDA())`` fits and predicts (scikit-learn passes
     only the matrix: its columns are named x0, x1, ... as for LDA); ``vocabulary=`` names
     them; texts are refused by a model fitted on counts, and a wrong vocabulary is named."""
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.pipeline import make_pipeline
+
+    import dolda
 
     pipe = make_pipeline(CountVectorizer(), _dolda(n_words=10)).fit(sim.texts, sim.y)
     assert pipe.predict_proba(sim.texts[:5]).shape == (5, 3)
@@ -249,6 +251,9 @@ def test_document_term_matrix_in_a_pipeline_after_countvectorizer(sim):
     assert any(n.startswith("word=") and n[5:] in set(named.vocabulary_.words)
                for n in named.feature_names_)
     assert named.predict(counts[:4]).shape == (4,)
+    named.save(tmp_path / "m")
+    np.testing.assert_array_equal(dolda.load(tmp_path / "m").predict_proba(counts[:4]),
+                                  named.predict_proba(counts[:4]))
     with pytest.raises(ValueError, match="document-term matrix"):
         named.predict(sim.texts[:4])
     with pytest.raises(ValueError, match="vocabulary has 2 words"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -140,8 +141,20 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
     the log-likelihood trace, iteration seconds, alpha and beta).
     """
     from . import io
+    from ._phases import cold_kernels
 
     n_iter, burn_in, thin = p["n_iter"], p["burn_in"], p["thin"]
+    # a first run compiles the kernels (the chain's start and its first iteration): said,
+    # and the progress bar, with its rate and ETA, starts after that first iteration
+    compiling = bool(cold_kernels())
+    compile_tic = time.perf_counter()
+    if compiling:
+        what = ("compiling the sampler's kernels (first run of this dolda installation only: "
+                "1-3 minutes on an idle 2-core machine, longer on a busy one; cached for "
+                "later runs) ...")
+        logger.info("DOLDA: %s", what)
+        if model.progress:
+            print(f"DOLDA: {what}", file=sys.stderr, flush=True)
     keep = np.arange(burn_in, n_iter)[::thin]
     n_keep, K = len(keep), config.n_topics
     n_cols = data.X.shape[1] + K
@@ -219,12 +232,13 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
         return f"no checkpoint in {checkpoint} yet"
 
     bar = None
-    if model.progress:
+    desc = "DOLDA" if p["n_chains"] == 1 else f"DOLDA chain {chain + 1}/{p['n_chains']}"
+    if not compiling and model.progress:
         from tqdm.auto import tqdm
 
-        desc = "DOLDA" if p["n_chains"] == 1 else f"DOLDA chain {chain + 1}/{p['n_chains']}"
         bar = tqdm(total=n_iter, initial=start, desc=desc, unit="it")
     slot = int(np.searchsorted(keep, start))
+    rate_from = start
     seconds = np.full(n_iter, np.nan)  # wall time of every iteration run here
     tic = time.perf_counter()
     with _DeferredInterrupt(describe) as interrupt, using_threads(config.n_jobs):
@@ -246,8 +260,20 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
                 if it >= phi_from:
                     phi_acc = phi_mean.add(phi_acc, state.counts, runner.config.beta)
                 seconds[it] = time.perf_counter() - t_it
-                if bar is not None:
-                    rate = len(data.tokens) * (it + 1 - start) / (time.perf_counter() - tic)
+                if compiling and it == start:  # the kernels are compiled now
+                    compiling = False
+                    took = time.perf_counter() - compile_tic
+                    logger.info("DOLDA: kernels compiled: start and first iteration %.1f s",
+                                took)
+                    if model.progress:
+                        from tqdm.auto import tqdm
+
+                        print(f"DOLDA: kernels compiled: the start and first iteration took "
+                              f"{took:.0f} s", file=sys.stderr, flush=True)
+                        bar = tqdm(total=n_iter, initial=it + 1, desc=desc, unit="it")
+                        tic, rate_from = time.perf_counter(), it + 1
+                elif bar is not None:
+                    rate = len(data.tokens) * (it + 1 - rate_from) / (time.perf_counter() - tic)
                     bar.set_postfix(loglik=f"{info.loglik_do + info.loglik_lda:.4g}",
                                     tokens_per_s=f"{rate:.3g}", refresh=False)
                     bar.update(1)

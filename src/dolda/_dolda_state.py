@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
+from .convergence import chain_convergence, from_json, to_json
 from .sampler.alpha import alpha_json, alpha_value
 from .word_features import WordFeatures
 
@@ -63,13 +64,18 @@ class DOLDAState:
             "beta_": float(getattr(self, "beta_", None) or self.beta),
             "word_features": (self.word_features_.to_dict()
                               if getattr(self, "word_features_", None) is not None else None),
+            "convergence": to_json(getattr(self, "convergence_", None)),
+            # fitted on a document-term matrix: its number of columns (the vocabulary)
+            "n_features_in": (int(self.n_features_in_) if "n_features_in_" in vars(self)
+                              else None),
         }
         arrays = {"eta_draws": self.eta_draws_, "tau_draws": self.tau_draws_,
                   "lambda_draws": self.lambda_draws_, "phi": self.phi_,
                   "doc_topic_counts": self.doc_topic_counts_,
                   "loglik": self.loglik_[["do", "lda"]].to_numpy().reshape(
                       self.n_chains_, -1, 2),
-                  "stacking": getattr(self, "stacking_", None)}
+                  "stacking": getattr(self, "stacking_", None),
+                  "training_loglik": getattr(self, "training_loglik_", None)}
         return meta, arrays
 
     @classmethod
@@ -96,8 +102,20 @@ class DOLDAState:
                                      else AUTO_BETA_START))
         model.phi_ = arrays["phi"]
         model.doc_topic_counts_ = arrays.get("doc_topic_counts")
+        model.training_loglik_ = arrays.get("training_loglik")
+        if meta.get("n_features_in") is not None:
+            model.n_features_in_ = int(meta["n_features_in"])
         model._set_loglik(arrays["loglik"])
         model._finish(model.eta_draws_)
+        # the verdict the fit logged; files written before it was stored: computed now (a
+        # diagnostic never stops a load)
+        if meta.get("convergence"):
+            model.convergence_ = from_json(meta["convergence"])
+        else:
+            try:
+                model.convergence_ = chain_convergence(model)
+            except (ValueError, IndexError, ZeroDivisionError):
+                model.convergence_ = None
         return model
 
     def save(self, path, overwrite=False):

@@ -270,6 +270,24 @@ def _word_features(wf, n_words):
     return n
 
 
+def _convergence(value, where="meta.convergence"):
+    """``convergence_`` (:func:`dolda.convergence.to_json`): an object of numbers, booleans,
+    nulls, strings and lists of strings, none longer than a few thousand characters."""
+    _dict(value, where)
+    if len(value) > 100:
+        _fail(f"{where} has {len(value)} fields, at most 100")
+    for key, v in value.items():
+        if isinstance(v, str):
+            v = [v]
+        if isinstance(v, list):
+            _str_list(v, f"{where}.{key}", unique=False)
+            if len(v) > 20 or any(len(x) > 2000 for x in v):
+                _fail(f"{where}.{key} is too long")
+        elif v is not None and not isinstance(v, (bool, numbers.Real)):
+            _fail(f"{where}.{key} must be a number, true/false, null, a string or a list of "
+                  f"strings, got {type(v).__name__}")
+
+
 def _encoder(enc):
     """A :meth:`CovariateEncoder.to_dict`; returns its number of output columns."""
     from .covariates import CovariateEncoder
@@ -411,6 +429,10 @@ def _dolda_manifest(cls, meta, manifest):
         _dirichlet_alpha(meta["alpha_"], "meta.alpha_", K)
     if "beta_" in meta:
         _positive_finite(meta["beta_"], "meta.beta_")
+    if meta.get("convergence") is not None:
+        _convergence(meta["convergence"])
+    if meta.get("n_features_in") is not None:
+        _int(meta["n_features_in"], "meta.n_features_in", n_words, n_words + 1)
     P = 1 + n_cov + n_wf + K
     names = _str_list(_key(meta, "feature_names", "meta"), "meta.feature_names", length=P)
     if names[0] != INTERCEPT or names[P - K:] != [f"topic {k}" for k in range(K)]:
@@ -429,11 +451,13 @@ def _dolda_manifest(cls, meta, manifest):
     if not horseshoe and ("tau_draws" in manifest or "lambda_draws" in manifest):
         _fail("tau_draws/lambda_draws are stored but the prior is 'normal'")
     shapes.need("phi", [K, n_words], kinds="f*")
-    shapes.need("doc_topic_counts", [None, K], kinds="iu", optional=True)
+    counts = shapes.need("doc_topic_counts", [None, K], kinds="iu", optional=True)
     shapes.need("loglik", [n_chains, n_iter, 2])
     _stacking_shape(shapes, n_classes)
+    shapes.need("training_loglik", [S, None if counts is None else counts[0]], kinds="f*",
+                optional=True)
     shapes.only(["eta_draws", "tau_draws", "lambda_draws", "phi", "doc_topic_counts",
-                 "loglik", "stacking"])
+                 "loglik", "stacking", "training_loglik"])
     del n_tokens
     return {"n_topics": K}
 
@@ -598,6 +622,9 @@ def check_values(tag: str, facts: dict, arrays: dict, checkpoint=False) -> None:
             _fail("array 'stacking' has NaN or infinite values")
         if np.abs(stacking[:, 1:]).max() > MAX_COEF:
             _fail(f"array 'stacking' has weights beyond {MAX_COEF:.0e} in magnitude")
+    pointwise = arrays.get("training_loglik")
+    if pointwise is not None and not np.all(pointwise <= 0):  # NaN fails too
+        _fail("array 'training_loglik' must hold log-probabilities (<= 0, not NaN)")
     if "loglik" in arrays and np.any(np.isposinf(arrays["loglik"])):
         _fail("array 'loglik' has +inf values")
     if "phi" in arrays:

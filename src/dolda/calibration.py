@@ -405,6 +405,11 @@ def fit_stacking_per_class(mu, w, y, n_classes, n_blocks, C=1.0, init=None, maxi
     return out
 
 
+def per_class_draws(n_rows, n_classes):
+    """How many draws the per-class maps are fitted on (:data:`PER_CLASS_BUDGET`)."""
+    return max(5, min(PER_CLASS_MAX_DRAWS, int(PER_CLASS_BUDGET // max(1, n_rows * n_classes))))
+
+
 def fewer_draws(loo, n_keep):
     """``loo`` (:class:`LooDraws`) on ``n_keep`` evenly spaced of its draws, each row's
     weights renormalised (itself when it has no more)."""
@@ -620,8 +625,7 @@ def select_stacking(loo, y, n_classes, C=1.0, maps=STACKING_MAPS, likelihood="ov
     if per_class is None:
         per_class = n_classes > FULL_MAP_MAX_CLASSES
     if per_class:
-        loo = fewer_draws(loo, max(5, min(PER_CLASS_MAX_DRAWS, int(
-            PER_CLASS_BUDGET // max(1, len(y) * n_classes)))))
+        loo = fewer_draws(loo, per_class_draws(len(y), n_classes))
     best, best_score = None, -np.inf
     previous = None  # per-class: each map starts where the narrower one ended
     with blas_threads(1):

@@ -207,9 +207,12 @@ def _label_index(classes, y, n_docs):
 def dolda_inference_data(model, y=None, X=None, texts=None):
     """ArviZ export of a fitted :class:`dolda.DOLDA`; see :meth:`dolda.DOLDA.to_inference_data`.
 
-    With the training labels ``y`` (and covariates ``X`` when the model has
-    some), the ``log_likelihood`` group holds ``log P(y_d | u_d, eta^(s))``
-    (:func:`pointwise_do_loglik`) for every kept draw ``s`` and training
+    With no arguments, the ``log_likelihood`` group holds the training documents' pointwise
+    log-likelihood computed at the end of ``fit`` (``training_loglik_``; kept in model
+    files), everything ``az.loo`` needs.  With the training labels ``y`` (and covariates
+    ``X`` when the model has some), the ``log_likelihood`` group holds
+    ``log P(y_d | u_d, eta^(s))`` (:func:`pointwise_do_loglik`) for every kept draw ``s`` and
+    training
     document ``d``, so that ``az.loo``, ``az.waic`` and ``az.compare`` work.
     ``u_d = [1, x_d, zbar_d]`` uses the final topic proportions of the
     training documents, ``zbar_d = n_{d,.} / N_d`` (``doc_topic_counts_``), for
@@ -242,6 +245,10 @@ def dolda_inference_data(model, y=None, X=None, texts=None):
              "thin": int(model.thin), "n_chains": n_chains, "prior": str(model.prior),
              "topic_alignment": "Hungarian matching of Phi to chain 0 on Hellinger distance"}
     pointwise = observed = None
+    stored = getattr(model, "training_loglik_", None)
+    if y is None and X is None and texts is None and stored is not None:
+        # computed at the end of fit (:func:`training_pointwise_loglik`)
+        pointwise = np.asarray(stored, dtype=np.float64)
     if y is not None:
         words = getattr(model, "word_features_", None)
         if texts is not None:
@@ -272,6 +279,27 @@ def dolda_inference_data(model, y=None, X=None, texts=None):
                                    lambda_draws=lam, lambda_features=names[1:], loglik=loglik,
                                    kept_iterations=kept, attrs=attrs,
                                    log_likelihood=pointwise, observed=observed)
+
+
+#: Largest draws x documents of the pointwise log-likelihood a fit keeps (float32: 80 MB).
+MAX_POINTWISE = 2e7
+
+
+def training_pointwise_loglik(model, Xd, y_index):
+    """``log P(y_d | u_d, eta^(s))`` (S, D) float32 of the training documents, kept by ``fit``
+    (``training_loglik_``) so that ``to_inference_data()`` with no arguments has the
+    ``log_likelihood`` group ``az.loo`` needs; ``u_d = [1, x_d, words_d, zbar_d]`` from the
+    chain's design ``Xd`` and the final topic counts, as :func:`dolda_inference_data` builds
+    it from ``y``.  None when draws x documents exceeds :data:`MAX_POINTWISE`."""
+    counts = np.asarray(model.doc_topic_counts_, dtype=np.float64)
+    if len(model.eta_draws_) * counts.shape[0] > MAX_POINTWISE:
+        return None
+    zbar = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
+    if sp.issparse(Xd):
+        U = sp.hstack([Xd, zbar], format="csr")
+    else:
+        U = np.hstack([np.asarray(Xd, dtype=np.float64), zbar])
+    return pointwise_do_loglik(U, model.eta_draws_, y_index).astype(np.float32)
 
 
 def probit_inference_data(model, feature_names=None, X=None, y=None):

@@ -32,6 +32,7 @@ from ._design import SparseDenseDesign
 from ._draws import draw_mean
 from ._heap import release_free_heap
 from ._inputs import check_covariate_columns, legacy_covariates_keyword, split_documents
+from ._phases import phase
 from ._validation import (
     check_alpha,
     check_burn_in,
@@ -490,20 +491,29 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
                                          p["loglik_every"])
         base_seed = seed_from(self.random_state)
         chains = []
-        for c in range(p["n_chains"]):
-            ckpt = self.checkpoint
-            if ckpt is not None and p["n_chains"] > 1:
-                ckpt = Path(ckpt) / f"chain{c}"
-            chain_resume = resume
-            if resume is not None and p["n_chains"] > 1:
-                chain_resume = Path(resume) / f"chain{c}"
-                if not (chain_resume / "model.json").exists():
-                    chain_resume = None  # this chain had not started
-            chains.append(self._run_chain(data, config, p, chain_seed(base_seed, c),
-                                          chain_resume, ckpt, c))
-        self._combine_chains(chains, p["n_iter"])
-        chains = None
-        release_free_heap(corpus.n_tokens)  # the chains' working arrays are freed
+        # the progress bar shows the chain: its phase is logged, not echoed
+        with phase(f"sampling {p['n_iter']} iterations x {p['n_chains']} chain(s)",
+                   show=False):
+            for c in range(p["n_chains"]):
+                ckpt = self.checkpoint
+                if ckpt is not None and p["n_chains"] > 1:
+                    ckpt = Path(ckpt) / f"chain{c}"
+                chain_resume = resume
+                if resume is not None and p["n_chains"] > 1:
+                    chain_resume = Path(resume) / f"chain{c}"
+                    if not (chain_resume / "model.json").exists():
+                        chain_resume = None  # this chain had not started
+                chains.append(self._run_chain(data, config, p, chain_seed(base_seed, c),
+                                              chain_resume, ckpt, c))
+        with phase("pooling the draws and the topic-word distributions", self.progress):
+            self._combine_chains(chains, p["n_iter"])
+            chains = None
+            release_free_heap(corpus.n_tokens)  # the chains' working arrays are freed
+        with phase(f"pointwise log-likelihood of the {n_docs:,} training documents (for "
+                   "az.loo)", self.progress):
+            from .diagnostics import training_pointwise_loglik
+
+            self.training_loglik_ = training_pointwise_loglik(self, Xd, y_index)
         self._fit_proba_stacking(corpus, Xd, y_index, held)
         self._report_convergence()
         return self
@@ -512,7 +522,8 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         """``convergence_`` (:func:`dolda.convergence.chain_convergence`), logged."""
         from .convergence import chain_convergence
 
-        self.convergence_ = chain_convergence(self)
+        with phase("convergence diagnostics (split R-hat and ESS)", self.progress):
+            self.convergence_ = chain_convergence(self)
         (logger.info if self.convergence_["converged"] else logger.warning)(
             "DOLDA: %s", self.convergence_["message"])
 
@@ -521,19 +532,33 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         regressors recomputed as for new documents (unsupervised z, :meth:`transform`), or,
         with ``calibration_holdout``, on the held-out latest rows ``held`` (``(texts, y,
         covariates)``, :mod:`dolda._holdout`)."""
+        n_classes = len(self.classes_)
         if held is not None:
-            self.stacking_ = holdout_stacking(self, *held)
+            with phase(f"fitting the calibration map on the {len(held[1]):,} held-out rows "
+                       f"({n_classes} classes)", self.progress):
+                self.stacking_ = holdout_stacking(self, *held)
             return
-        U = self._regressor_matrix(corpus, Xd)
+        with phase(f"topic proportions of the {corpus.n_docs:,} training documents, as "
+                   "for new ones (for the calibration map)", self.progress):
+            U = self._regressor_matrix(corpus, Xd)
         prior_sd = coefficient_prior_sd(self.tau_draws_, self.lambda_draws_,
                                         check_positive_float(self.prior_variance,
                                                              "prior_variance"))
         # fit_proba_stacking in two steps, so that U (its D x K topic proportions: 0.09 GB
         # on 20 Newsgroups at K = 1000) is released before the map's fit, which reads only
         # the leave-one-out draws
-        loo = proba_stacking_draws(U, self.eta_draws_, y_index, len(self.classes_), prior_sd)
+        with phase(f"leave-one-out predictors of the {corpus.n_docs:,} training documents",
+                   self.progress):
+            loo = proba_stacking_draws(U, self.eta_draws_, y_index, n_classes, prior_sd)
         U = None
-        self.stacking_ = calibration.select_stacking(loo, y_index, len(self.classes_))
+        n_draws = loo.mu.shape[0]
+        kind = "full"
+        if n_classes > calibration.FULL_MAP_MAX_CLASSES:
+            kind, n_draws = "per-class", min(n_draws, calibration.per_class_draws(
+                corpus.n_docs, n_classes))
+        with phase(f"fitting the calibration map ({kind}, {n_classes} classes x "
+                   f"{corpus.n_docs:,} documents x {n_draws} draws)", self.progress):
+            self.stacking_ = calibration.select_stacking(loo, y_index, n_classes)
 
     def _combine_chains(self, chains, n_iter):
         """Align every chain's topics to chain 0 (label switching), then pool the draws

@@ -145,7 +145,12 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
     click.echo(f"  probabilities     {describe_proba(model)}")
     convergence = getattr(model, "convergence_", None)
     if convergence is not None:
-        click.echo(f"  convergence       {convergence['message']}")
+        click.echo(f"  convergence       {_verdict_line(convergence)}")
+        if not convergence["converged"]:
+            command = _converge_command(data, text_column, label_column, covariates,
+                                        encoding, opts, checkpoint_every, convergence, out,
+                                        cluster)
+            click.echo(f"  to converge       {command}")
     if model.n_chains_ > 1:
         from ..diagnostics import worst_rhat
 
@@ -182,11 +187,35 @@ def _exit_code(exc) -> int:
     return 128 + int(getattr(exc, "signum", None) or signal.SIGINT)
 
 
+def _verdict_line(convergence) -> str:
+    """``convergence_`` (:func:`dolda.convergence.chain_convergence`) in one line: the
+    verdict, what is wrong and the figures; the command to run follows on its own line."""
+    return convergence.get("summary") or convergence["message"]
+
+
+def _converge_command(data, text_column, label_column, covariates, encoding, opts,
+                      checkpoint_every, convergence, out, cluster) -> str:
+    """The command that runs the iterations ``convergence`` asks for, as it can be run: the
+    fit's checkpoint continued with --resume, or, when the fit wrote none, a refit with
+    --checkpoint (beside --out) so that the next one can be continued."""
+    opts = dict(opts)
+    checkpoint = convergence.get("checkpoint")
+    if checkpoint is not None:
+        opts["n_iter"] = int(convergence["n_iter"]) + int(convergence["more_iterations"])
+        return _resume_command(data, text_column, label_column, covariates, encoding, opts,
+                               checkpoint_every, checkpoint, out, True, cluster)
+    opts["n_iter"] = int(convergence["n_iter"]) + 2 * int(convergence["more_iterations"])
+    return _resume_command(data, text_column, label_column, covariates, encoding, opts,
+                           checkpoint_every, None, out, True, cluster,
+                           checkpoint=Path(f"{out}-checkpoint"))
+
+
 def _resume_command(data, text_column, label_column, covariates, encoding, opts,
                     checkpoint_every, resume, out, overwrite, cluster=None,
                     checkpoint=None) -> str:
     """The ``dolda fit`` command line continuing the chain in ``resume`` (saving further
-    checkpoints to ``checkpoint``, by default the same directory)."""
+    checkpoints to ``checkpoint``, by default the same directory), or, with ``resume``
+    None, a fresh fit that writes its checkpoints to ``checkpoint``."""
     args = ["dolda", "fit", str(data), "--text", text_column, "--label", label_column]
     if covariates:
         args += ["--covariates", ",".join(covariates)]
@@ -230,8 +259,10 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
     if opts.get("n_chains", 1) != 1:
         args += ["--chains", str(opts["n_chains"])]
     args += ["--checkpoint", str(resume if checkpoint is None else checkpoint),
-             "--checkpoint-every", str(checkpoint_every), "--resume", str(resume),
-             "--out", str(out)]
+             "--checkpoint-every", str(checkpoint_every)]
+    if resume is not None:
+        args += ["--resume", str(resume)]
+    args += ["--out", str(out)]
     if overwrite:
         args.append("--overwrite")
     return shlex.join(args)

@@ -1,4 +1,6 @@
-"""Convergence in plain language: is the chain long enough, and if not, how much longer.
+"""Convergence in plain language: the verdict of :func:`dolda.convergence.chain_convergence`
+(the same the fit logged and ``convergence_`` holds) with the facts and the table the report
+shows, and the vectorised split R-hat and bulk ESS that verdict is computed with.
 
 A Horseshoe fit has hundreds of coefficients pinned near zero; they mix slowly
 and often show a high R-hat, yet they change no prediction.  The verdict is
@@ -9,18 +11,16 @@ all coefficients above the R-hat threshold given as context.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
+
+from ..convergence import ESS_MIN, RHAT_MAX
 
 __all__ = ["RHAT_WARN", "ESS_TARGET", "convergence_summary"]
 
-#: R-hat above this is flagged (Vehtari et al. 2021 recommend 1.01; short
-#: chains rarely reach it, so 1.05 is the warning level used here).
-RHAT_WARN = 1.05
-#: Bulk ESS wanted for every signal coefficient (Vehtari et al. 2021: 100 per
-#: chain for reliable R-hat and intervals).
-ESS_TARGET = 100
+#: R-hat above this is flagged (:data:`dolda.convergence.RHAT_MAX`).
+RHAT_WARN = RHAT_MAX
+#: Bulk ESS wanted for a signal coefficient (:data:`dolda.convergence.ESS_MIN`).
+ESS_TARGET = ESS_MIN
 
 
 def _split_chains(draws):
@@ -134,35 +134,33 @@ def bulk_ess(draws):
     return ess.reshape(rest)
 
 
-def _round_up(n, step=50):
-    return int(step * math.ceil(max(n, step) / step))
-
-
 def convergence_summary(model, level=0.95):
-    """R-hat and ESS summarised into a verdict and advice.
-
-    R-hat (:func:`split_rhat`) and bulk ESS (:func:`bulk_ess`) of every
-    coefficient and of the log-likelihood over the kept iterations.
+    """The verdict of :func:`dolda.convergence.chain_convergence` (the one the fit logged and
+    ``convergence_`` holds), with the facts and the coefficient table the report shows.
 
     Returns
     -------
     dict
-        ``verdict`` ("converged" or "not converged"), ``advice`` (list of
-        sentences, the first the verdict), ``facts`` (list of sentences),
-        ``more_iterations`` (0 when converged), ``table`` (DataFrame of the
-        coefficients with the largest R-hat, signal coefficients first),
-        ``loglik_rhat``, ``loglik_ess``, ``share_flagged``.
+        ``verdict`` ("converged", "not converged" or "too short to judge"), ``advice``
+        (list of sentences, the first the verdict), ``facts`` (list of sentences),
+        ``more_iterations`` (0 when converged), ``table`` (DataFrame of the coefficients with
+        the largest R-hat, signal coefficients first), ``loglik_rhat``, ``loglik_ess``,
+        ``share_flagged`` (share of all coefficients with R-hat > RHAT_WARN), ``verdict_data``
+        (the whole dict of ``chain_convergence``).
     """
     import pandas as pd
 
+    from ..convergence import ESS_MIN, MAX_COEFFICIENTS, SHARE_MAX, chain_convergence
+
+    verdict = chain_convergence(model, level)
     n_chains = int(getattr(model, "n_chains_", 1))
     n_iter = int(model.n_iter_)
-    burn = model.burn_in if model.burn_in is not None else n_iter // 2
-    kept_iters = max(1, n_iter - int(burn))
     draws = np.asarray(model.eta_draws_)
     S, L, P = draws.shape
+    burn = n_iter - (S // n_chains) * int(getattr(model, "thin", 1) or 1)
     by_chain = draws.reshape(n_chains, S // n_chains, L, P)
     r_hat = split_rhat(by_chain)  # (L, P)
+    ess = bulk_ess(by_chain)  # (L, P)
     lo, hi = model.coef_interval(level)
     signal = ((lo > 0) | (hi < 0)).to_numpy()
     coef = model.coef_.to_numpy()
@@ -170,66 +168,29 @@ def convergence_summary(model, level=0.95):
     names = list(model.feature_names_)
     bad_all = int(np.nansum(r_hat > RHAT_WARN))
     n_all = int(np.sum(np.isfinite(r_hat)))
-    sig_rhat = np.where(signal, r_hat, np.nan)
-    n_sig = int(signal.sum())
-    bad_sig = int(np.nansum(sig_rhat > RHAT_WARN))
-    worst_sig_rhat = float(np.nanmax(sig_rhat)) if n_sig else float("nan")
-    ess = bulk_ess(by_chain)  # (L, P)
-    sig_ess = ess[signal & np.isfinite(ess)]
-    min_sig_ess = float(sig_ess.min()) if len(sig_ess) else float("nan")
-
-    ll = model.loglik_["total"].to_numpy().reshape(n_chains, -1)[:, -kept_iters:]
-    ll_rhat = float(split_rhat(ll[:, :, None])[0])
-    ll_ess = float(bulk_ess(ll[:, :, None])[0])
     facts = [
         f"{n_chains} chain{'s' if n_chains > 1 else ''} of {n_iter} iterations, the first "
-        f"{burn} discarded as burn-in, {model.eta_draws_.shape[0]} kept draws.",
-        f"Log-likelihood: split R-hat {ll_rhat:.3f}, effective sample size {ll_ess:.0f}.",
-        f"{n_sig} signal coefficients (their {level:.0%} interval excludes 0): "
-        f"{bad_sig} with R-hat > {RHAT_WARN}" + (
-            f", worst {worst_sig_rhat:.3f}, smallest bulk ESS {min_sig_ess:.0f}." if n_sig
-            else "."),
+        f"{burn} discarded as burn-in, {S} kept draws.",
+        f"Log-likelihood: split R-hat {verdict['loglik_rhat']:.3f}, effective sample size "
+        f"{verdict['loglik_ess']:.0f} (its drift is judged, not its ESS).",
+        f"{verdict['n_signal']} signal coefficients (their {level:.0%} interval excludes 0"
+        + (f"; of the {MAX_COEFFICIENTS} largest" if L * P > MAX_COEFFICIENTS else "")
+        + f"): {verdict['signal_share_rhat_above']:.0%} with R-hat > {RHAT_WARN}, "
+        f"{verdict['signal_share_ess_below']:.0%} with bulk ESS < {ESS_MIN} (converged "
+        f"wants at most {SHARE_MAX:.0%} of each).",
         f"All {n_all} coefficients: {bad_all} ({bad_all / max(n_all, 1):.0%}) with "
         f"R-hat > {RHAT_WARN}. Coefficients the Horseshoe shrinks to zero mix slowly and often "
         "show a high R-hat without changing any prediction; the verdict rests on the "
         "log-likelihood and the signal coefficients.",
     ]
-    problems = []
-    if not np.isnan(ll_rhat) and ll_rhat > RHAT_WARN:
-        problems.append("the log-likelihood still drifts")
-    if bad_sig:
-        problems.append(f"{bad_sig} signal coefficients have R-hat > {RHAT_WARN}")
-    if n_sig and not np.isnan(min_sig_ess) and min_sig_ess < ESS_TARGET:
-        problems.append(f"some signal coefficients have fewer than {ESS_TARGET} effective "
-                        "draws")
-    advice, more = [], 0
-    if problems:
-        # ESS grows about linearly with the kept iterations; a drifting chain needs at
-        # least as many again
-        factor = 1.0
-        if n_sig and min_sig_ess > 0 and not np.isnan(min_sig_ess):
-            factor = max(factor, ESS_TARGET / min_sig_ess - 1.0)
-        if (not np.isnan(ll_rhat) and ll_rhat > RHAT_WARN) or bad_sig:
-            factor = max(factor, 1.0)
-        more = _round_up(factor * kept_iters)
-        advice.append(f"Not converged yet: {'; '.join(problems)}. Run about {more} more "
-                      f"iterations: continue this chain with --resume and --iterations "
-                      f"{n_iter + more} (or refit with --iterations {n_iter + 2 * more}).")
-        if n_chains == 1:
-            advice.append("With a single chain R-hat only sees drift within the chain; fit "
-                          "with --chains 4 to check that independent chains agree.")
-        verdict = "not converged"
-    else:
-        verdict = "converged"
-        advice.append("The log-likelihood is stable and the signal coefficients mixed well: "
-                      "no more iterations are needed for the predictions and the signal "
-                      "topics shown here.")
     li, pi = np.meshgrid(np.arange(L), np.arange(P), indexing="ij")
     table = pd.DataFrame({"class": np.asarray(classes, dtype=object)[li.ravel()],
                           "feature": np.asarray(names, dtype=object)[pi.ravel()],
                           "mean": coef.ravel(), "r_hat": r_hat.ravel(),
                           "ess_bulk": ess.ravel(), "signal": signal.ravel()})
     worst = table.sort_values(["signal", "r_hat"], ascending=[False, False]).head(20)
-    return {"verdict": verdict, "advice": advice, "facts": facts, "more_iterations": more,
-            "table": worst.set_index(["class", "feature"]), "loglik_rhat": ll_rhat,
-            "loglik_ess": ll_ess, "share_flagged": bad_all / max(n_all, 1)}
+    return {"verdict": verdict["verdict"], "advice": list(verdict["advice"]), "facts": facts,
+            "more_iterations": verdict["more_iterations"],
+            "table": worst.set_index(["class", "feature"]),
+            "loglik_rhat": verdict["loglik_rhat"], "loglik_ess": verdict["loglik_ess"],
+            "share_flagged": bad_all / max(n_all, 1), "verdict_data": verdict}
