@@ -148,8 +148,8 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
         click.echo(f"  convergence       {_verdict_line(convergence)}")
         if not convergence["converged"]:
             command = _converge_command(data, text_column, label_column, covariates,
-                                        encoding, opts, checkpoint_every, convergence, out,
-                                        cluster)
+                                        encoding, dict(opts, n_chains=n_chains),
+                                        checkpoint_every, convergence, out, cluster)
             click.echo(f"  to converge       {command}")
     if model.n_chains_ > 1:
         from ..diagnostics import worst_rhat
