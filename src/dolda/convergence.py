@@ -115,7 +115,7 @@ def chain_convergence(model, level=0.95) -> dict:
         ``summary`` (one line: verdict, problems, figures), ``message`` (the summary and
         what to do) and ``advice`` (sentences, the first the verdict).
     """
-    from .report.convergence import bulk_ess, split_rhat
+    from .rhat import bulk_ess, split_rhat
 
     n_chains = int(getattr(model, "n_chains_", 1))
     n_iter = int(model.n_iter_)
