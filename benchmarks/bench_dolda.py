@@ -62,9 +62,16 @@ def load_corpus(data):
 
 
 class DOLDAContestant:
-    """A live DOLDA chain built as :meth:`dolda.DOLDA.fit` builds it."""
+    """A live DOLDA chain built as :meth:`dolda.DOLDA.fit` builds it.
 
-    def __init__(self, corpus, y, K, threads, **params):
+    ``params`` are DOLDA parameters (``n_words``, ``eta_sampler``, ``z_sampler``, ...);
+    ``n_words=0`` is the topics-only model, the default ``n_words="auto"`` the model users
+    get: ``[1, words]`` chosen, transformed and laid out by the estimator's own
+    input methods (``_add_word_features``, ``_design``), the Horseshoe on every column
+    but the intercept.
+    """
+
+    def __init__(self, corpus, y, K, threads, seed=1, **params):
         from dolda import DOLDA
         from dolda.backends import make_chain
         from dolda.probit import encode_labels
@@ -72,35 +79,48 @@ class DOLDAContestant:
         from dolda.sampler import probit as probit_blocks
         from dolda.sampler.threads import using_threads
 
-        model = DOLDA(n_topics=K, alpha=ALPHA, beta=BETA, random_state=1, n_jobs=threads,
-                      progress=False, n_words=0, **params)
-        self.params = {"z_sampler": model._resolved_z_sampler(K),
-                       "phi_sampler": model.phi_sampler, "loglik_every": model.loglik_every}
+        params = {"n_words": 0, **params}
+        model = DOLDA(n_topics=K, alpha=ALPHA, beta=BETA, random_state=seed, n_jobs=threads,
+                      progress=False, **params)
         p = model._check_params()
         classes, y_index = encode_labels(y, corpus.n_docs)
-        X = np.ones((corpus.n_docs, 1))
-        shrunk = np.ones(1 + K, dtype=bool)
+        Xd, names = model._covariates(None, corpus.n_docs, fit=True)
+        Xd, names = model._add_word_features(corpus, Xd, names, p, y_index)
+        n_word_columns = Xd.shape[1] - 1
+        Xd, eta_sampler = model._design(Xd, K, p, False)
+        self.params = {"z_sampler": model._resolved_z_sampler(K),
+                       "phi_sampler": model.phi_sampler, "loglik_every": model.loglik_every,
+                       "n_words": n_word_columns, "eta_sampler": eta_sampler}
+        self.n_x = Xd.shape[1]
+        shrunk = np.ones(self.n_x + K, dtype=bool)
         shrunk[0] = False
         prior = probit_blocks.ProbitPrior(True, shrunk, p["variance"])
-        data = dolda_chain.TopicData(corpus.tokens, corpus.doc_ptr, corpus.n_words, X, y_index,
-                                     len(classes))
+        self.data = dolda_chain.TopicData(corpus.tokens, corpus.doc_ptr, corpus.n_words, Xd,
+                                          y_index, len(classes))
         config = dolda_chain.DOLDAConfig(K, ALPHA, BETA, prior, self.params["z_sampler"],
-                                         threads, phi_sampler=self.params["phi_sampler"],
-                                         loglik_every=self.params["loglik_every"])
+                                         threads, eta_sampler, self.params["phi_sampler"],
+                                         self.params["loglik_every"], n_word_columns)
         self.threads = threads
         self._using = using_threads
         with using_threads(threads):
-            state = dolda_chain.init_state(1, data, config)
-        self.chain = make_chain("local", 1, state, data, config)
+            self.state = dolda_chain.init_state(seed, self.data, config)
+        self.chain = make_chain("local", seed, self.state, self.data, config)
         self.it = 0
 
-    def run(self, n):
+    def run(self, n, record=None):
+        """``n`` iterations; seconds per iteration.  ``record(state, info, seconds)`` after
+        each iteration (outside the timing) if given."""
+        total = 0.0
         with self._using(self.threads):
-            tic = time.perf_counter()
             for _ in range(n):
-                self.chain.step(self.it)
+                tic = time.perf_counter()
+                self.state, info = self.chain.step(self.it)
+                sec = time.perf_counter() - tic
+                total += sec
                 self.it += 1
-            return (time.perf_counter() - tic) / n
+                if record is not None:
+                    record(self.state, info, sec)
+            return total / n
 
 
 class TomotopyContestant:

@@ -6,7 +6,9 @@
   dense ``X`` agree to rounding over the first iterations (same topics, eta to
   1e-8); ``DOLDA(eta_sampler="cg")`` gives the same chain for dense and sparse input.
 * Geweke (2004) joint-distribution test of the whole sparse eta block
-  (:func:`dolda.sampler.sparse_eta.eta_step`: eta by CG or BCM, then the
+  (:func:`dolda.sampler.sparse_eta.eta_step`: eta by CG, BCM or one blocked-Gibbs
+  scan (:mod:`dolda.sampler.word_step`: a planted bug that leaves the words out of the
+  dense block's right-hand side fails it with |z| = 38), then the
   Horseshoe scales, with its own keyed random streams) on ``U = [X, zbar]``
   assembled from two shards' ``zbar``: 8,000 independent chains as the
   "classes", binomial standard errors, |z| < 4.5 as in ``tests/_geweke.py``.
@@ -154,10 +156,15 @@ def geweke_z(method, seed=11, step=sparse_eta.eta_step):
     return (observed - expected) / np.sqrt(expected * (1 - expected) / N_CHAINS)
 
 
+def _gibbs_step(*args, **kw):
+    """The blocked Gibbs eta-step with the problem's 3-level one-hot columns as "words"."""
+    return sparse_eta.eta_step(*args, **kw, n_word_columns=3)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("method", ["cg", "bcm"])
+@pytest.mark.parametrize("method", ["cg", "bcm", "gibbs"])
 def test_geweke_sparse_eta_block(method):
-    z = geweke_z(method)
+    z = geweke_z(method, step=_gibbs_step if method == "gibbs" else sparse_eta.eta_step)
     assert len(z) == 8 * 5 + 5 + 7 * 5
     worst = np.max(np.abs(z))
     assert worst < TOL, f"Geweke test of the sparse eta block ({method}): max |z| = {worst:.2f}"

@@ -192,8 +192,9 @@ def chain_design(model, Xd, n_topics, p, sparse_input):
 
     Word covariates and a scipy-sparse ``X`` of more than
     :data:`dolda.sampler.probit.CHOLESKY_MAX_COLUMNS` columns stay CSR
-    (:mod:`dolda.sampler.sparse_eta`):
-    ``"auto"`` then factors ``U^T U`` (formed sparse) per class up to
+    (:mod:`dolda.sampler.sparse_eta`): with word covariates ``"auto"`` is the
+    blocked Gibbs scan ``"gibbs"`` (:mod:`dolda.sampler.word_step`); otherwise it
+    factors ``U^T U`` (formed sparse) per class up to
     :data:`SPARSE_CHOLESKY_MAX_COLUMNS` columns and uses CG beyond.  Other
     covariates keep the dense path (reduced statistics and Cholesky) unless
     :func:`dolda.sampler.probit.choose_eta_sampler` says otherwise.
@@ -204,11 +205,13 @@ def chain_design(model, Xd, n_topics, p, sparse_input):
     n_cols = n_x + n_topics
     # small sparse X keeps the dense path (and the chain it always had)
     has_words = getattr(model, "word_features_", None) is not None
-    keep_sparse = has_words or ((sparse_input or sp.issparse(Xd))
-                                       and n_x > probit_blocks.CHOLESKY_MAX_COLUMNS)
     method = p["eta_sampler"]
+    keep_sparse = has_words or method == "gibbs" or (
+        (sparse_input or sp.issparse(Xd)) and n_x > probit_blocks.CHOLESKY_MAX_COLUMNS)
     if method == "auto":
-        method = (("cholesky" if n_cols <= SPARSE_CHOLESKY_MAX_COLUMNS else "cg")
+        # word covariates: the blocked Gibbs scan (dolda.sampler.word_step), O(nnz) per class
+        method = ("gibbs" if has_words else
+                  ("cholesky" if n_cols <= SPARSE_CHOLESKY_MAX_COLUMNS else "cg")
                   if keep_sparse else
                   probit_blocks.choose_eta_sampler(n_docs, n_cols, False))
     if method == "cholesky" and n_x > probit_blocks.CHOLESKY_MAX_COLUMNS:

@@ -180,8 +180,13 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         with the class on the training documents (chi-squared of presence
         against label, words in 3 or more documents), see
         :mod:`dolda.word_features`.
-    eta_sampler : {"auto", "cholesky", "cg", "bcm"}, default="auto"
-        The eta-step.  ``"cholesky"``: dense ``[1, X]`` and a P x P
+    eta_sampler : {"auto", "gibbs", "cholesky", "cg", "bcm"}, default="auto"
+        The eta-step.  ``"gibbs"`` (``"auto"`` with word covariates): one exact
+        blocked-Gibbs scan per iteration, the intercept, covariates and topics
+        drawn jointly given the word coefficients, then every word coefficient
+        from its own conditional with a kept residual, O(nnz) per class
+        (:mod:`dolda.sampler.word_step`; ``benchmarks/results/word_step.md``).
+        ``"cholesky"``: dense ``[1, X]`` and a P x P
         factorisation per class (tens to hundreds of covariates).
         ``"cg"`` / ``"bcm"``: ``X`` kept sparse (CSR) end to end and eta drawn
         by perturbation-optimisation with conjugate gradients or by
@@ -391,7 +396,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
                                                    "covariate_min_count"),
             n_words=check_n_words(self.n_words),
             eta_sampler=check_choice(self.eta_sampler, "eta_sampler",
-                                     ("auto",) + probit_blocks.ETA_SAMPLERS),
+                                     ("auto", "gibbs") + probit_blocks.ETA_SAMPLERS),
             word_features=check_choice(self.word_features, "word_features", WORD_FEATURES),
             word_selection=check_choice(self.word_selection, "word_selection", WORD_SELECTIONS),
         )
@@ -469,7 +474,9 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         n_docs = corpus.n_docs
         self.classes_, y_index = encode_labels(y, n_docs, self)
         Xd, names = self._covariates(covariates, n_docs, fit=True)
+        n_before_words = Xd.shape[1]
         Xd, names = self._add_word_features(corpus, Xd, names, p, y_index)
+        n_word_columns = Xd.shape[1] - n_before_words
         K = p["n_topics"]
         check_fit_sizes(self.classes_, y_index, K, corpus, Xd.shape[1] + K, p)
         Xd, self.eta_sampler_ = self._design(Xd, K, p, sp.issparse(covariates))
@@ -488,7 +495,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         config = dolda_chain.DOLDAConfig(K, p["alpha"], p["beta"], prior,
                                          self._resolved_z_sampler(K), p["n_jobs"],
                                          self.eta_sampler_, self.phi_sampler,
-                                         p["loglik_every"])
+                                         p["loglik_every"], n_word_columns)
         base_seed = seed_from(self.random_state)
         chains = []
         # the progress bar shows the chain: its phase is logged, not echoed

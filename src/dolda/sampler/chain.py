@@ -72,6 +72,9 @@ class DOLDAConfig(NamedTuple):
     eta_sampler: str = "cholesky"
     phi_sampler: str = "exact"  # "exact" (Dirichlet) or "polya" (sparse Pólya urn)
     loglik_every: int = 1  # log-likelihoods at iterations t with (t + 1) % loglik_every == 0
+    #: the last ``n_word_columns`` columns of ``X`` are word covariates: what
+    #: ``eta_sampler="gibbs"`` updates one by one (:mod:`dolda.sampler.word_step`)
+    n_word_columns: int = 0
 
 
 class DOLDAState(NamedTuple):
@@ -184,7 +187,7 @@ def global_eta_step(seed: int, iteration: int, probit, parts, data: TopicData,
     if sp.issparse(data.X):
         return sparse_eta.eta_step(seed, iteration, probit, data.X, [p[1] for p in parts],
                                    [p[2] for p in parts], config.prior, config.eta_sampler,
-                                   config.n_jobs)
+                                   config.n_jobs, n_word_columns=config.n_word_columns)
     return eta_step(seed, iteration, probit, sum_in_order([p[1] for p in parts]),
                     sum_in_order([p[2] for p in parts]), config.prior, config.n_jobs)
 

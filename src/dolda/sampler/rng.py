@@ -39,6 +39,7 @@ STEP_ETA = 4
 STEP_SHRINK = 5
 STEP_PREDICT = 6
 STEP_INIT = 7
+STEP_WORDS = 8  # the single-site word sweep of the blocked eta-step (word_step.py)
 
 
 @njit(cache=True, inline="always")

@@ -77,7 +77,7 @@ def block_columns(n_x: int, n_topics: int) -> np.ndarray:
 def eta_step(seed: int, iteration: int, probit: probit_blocks.ProbitState, X, zbar_parts,
              a_parts, prior: probit_blocks.ProbitPrior, method: str,
              n_jobs: int, preconditioner: str = "block",
-             info: dict | None = None) -> probit_blocks.ProbitState:
+             info: dict | None = None, n_word_columns: int = 0) -> probit_blocks.ProbitState:
     """The global DO-probit block with sparse ``U``: eta by ``method``, then the Horseshoe scales.
 
     Parameters
@@ -85,8 +85,12 @@ def eta_step(seed: int, iteration: int, probit: probit_blocks.ProbitState, X, zb
     X : CSR (D, P_x)              covariates ``[1, x_d]`` (intercept first).
     zbar_parts : list of CSR      every shard's ``zbar_s`` (D_s, K), in shard order.
     a_parts : list of (D_s, L)    every shard's new utilities, in shard order.
-    method : {"cg", "bcm", "cholesky"}  see :func:`dolda.sampler.probit.draw_eta`
-                                  ("cholesky" factors ``U^T U`` formed from sparse ``U``).
+    method : {"gibbs", "cg", "bcm", "cholesky"}
+        ``"gibbs"``: one blocked-Gibbs scan from the current eta, the dense block then the
+        last ``n_word_columns`` columns of ``X`` one by one
+        (:mod:`dolda.sampler.word_step`); the others: an independent draw by
+        :func:`dolda.sampler.probit.draw_eta` ("cholesky" factors ``U^T U`` formed from
+        sparse ``U``).
     preconditioner : {"block", "jacobi"}
         For ``"cg"``: the exact intercept-and-topics block and row-singleton blocks
         (default), or Jacobi only (the sampler before; kept as the benchmark's peer).  The draw is the same to the solver
@@ -100,10 +104,18 @@ def eta_step(seed: int, iteration: int, probit: probit_blocks.ProbitState, X, zb
     """
     if preconditioner not in PRECONDITIONERS:
         raise ValueError(f"preconditioner must be one of {PRECONDITIONERS}, got {preconditioner!r}")
-    U = design(X, zbar_parts)
     a = np.concatenate(a_parts) if len(a_parts) > 1 else a_parts[0]
-    rng_eta = numpy_generator(seed, iteration * 16 + STEP_ETA)
     prec = probit_blocks.prior_precision(prior, probit.lam2, probit.tau2)
+    if method == "gibbs":
+        from . import word_step
+
+        zbar = (sp.vstack(zbar_parts, format="csr") if len(zbar_parts) > 1
+                else zbar_parts[0])
+        eta = word_step.draw_blocked(seed, iteration, word_step.cached_word_columns(
+            X, n_word_columns), zbar, a, prec, probit.eta, n_jobs)
+        return _with_scales(seed, iteration, prior, probit, eta)
+    U = design(X, zbar_parts)
+    rng_eta = numpy_generator(seed, iteration * 16 + STEP_ETA)
     cg_design = None
     if method == "cg":
         block = (block_columns(X.shape[1], U.shape[1] - X.shape[1])
@@ -114,6 +126,11 @@ def eta_step(seed: int, iteration: int, probit: probit_blocks.ProbitState, X, zb
                                             n_jobs=n_jobs)
     if info is not None:
         info.update(step_info)
+    return _with_scales(seed, iteration, prior, probit, eta)
+
+
+def _with_scales(seed, iteration, prior, probit, eta):
+    """The Horseshoe step after the new ``eta``; the state without utilities."""
     rng_shrink = numpy_generator(seed, iteration * 16 + STEP_SHRINK)
     lam2, tau2, nu, xi = probit_blocks.draw_shrinkage(rng_shrink, prior, eta, probit.lam2,
                                                       probit.tau2, probit.nu, probit.xi)

@@ -1,0 +1,184 @@
+"""The blocked-Gibbs eta-step for word covariates: exact, O(nnz(W)) per class and iteration.
+
+With word covariates ``U = [X_A, W, zbar]`` (D x P): ``X_A`` the intercept and the
+other covariates, ``W`` the thousands of sparse word columns
+(:mod:`dolda.word_features`), ``zbar`` the K topic proportions.  The eta-step's
+conditional is ``eta_l ~ N(Q_l^{-1} U^T a_l, Q_l^{-1})``, ``Q_l = U^T U + diag(prec_l)``
+(:mod:`dolda.sampler.probit`).  Drawing it jointly costs a CG solve (tens to hundreds
+of passes over ``U``, :mod:`dolda.sampler.gaussian`).  Here the eta-step is instead
+one scan of a blocked Gibbs sampler of that same Gaussian, starting from the
+chain's current eta:
+
+1. the dense block ``A`` (intercept, covariates, topics) from its exact conditional
+   given the word coefficients: with ``r_l = a_l - W eta_{W,l}``,
+   ``eta_{A,l} ~ N(Q_A^{-1} U_A^T r_l, Q_A^{-1})``, ``Q_A = U_A^T U_A + diag(prec_{A,l})``
+   (one dense Cholesky per class, :func:`dolda.sampler.probit.draw_coefficients`);
+2. every word coefficient in turn from its exact conditional given all the others,
+   with the residual ``r_l = a_l - U eta_l`` kept up to date: for word ``j`` with
+   column ``w_j``, ``q = ||w_j||^2 + prec_{lj}``,
+   ``eta_{lj} ~ N(w_j^T (r_l + w_j eta_{lj}) / q, 1 / q)``, then
+   ``r_l -= w_j (eta_new - eta_old)``: O(nnz(w_j)) per word.
+
+Each update is a draw from a full conditional of the Gaussian, so the scan leaves
+``N(Q_l^{-1} U^T a_l, Q_l^{-1})`` invariant: within the DOLDA Gibbs iteration it is a
+valid (exact, not approximate) update of eta given everything else, as the a-, z-
+and Phi-steps are.  It is not an independent draw of eta: how fast the chain
+forgets its previous eta is the price, measured against CG in
+``benchmarks/results/word_step.md``.
+
+Classes run in parallel (numba ``prange``); class ``l``'s word sweep draws from its
+own counter-based stream ``rng.stream(seed, iteration * 16 + STEP_WORDS, l)`` and the
+dense block's normals come from the serial ``STEP_ETA`` numpy stream, so the chain is
+bit-identical for any thread count.  Costs per iteration: O(nnz(W) L) for the
+residuals and the sweep, ``U_A^T U_A`` once and an O(P_A^3) Cholesky per class.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit, prange
+
+from . import probit as probit_blocks
+from .rng import STEP_ETA, STEP_WORDS, normal, numpy_generator, stream
+
+
+class WordColumns(NamedTuple):
+    """The fixed parts of ``U = [X_A, W, zbar]`` the blocked step reads.
+
+    Attributes
+    ----------
+    x_dense : CSR (D, P_XA)      ``X_A``: the intercept and the other covariates.
+    ptr, rows, vals :            ``W`` by column (CSC arrays, int64 / int64 / float64).
+    col_sq : float64 (P_W,)      ``||w_j||^2``.
+    start : int                  the first word column of ``X`` (``= P_XA``).
+    """
+
+    x_dense: sp.csr_matrix
+    ptr: np.ndarray
+    rows: np.ndarray
+    vals: np.ndarray
+    col_sq: np.ndarray
+    start: int
+
+
+def word_columns(X, n_word_columns: int) -> WordColumns:
+    """Split CSR ``X`` (D, P_x) into ``X_A`` and its last ``n_word_columns`` columns ``W``."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    n_x = X.shape[1]
+    n_word_columns = int(n_word_columns)
+    if not 0 <= n_word_columns < n_x:
+        raise ValueError(f"n_word_columns must be in [0, {n_x}) for X with {n_x} columns "
+                         f"(the intercept is never a word), got {n_word_columns}")
+    start = n_x - n_word_columns
+    W = X[:, start:].tocsc()
+    W.sum_duplicates()
+    W.sort_indices()
+    x_dense = X[:, :start].tocsr()
+    x_dense.sort_indices()
+    col_sq = np.asarray(W.multiply(W).sum(axis=0), dtype=np.float64).ravel()
+    return WordColumns(x_dense, W.indptr.astype(np.int64), W.indices.astype(np.int64),
+                       W.data.astype(np.float64), col_sq, start)
+
+
+_CACHE: list = []
+
+
+def cached_word_columns(X, n_word_columns: int) -> WordColumns:
+    """:func:`word_columns` of the chain's fixed ``X``, computed once per ``X`` object."""
+    if _CACHE and _CACHE[0][0] is X and _CACHE[0][1] == n_word_columns:
+        return _CACHE[0][2]
+    wc = word_columns(X, n_word_columns)
+    _CACHE[:] = [(X, n_word_columns, wc)]
+    return wc
+
+
+@njit(cache=True, parallel=True)
+def subtract_words(ptr, rows, vals, eta_w, resid):
+    """``resid[l] -= W eta_w[l]`` for every class ``l`` (in parallel over classes)."""
+    for l in prange(eta_w.shape[0]):
+        r = resid[l]
+        for j in range(len(ptr) - 1):
+            e = eta_w[l, j]
+            if e != 0.0:
+                for k in range(ptr[j], ptr[j + 1]):
+                    r[rows[k]] -= vals[k] * e
+
+
+@njit(cache=True, parallel=True)
+def word_sweeps(ptr, rows, vals, col_sq, prec_w, eta_w, resid, seed, step, n_sweeps):
+    """Single-site Gibbs over the word coefficients of every class, in place.
+
+    ``resid[l]`` (D,) must be ``a_l - U eta_l`` on entry and is kept so.  Word ``j`` of
+    class ``l``: ``q = col_sq[j] + prec_w[l, j]``, mean ``(w_j^T resid_l + col_sq[j]
+    eta_w[l, j]) / q`` (the residual with word ``j``'s own part added back), variance
+    ``1 / q``.  Class ``l`` draws its normals from ``stream(seed, step, l)``.
+    """
+    for l in prange(eta_w.shape[0]):
+        state = stream(seed, step, l)
+        r = resid[l]
+        for _sweep in range(n_sweeps):
+            for j in range(len(ptr) - 1):
+                s = 0.0
+                for k in range(ptr[j], ptr[j + 1]):
+                    s += vals[k] * r[rows[k]]
+                old = eta_w[l, j]
+                q = col_sq[j] + prec_w[l, j]
+                z, state = normal(state)
+                new = (s + col_sq[j] * old) / q + z / np.sqrt(q)
+                d = new - old
+                for k in range(ptr[j], ptr[j + 1]):
+                    r[rows[k]] -= vals[k] * d
+                eta_w[l, j] = new
+
+
+def draw_blocked(seed: int, iteration: int, wc: WordColumns, zbar, a, prec, eta,
+                 n_jobs: int = 1, n_sweeps: int = 1):
+    """One blocked-Gibbs scan of every class's eta: dense block, then the words.
+
+    Parameters
+    ----------
+    seed, iteration : int
+        The chain's; the dense block draws from ``numpy_generator(seed, iteration * 16 +
+        STEP_ETA)``, class ``l``'s words from ``stream(seed, iteration * 16 + STEP_WORDS, l)``.
+    wc : WordColumns
+        ``X`` split by :func:`word_columns`.
+    zbar : CSR (D, K)
+        The topic proportions.
+    a : (D, L) utilities.
+    prec : (L, P) prior precisions, columns in the order of ``U = [X_A, W, zbar]``.
+    eta : (L, P) the current coefficients (the scan's start).
+    n_jobs : int
+        Threads of the dense block's Cholesky (the draw does not depend on it).
+    n_sweeps : int
+        Single-site sweeps over the words after the dense block (1: the default scan).
+
+    Returns
+    -------
+    eta : (L, P) new array.
+    """
+    n_classes, n_cols = prec.shape
+    start = wc.start
+    stop = start + len(wc.col_sq)
+    dense_cols = np.r_[np.arange(start), np.arange(stop, n_cols)]
+    UA = sp.hstack([wc.x_dense, sp.csr_matrix(zbar, dtype=np.float64)], format="csr")
+    UA.sort_indices()
+    eta = np.array(eta, dtype=np.float64)
+    eta_w = np.ascontiguousarray(eta[:, start:stop])
+    prec_w = np.ascontiguousarray(prec[:, start:stop], dtype=np.float64)
+    resid = np.array(np.asarray(a, dtype=np.float64).T, order="C")      # (L, D)
+    subtract_words(wc.ptr, wc.rows, wc.vals, eta_w, resid)
+    gram = (UA.T @ UA).toarray()
+    rhs = np.ascontiguousarray(np.asarray(UA.T @ resid.T).T)              # (L, P_A)
+    rng = numpy_generator(seed, iteration * 16 + STEP_ETA)
+    normals = rng.standard_normal((n_classes, len(dense_cols)))
+    eta_a = probit_blocks.draw_coefficients(gram, rhs, prec[:, dense_cols], normals, n_jobs)
+    resid -= np.asarray(UA @ eta_a.T).T
+    word_sweeps(wc.ptr, wc.rows, wc.vals, wc.col_sq, prec_w, eta_w, resid, int(seed),
+                int(iteration) * 16 + STEP_WORDS, int(n_sweeps))
+    eta[:, :start] = eta_a[:, :start]
+    eta[:, stop:] = eta_a[:, start:]
+    eta[:, start:stop] = eta_w
+    return eta
