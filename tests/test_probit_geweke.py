@@ -64,3 +64,71 @@ def test_geweke_joint_distribution(horseshoe):
 def test_geweke_detects_the_printed_covariance_slip():
     z = geweke_z(True, slip=True, n_steps=5)
     assert np.max(np.abs(z)) > 8.0, "the Geweke test lacks power against a wrong eta covariance"
+
+
+# ------------------------------------------------------------ per-block global scales
+def _block_problem():
+    """U = [1, 2 covariates, 3 "words", 2 "topics"]: three blocks of shrunk columns."""
+    rng = np.random.default_rng(20260103)
+    n = 12
+    U = np.column_stack([np.ones(n), rng.normal(size=(n, 2)),
+                         np.log1p(rng.poisson(0.8, (n, 3))), rng.dirichlet(np.ones(2), n)])
+    shrunk = np.r_[False, np.ones(7, bool)]
+    blocks = np.array([-1, 0, 0, 1, 1, 1, 2, 2])
+    return U, shrunk, blocks
+
+
+def block_geweke_z(seed=13, n_steps=N_STEPS, slip=False):
+    """As :func:`_geweke.geweke_z`, with a global scale per class and block: the test
+    functions are eta (every column), every block's tau and every shrunk lambda."""
+    from _geweke import N_CHAINS, QUANTILES, VARIANCE, indicators
+
+    U, shrunk, blocks = _block_problem()
+    prior = gibbs.ProbitPrior(True, shrunk, VARIANCE, blocks)
+    n_blocks = prior.n_blocks
+    gram = U.T @ U
+
+    def draws(rng, size):
+        n_col = len(shrunk)
+        nu = 1.0 / rng.standard_gamma(0.5, (size, n_col))
+        lam2 = (1.0 / nu) / rng.standard_gamma(0.5, (size, n_col))
+        xi = 1.0 / rng.standard_gamma(0.5, (size, n_blocks))
+        tau2 = (1.0 / xi) / rng.standard_gamma(0.5, (size, n_blocks))
+        sd = np.where(shrunk, np.sqrt(tau2[:, np.maximum(blocks, 0)] * lam2), np.sqrt(VARIANCE))
+        return sd * rng.standard_normal((size, n_col)), lam2, tau2, nu, xi
+
+    rng = np.random.default_rng(seed)
+    cauchy_q = np.tan(np.pi * QUANTILES / 2)
+    eta_ref = draws(np.random.default_rng(seed + 1), 2_000_000)[0]
+    eta_cut = np.quantile(eta_ref, QUANTILES, axis=0).T
+    expected = np.concatenate([indicators(eta_ref, eta_cut).mean(axis=0),
+                               np.tile(QUANTILES, n_blocks + int(shrunk.sum()))])
+    eta, lam2, tau2, nu, xi = draws(rng, N_CHAINS)
+    for _ in range(n_steps):
+        a = U @ eta.T + rng.standard_normal((U.shape[0], N_CHAINS))
+        prec = gibbs.prior_precision(prior, lam2, tau2)
+        if slip:  # one shared scale's shape on every block's tau (P_s + 1)/2: a wrong conditional
+            prec = gibbs.prior_precision(prior._replace(blocks=np.where(blocks >= 0, 0, -1)),
+                                         lam2, tau2[:, :1])
+        eta = gibbs.draw_coefficients(gram, (U.T @ a).T, prec, rng.standard_normal(eta.shape),
+                                      n_jobs=2)
+        lam2, tau2, nu, xi = gibbs.draw_shrinkage(rng, prior, eta, lam2, tau2, nu, xi)
+    f = [indicators(eta, eta_cut)] + [indicators(np.sqrt(tau2[:, g]), cauchy_q)
+                                      for g in range(n_blocks)]
+    f += [indicators(np.sqrt(lam2[:, shrunk]), cauchy_q)]
+    observed = np.hstack(f).mean(axis=0)
+    return (observed - expected) / np.sqrt(expected * (1 - expected) / N_CHAINS)
+
+
+@pytest.mark.slow
+def test_geweke_per_block_global_scales():
+    z = block_geweke_z()
+    assert len(z) == 8 * 5 + 3 * 5 + 7 * 5
+    worst = np.max(np.abs(z))
+    assert worst < TOL, f"Geweke test of per-block scales failed: max |z| = {worst:.2f}"
+
+
+@pytest.mark.slow
+def test_geweke_per_block_detects_one_scale_used_for_every_block():
+    z = block_geweke_z(slip=True, n_steps=5)
+    assert np.max(np.abs(z)) > 8.0, "the block Geweke test lacks power against a shared scale"

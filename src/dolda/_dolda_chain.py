@@ -188,7 +188,7 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
             state = dolda_chain.init_state(seed, data, config)
         # the kept draws in float32 (dolda._draws); the chain's state stays float64
         eta_draws = new_draws((n_keep, data.n_classes, n_cols))
-        tau_draws = new_draws((n_keep, data.n_classes)) if horseshoe else None
+        tau_draws = new_draws((n_keep,) + state.probit.tau2.shape) if horseshoe else None
         lam_draws = new_draws((n_keep, data.n_classes, n_cols)) if horseshoe else None
         loglik = np.full((n_iter, 2), np.nan)
         # the running posterior mean of Phi, sparse (Rao-Blackwellised over the kept z)

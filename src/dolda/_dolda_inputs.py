@@ -226,3 +226,26 @@ def chain_design(model, Xd, n_topics, p, sparse_input):
         Xd = sp.csr_matrix(Xd, dtype=np.float64)
         Xd.sort_indices()
     return Xd, method
+
+
+#: The global-scale blocks of ``global_scales="block"``, in the order of their index.
+SCALE_BLOCKS = ("topics", "covariates", "words")
+
+
+def scale_blocks(n_x: int, n_word_columns: int, n_topics: int, per_block: bool):
+    """The Horseshoe global-scale block of every column of ``U = [1, covariates, words,
+    topics]``: ``(blocks, names)``, ``blocks`` int (P,) (-1: the intercept) and ``names``
+    the blocks present in index order; ``(None, None)`` for one shared scale (also when only
+    one block is present: the chain is then the shared-scale one)."""
+    if not per_block:
+        return None, None
+    n_cov = n_x - 1 - n_word_columns
+    kinds = np.array(["intercept"] + ["covariates"] * n_cov + ["words"] * n_word_columns
+                     + ["topics"] * n_topics)
+    names = [b for b in SCALE_BLOCKS if np.any(kinds == b)]
+    if len(names) < 2:
+        return None, None
+    blocks = np.full(len(kinds), -1, np.int64)
+    for g, b in enumerate(names):
+        blocks[kinds == b] = g
+    return blocks, names

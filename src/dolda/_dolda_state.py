@@ -101,6 +101,12 @@ class DOLDAState:
         model.beta_ = float(meta.get("beta_", model.beta if model.beta != "auto"
                                      else AUTO_BETA_START))
         model.phi_ = arrays["phi"]
+        model.scale_blocks_ = None  # one global scale per class unless tau_draws (S, L, G)
+        if model.tau_draws_ is not None and np.ndim(model.tau_draws_) == 3:
+            from ._dolda_inputs import SCALE_BLOCKS
+
+            blocks = model._scale_block_of_columns(all_blocks=True)
+            model.scale_blocks_ = [b for b in SCALE_BLOCKS if b in blocks]
         model.doc_topic_counts_ = arrays.get("doc_topic_counts")
         model.training_loglik_ = arrays.get("training_loglik")
         if meta.get("n_features_in") is not None:

@@ -445,7 +445,8 @@ def _dolda_manifest(cls, meta, manifest):
     shapes = _Shapes(manifest)
     S = shapes.need("eta_draws", [None, n_classes, P], kinds=DRAWS)[0]
     horseshoe = params.get("prior", "horseshoe") == "horseshoe"
-    shapes.need("tau_draws", [S, n_classes], kinds=DRAWS, optional=not horseshoe)
+    shapes.need("tau_draws", [S, n_classes] + _scale_axis(manifest, "tau_draws", 3),
+                kinds=DRAWS, optional=not horseshoe)
     shapes.need("lambda_draws", [S, n_classes, P], kinds=DRAWS,
                 optional=not horseshoe)
     if not horseshoe and ("tau_draws" in manifest or "lambda_draws" in manifest):
@@ -460,6 +461,15 @@ def _dolda_manifest(cls, meta, manifest):
                  "loglik", "stacking", "training_loglik"])
     del n_tokens
     return {"n_topics": K}
+
+
+def _scale_axis(manifest, name, per_block_ndim):
+    """``[G]`` when the stored ``name`` has the per-block global scales' extra axis
+    (``global_scales="block"``), else ``[]`` (one scale per class, every older file)."""
+    spec = manifest.get(name)
+    if spec is not None and len(spec["shape"]) == per_block_ndim:
+        return [spec["shape"][-1]]
+    return []
 
 
 def _probit_manifest(cls, meta, manifest):
@@ -532,10 +542,11 @@ def check_checkpoint_manifest(meta: dict, manifest: dict) -> dict:
         _fail(f"array 'eta' has {P} columns, fewer than the {K} topics plus the intercept")
     for name in ("lam2", "nu"):
         shapes.need(name, [L, P])
+    blocks = _scale_axis(manifest, "tau2", 2)  # [G] with per-block global scales
     for name in ("tau2", "xi"):
-        shapes.need(name, [L])
+        shapes.need(name, [L] + blocks)
     S = shapes.need("eta_draws", [None, L, P], kinds=DRAWS)[0]
-    shapes.need("tau_draws", [S, L], kinds=DRAWS, optional=True)
+    shapes.need("tau_draws", [S, L] + blocks, kinds=DRAWS, optional=True)
     shapes.need("lambda_draws", [S, L, P], kinds=DRAWS, optional=True)
     shapes.need("loglik", [n_iter, 2])
     # the running mean of Phi (dolda.sampler.phi_mean.PhiMean): word-major CSR + topic part

@@ -114,7 +114,9 @@ def draws_to_inference_data(eta_draws, *, n_chains, classes, feature_names, tau_
                          "columns of eta")
     posterior = {"eta": (("chain", "draw", "class", "feature"), eta)}
     if tau_draws is not None:
-        posterior["tau"] = (("chain", "draw", "class"), _by_chain(tau_draws, n_chains, "tau"))
+        dims = ("chain", "draw", "class") + (("scale_block",) if np.ndim(tau_draws) == 3
+                                             else ())
+        posterior["tau"] = (dims, _by_chain(tau_draws, n_chains, "tau"))
     if lambda_draws is not None:
         lam = _by_chain(lambda_draws, n_chains, "lambda_draws")
         coords["shrunk_feature"] = np.asarray(lambda_features, dtype=str)

@@ -64,6 +64,8 @@ logger = logging.getLogger(__name__)
 
 Z_SAMPLERS = ("auto", "exact", "mh", "cycle")
 PHI_SAMPLERS = ("exact", "polya")
+#: The Horseshoe global-scale layouts (``global_scales``).
+GLOBAL_SCALES = ("shared", "block")
 #: From this many topics on, "auto" uses the Metropolis-Hastings z-step (both have the exact
 #: target).  Measured on 20 Newsgroups, one sweep from the same state, 2 threads: exact / MH
 #: time 0.84 at K = 20, 1.8 at K = 100 (the MH step wins from K ~ 30 by interpolation).
@@ -109,6 +111,12 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         Iterations discarded (None: half of ``n_iter``).
     thin : int, default=1
         Keep every ``thin``-th draw of eta after the burn-in.
+    global_scales : {"shared", "block"}, default="shared"
+        The Horseshoe's global scale: one ``tau_l`` per class over topics, covariates
+        and words (the paper's), or one per class and block of columns present
+        (``"block"``: covariates, words, topics; ``scale_blocks_`` names them and
+        ``tau_draws_`` is then (S, L, G)), so that thousands of word columns do not set
+        the shrinkage of the K topics (issue 32; ``benchmarks/results/block_scales.md``).
     phi_sampler : {"exact", "polya"}, default="exact"
         The Phi step: ``"exact"`` draws ``phi_k ~ Dir(beta + n_k)`` (O(K V));
         ``"polya"`` the sparse Pólya-urn approximation of Terenin et al.
@@ -276,7 +284,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
     n_chains_ : int
     topic_alignment_ : ndarray (C, K)
         ``topic_alignment_[c][k]``: the topic of chain ``c`` shown as topic ``k``.
-    tau_draws_ : float32 ndarray (S, L) or None
+    tau_draws_ : float32 ndarray (S, L), (S, L, G) with ``global_scales="block"``, or None
     lambda_draws_ : float32 ndarray (S, L, P) or None
     phi_ : ndarray (K, V) float32
         Posterior mean of Phi over the last ``phi_draws`` iterations (the mean of
@@ -314,10 +322,12 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
                  text_column="text", covariate_columns=None,
                  backend="local", client=None, n_shards=None, snapshot_every=10,
                  proba="calibrated", phi_sampler="exact", loglik_every=1,
+                 global_scales="shared",
                  calibration_holdout=None, phi_transport="auto", vocabulary=None):
         self.vocabulary = vocabulary
         self.calibration_holdout = calibration_holdout
         self.phi_sampler = phi_sampler
+        self.global_scales = global_scales
         self.loglik_every = loglik_every
         self.n_topics = n_topics
         self.prior = prior
@@ -364,6 +374,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         check_choice(self.z_sampler, "z_sampler", Z_SAMPLERS)
         check_choice(self.proba, "proba", PROBA_RULES)
         check_choice(self.phi_sampler, "phi_sampler", PHI_SAMPLERS)
+        check_choice(self.global_scales, "global_scales", GLOBAL_SCALES)
         if self.z_sampler == "cycle" and self.phi_sampler == "polya":
             raise ValueError(dolda_chain.CYCLE_POLYA_ERROR)
         check_covariate_columns(self.covariate_columns)
@@ -484,7 +495,10 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         n_x = Xd.shape[1]
         shrunk = np.ones(n_x + K, dtype=bool)
         shrunk[0] = False
-        prior = probit_blocks.ProbitPrior(self.prior == "horseshoe", shrunk, p["variance"])
+        blocks, self.scale_blocks_ = _dolda_inputs.scale_blocks(
+            n_x, n_word_columns, K, self.global_scales == "block" and self.prior == "horseshoe")
+        prior = probit_blocks.ProbitPrior(self.prior == "horseshoe", shrunk, p["variance"],
+                                          blocks)
         data = dolda_chain.TopicData(corpus.tokens, corpus.doc_ptr, corpus.n_words, Xd,
                                      y_index, len(self.classes_))
         self.n_tokens_ = int(len(corpus.tokens))
@@ -525,6 +539,18 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         self._report_convergence()
         return self
 
+    def _scale_block_of_columns(self, all_blocks=False):
+        """The global-scale block of every column (None: one shared scale); ``all_blocks``:
+        the names of the blocks present instead."""
+        if not all_blocks and getattr(self, "scale_blocks_", None) is None:
+            return None
+        n_words = 0 if getattr(self, "word_features_", None) is None else len(
+            self.word_features_.get_feature_names_out())
+        K = self.phi_.shape[0]
+        blocks, names = _dolda_inputs.scale_blocks(len(self.feature_names_) - K, n_words, K,
+                                                   True)
+        return names if all_blocks else blocks
+
     def _report_convergence(self):
         """``convergence_`` (:func:`dolda.convergence.chain_convergence`), logged."""
         from .convergence import chain_convergence
@@ -550,7 +576,8 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
             U = self._regressor_matrix(corpus, Xd)
         prior_sd = coefficient_prior_sd(self.tau_draws_, self.lambda_draws_,
                                         check_positive_float(self.prior_variance,
-                                                             "prior_variance"))
+                                                             "prior_variance"),
+                                        blocks=self._scale_block_of_columns())
         # fit_proba_stacking in two steps, so that U (its D x K topic proportions: 0.09 GB
         # on 20 Newsgroups at K = 1000) is released before the map's fit, which reads only
         # the leave-one-out draws
@@ -610,6 +637,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
                           thin=p["thin"], prior_variance=p["variance"], fit_intercept=False,
                           random_state=self.random_state, n_jobs=self.n_jobs).fit(U, data.y)
         self.seed_ = probit.seed_
+        self.scale_blocks_ = None  # DOProbit's one global scale per class
         self.n_iter_ = p["n_iter"]
         self.eta_draws_ = probit.eta_draws_
         self.tau_draws_ = probit.tau_draws_

@@ -143,12 +143,14 @@ def average_do_probabilities(U, eta_draws):
     return calibration.average_rule_probabilities(U, eta_draws, "do")
 
 
-def coefficient_prior_sd(tau_draws, lambda_draws, variance, n_unpenalised=0):
+def coefficient_prior_sd(tau_draws, lambda_draws, variance, n_unpenalised=0, blocks=None):
     """``prior_sd(draws, columns)`` for :func:`dolda.calibration.loo_predictors`.
 
     Horseshoe (``tau_draws`` (S, L), ``lambda_draws`` (S, L, P - n_unpenalised)):
     ``tau_l lambda_lp`` at each draw, the first ``n_unpenalised`` columns (the
     intercept) N(0, ``variance``).  Normal prior (``tau_draws`` None): ``sqrt(variance)``.
+    Per-block global scales: ``tau_draws`` (S, L, G) and ``blocks`` (P - n_unpenalised,) the
+    block of every penalised column (negative: block 0).
     """
     sd0 = float(np.sqrt(variance))
 
@@ -158,9 +160,13 @@ def coefficient_prior_sd(tau_draws, lambda_draws, variance, n_unpenalised=0):
             n = len(range(*draws.indices(10**12)))
             return np.full((n, 1, len(columns)), sd0)
         # float32 draws: the product in float64, one slice of draws at a time
-        tau = np.asarray(tau_draws[draws], dtype=np.float64)[:, :, None]
-        out = np.full((len(tau), tau.shape[1], len(columns)), sd0)
         pen = columns >= n_unpenalised
+        tau = np.asarray(tau_draws[draws], dtype=np.float64)
+        if tau.ndim == 3:  # one scale per block: the block of every column asked for
+            tau = tau[:, :, np.maximum(np.asarray(blocks)[columns[pen] - n_unpenalised], 0)]
+        else:
+            tau = tau[:, :, None]
+        out = np.full((len(tau), tau.shape[1], len(columns)), sd0)
         lam = lambda_draws[draws][:, :, columns[pen] - n_unpenalised]
         out[:, :, pen] = tau * np.asarray(lam, dtype=np.float64)
         return out

@@ -129,7 +129,9 @@ def init_state(seed: int, data: TopicData, config: DOLDAConfig) -> DOLDAState:
     z, ndk = topic_kernels.init_topics(data.tokens, data.doc_ptr, config.n_topics, seed)
     word_ptr, order = topic_kernels.word_index(data.tokens, data.n_words)
     n_columns = data.X.shape[1] + config.n_topics
-    probit = probit_blocks.initial_state(len(data.y), data.n_classes, n_columns)
+    probit = probit_blocks.initial_state(
+        len(data.y), data.n_classes, n_columns,
+        None if config.prior is None or config.prior.blocks is None else config.prior.n_blocks)
     if config.phi_sampler == "polya":
         counts = polya.word_counts(word_ptr, order, z, config.n_topics)
         sparse = polya.polya_phi(counts, config.n_topics, config.beta, seed, -1)

@@ -100,11 +100,24 @@ class ProbitPrior(NamedTuple):
         Which columns get the Horseshoe (False: N(0, c), e.g. the intercept).
     variance : float
         ``c``, the variance of the normal prior.
+    blocks : int array (P,) or None
+        None: one global scale ``tau_l`` per class over all shrunk columns.  Otherwise
+        the block ``0 .. G-1`` of every column (read on the shrunk columns only; e.g.
+        DOLDA's covariates, words, topics): each class has one global scale per block,
+        ``tau_{lg}``, each with its own half-Cauchy prior and auxiliary ``xi_{lg}``, so
+        thousands of word columns do not set the scale of the K topic columns
+        (issue 32).  ``tau2`` and ``xi`` are then (L, G).
     """
 
     horseshoe: bool
     shrunk: np.ndarray
     variance: float
+    blocks: object = None
+
+    @property
+    def n_blocks(self) -> int:
+        """G, the global scales per class (1 without ``blocks``)."""
+        return 1 if self.blocks is None else int(np.max(self.blocks[self.shrunk])) + 1
 
 
 class ProbitState(NamedTuple):
@@ -115,9 +128,10 @@ class ProbitState(NamedTuple):
     a : (D, L) latent utilities.
     eta : (L, P) coefficients ``eta_l``.
     lam2 : (L, P) local scales ``lambda_{lp}^2`` (1 where unshrunk).
-    tau2 : (L,) global scales ``tau_l^2``.
+    tau2 : (L,) global scales ``tau_l^2``; (L, G) with per-block scales
+           (:attr:`ProbitPrior.blocks`).
     nu : (L, P) auxiliaries of ``lambda^2``.
-    xi : (L,) auxiliaries of ``tau^2``.
+    xi : (L,) auxiliaries of ``tau^2``; (L, G) with per-block scales.
     """
 
     a: np.ndarray
@@ -133,16 +147,29 @@ def inverse_gamma(rng: np.random.Generator, shape, scale):
     return scale / rng.standard_gamma(shape, size=np.shape(scale))
 
 
-def initial_state(n_samples: int, n_classes: int, n_columns: int) -> ProbitState:
-    """Start at eta = 0 with unit scales; ``a`` is drawn by the first step."""
+def initial_state(n_samples: int, n_classes: int, n_columns: int,
+                  n_blocks: int | None = None) -> ProbitState:
+    """Start at eta = 0 with unit scales; ``a`` is drawn by the first step.
+
+    ``n_blocks``: None for one global scale per class (``tau2`` (L,)), G for per-block
+    scales (``tau2`` (L, G), :attr:`ProbitPrior.blocks`)."""
+    scale_shape = (n_classes,) if n_blocks is None else (n_classes, int(n_blocks))
     return ProbitState(
         a=np.zeros((n_samples, n_classes)),
         eta=np.zeros((n_classes, n_columns)),
         lam2=np.ones((n_classes, n_columns)),
-        tau2=np.ones(n_classes),
+        tau2=np.ones(scale_shape),
         nu=np.ones((n_classes, n_columns)),
-        xi=np.ones(n_classes),
+        xi=np.ones(scale_shape),
     )
+
+
+def column_tau2(prior: ProbitPrior, tau2: np.ndarray) -> np.ndarray:
+    """The global scale of every column, (L, P) (broadcastable): ``tau_l^2`` or
+    ``tau_{l, block(p)}^2``."""
+    if prior.blocks is None:
+        return tau2[:, None]
+    return tau2[:, np.maximum(np.asarray(prior.blocks), 0)]
 
 
 def prior_precision(prior: ProbitPrior, lam2: np.ndarray, tau2: np.ndarray) -> np.ndarray:
@@ -150,7 +177,7 @@ def prior_precision(prior: ProbitPrior, lam2: np.ndarray, tau2: np.ndarray) -> n
     n_classes, n_columns = lam2.shape
     prec = np.full((n_classes, n_columns), 1.0 / prior.variance)
     if prior.horseshoe:
-        var = np.maximum(tau2[:, None] * lam2, MIN_PRIOR_VARIANCE)
+        var = np.maximum(column_tau2(prior, tau2) * lam2, MIN_PRIOR_VARIANCE)
         prec[:, prior.shrunk] = 1.0 / var[:, prior.shrunk]
     return prec
 
@@ -325,6 +352,8 @@ def draw_shrinkage(rng, prior: ProbitPrior, eta, lam2, tau2, nu, xi):
     """The Horseshoe step: new ``(lam2, tau2, nu, xi)`` given ``eta`` (Makalic & Schmidt 2016)."""
     if not prior.horseshoe:
         return lam2, tau2, nu, xi
+    if prior.blocks is not None:
+        return _draw_block_shrinkage(rng, prior, eta, lam2, tau2, nu, xi)
     s = prior.shrunk
     eta2 = eta[:, s] ** 2
     lam2 = lam2.copy()
@@ -335,6 +364,33 @@ def draw_shrinkage(rng, prior: ProbitPrior, eta, lam2, tau2, nu, xi):
     tau2 = inverse_gamma(
         rng, 0.5 * (n_shrunk + 1), 1.0 / xi + (eta2 / (2.0 * new_lam2)).sum(axis=1)
     )
+    nu[:, s] = inverse_gamma(rng, 1.0, 1.0 + 1.0 / new_lam2)
+    xi = inverse_gamma(rng, 1.0, 1.0 + 1.0 / tau2)
+    return lam2, tau2, nu, xi
+
+
+def _draw_block_shrinkage(rng, prior: ProbitPrior, eta, lam2, tau2, nu, xi):
+    """:func:`draw_shrinkage` with one global scale per class and block (same scheme):
+
+    * ``lambda_{lp}^2 | . ~ IG(1, 1/nu_{lp} + eta_{lp}^2 / (2 tau_{l,g(p)}^2))``
+    * ``tau_{lg}^2 | .    ~ IG((P_g + 1)/2, 1/xi_{lg} + sum_{p in g} eta_{lp}^2 / (2 lambda_{lp}^2))``
+    * ``nu_{lp} | .       ~ IG(1, 1 + 1/lambda_{lp}^2)``,  ``xi_{lg} | . ~ IG(1, 1 + 1/tau_{lg}^2)``
+
+    with ``P_g`` the shrunk columns of block ``g``.
+    """
+    s = prior.shrunk
+    block = np.asarray(prior.blocks)[s]
+    n_blocks = tau2.shape[1]
+    member = np.zeros((len(block), n_blocks))
+    member[np.arange(len(block)), block] = 1.0
+    eta2 = eta[:, s] ** 2
+    lam2 = lam2.copy()
+    nu = nu.copy()
+    new_lam2 = inverse_gamma(rng, 1.0, 1.0 / nu[:, s] + eta2 / (2.0 * tau2[:, block]))
+    lam2[:, s] = new_lam2
+    shape = 0.5 * (member.sum(axis=0) + 1.0)                        # (G,)
+    scale = 1.0 / xi + (eta2 / (2.0 * new_lam2)) @ member             # (L, G)
+    tau2 = scale / rng.standard_gamma(np.broadcast_to(shape, scale.shape))
     nu[:, s] = inverse_gamma(rng, 1.0, 1.0 + 1.0 / new_lam2)
     xi = inverse_gamma(rng, 1.0, 1.0 + 1.0 / tau2)
     return lam2, tau2, nu, xi
