@@ -99,3 +99,21 @@ def test_word_columns_refuses_the_intercept_as_a_word():
     X, _, _, _ = _problem()
     with pytest.raises(ValueError, match="n_word_columns"):
         word_step.word_columns(X, X.shape[1])
+
+
+def test_auto_picks_gibbs_for_many_word_columns_and_cholesky_for_few():
+    from dolda import DOLDA
+    from dolda._dolda_inputs import SPARSE_CHOLESKY_MAX_COLUMNS, chain_design
+
+    class Words:  # what chain_design asks of the model: word covariates present
+        word_features_ = object()
+
+    p = DOLDA()._check_params()
+    for n_x, expected in ((SPARSE_CHOLESKY_MAX_COLUMNS - 20, "cholesky"),
+                          (SPARSE_CHOLESKY_MAX_COLUMNS + 1, "gibbs")):
+        X = sp.random(30, n_x, density=0.05, random_state=0, format="csr")
+        assert chain_design(Words(), X, 20, p, True)[1] == expected
+    Words.word_features_ = None
+    X = sp.random(30, SPARSE_CHOLESKY_MAX_COLUMNS + 1, density=0.05, random_state=0,
+                  format="csr")
+    assert chain_design(Words(), X, 20, p, True)[1] == "cg"

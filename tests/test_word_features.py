@@ -216,7 +216,7 @@ def test_words_are_covariates_by_default_and_zero_turns_them_off():
     # 60 documents -> 2,000 asked, capped by the words that occur
     words = [c for c in model.feature_names_ if c.startswith("word=")]
     assert len(words) == len(model.vocabulary_.words) == len(model.word_features_.words_)
-    assert model.eta_sampler_ == "gibbs"  # the blocked Gibbs word step (issue 33)
+    assert model.eta_sampler_ == "cholesky"  # few columns: the exact independent draw
     plain = DOLDA(n_topics=2, n_iter=6, rare_share=0, progress=False, random_state=0,
                   n_words=0).fit(sim.texts, sim.y)
     assert plain.word_features_ is None

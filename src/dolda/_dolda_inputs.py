@@ -192,10 +192,10 @@ def chain_design(model, Xd, n_topics, p, sparse_input):
 
     Word covariates and a scipy-sparse ``X`` of more than
     :data:`dolda.sampler.probit.CHOLESKY_MAX_COLUMNS` columns stay CSR
-    (:mod:`dolda.sampler.sparse_eta`): with word covariates ``"auto"`` is the
-    blocked Gibbs scan ``"gibbs"`` (:mod:`dolda.sampler.word_step`); otherwise it
+    (:mod:`dolda.sampler.sparse_eta`): ``"auto"`` then
     factors ``U^T U`` (formed sparse) per class up to
-    :data:`SPARSE_CHOLESKY_MAX_COLUMNS` columns and uses CG beyond.  Other
+    :data:`SPARSE_CHOLESKY_MAX_COLUMNS` columns and beyond uses the blocked Gibbs scan
+    ``"gibbs"`` (:mod:`dolda.sampler.word_step`) with word covariates, CG without.  Other
     covariates keep the dense path (reduced statistics and Cholesky) unless
     :func:`dolda.sampler.probit.choose_eta_sampler` says otherwise.
     """
@@ -209,9 +209,12 @@ def chain_design(model, Xd, n_topics, p, sparse_input):
     keep_sparse = has_words or method == "gibbs" or (
         (sparse_input or sp.issparse(Xd)) and n_x > probit_blocks.CHOLESKY_MAX_COLUMNS)
     if method == "auto":
-        # word covariates: the blocked Gibbs scan (dolda.sampler.word_step), O(nnz) per class
-        method = ("gibbs" if has_words else
-                  ("cholesky" if n_cols <= SPARSE_CHOLESKY_MAX_COLUMNS else "cg")
+        # up to SPARSE_CHOLESKY_MAX_COLUMNS an independent exact draw (Cholesky) is cheap; beyond,
+        # with word covariates, the blocked Gibbs scan (dolda.sampler.word_step, O(nnz) per
+        # class) instead of CG (36x cheaper per iteration at equal ESS per iteration:
+        # benchmarks/results/word_step.md); CG for other wide sparse X
+        method = (("cholesky" if n_cols <= SPARSE_CHOLESKY_MAX_COLUMNS
+                   else "gibbs" if has_words else "cg")
                   if keep_sparse else
                   probit_blocks.choose_eta_sampler(n_docs, n_cols, False))
     if method == "cholesky" and n_x > probit_blocks.CHOLESKY_MAX_COLUMNS:

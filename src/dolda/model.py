@@ -189,7 +189,8 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         against label, words in 3 or more documents), see
         :mod:`dolda.word_features`.
     eta_sampler : {"auto", "gibbs", "cholesky", "cg", "bcm"}, default="auto"
-        The eta-step.  ``"gibbs"`` (``"auto"`` with word covariates): one exact
+        The eta-step.  ``"gibbs"`` (``"auto"`` with word covariates and more than
+        :data:`dolda._dolda_inputs.SPARSE_CHOLESKY_MAX_COLUMNS` columns): one exact
         blocked-Gibbs scan per iteration, the intercept, covariates and topics
         drawn jointly given the word coefficients, then every word coefficient
         from its own conditional with a kept residual, O(nnz) per class
