@@ -78,15 +78,21 @@ def main(argv=None):
                        "seconds": time.perf_counter() - tic}
                 rows.append(row)
                 print(row, flush=True)
+    write_results(args, rows, load_before)
+
+
+def write_results(args, rows, load_before, note=""):
+    """``block_scales.json`` and ``.md`` from the fits' ``rows``."""
     result = {"topics": args.topics, "iters": args.iters, "threads": args.threads,
               "load_average_before": load_before, "load_average_after": os.getloadavg(),
-              "rows": rows}
+              "rows": rows, "note": note}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "block_scales.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = ["# Horseshoe global scales: one per class vs one per class and block", "",
              f"DOLDA defaults (word covariates, blocked-Gibbs eta-step), K = {args.topics}, "
              f"{args.iters} iterations (burn-in half), {args.threads} threads; bug-report "
-             "projects, chronological split; signal = 95% interval excludes 0.", "",
+             "projects, chronological split; signal = 95% interval excludes 0; load average "
+             f"{load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after. {note}", "",
              "| project | seed | global_scales | accuracy | signal topics / class | "
              "signal words / class | median tau (blocks) |", "|---|---|---|---|---|---|---|"]
     for r in rows:
