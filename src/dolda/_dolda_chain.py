@@ -186,6 +186,8 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
         start = 0
         with using_threads(config.n_jobs):
             state = dolda_chain.init_state(seed, data, config)
+            if p.get("init_iter", 0) > 0:
+                state = warm_start(state, seed, data, config, p["init_iter"])
         # the kept draws in float32 (dolda._draws); the chain's state stays float64
         eta_draws = new_draws((n_keep, data.n_classes, n_cols))
         tau_draws = new_draws((n_keep,) + state.probit.tau2.shape) if horseshoe else None
@@ -305,6 +307,32 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
             "alpha": alpha, "beta": beta}
 
 
+def warm_start(state, seed, data, config, n_sweeps):
+    """``state`` with the topics of ``n_sweeps`` unsupervised LDA iterations (``init_iter``).
+
+    :class:`dolda.backends.local.LocalLDAChain` (the engine of :class:`dolda.LDA`: collapsed
+    z-sweeps, dense below 50 topics and sparse from there, and exact Phi draws, on the
+    current thread pool) is run from its own random start on a seed derived from the
+    chain's, with the chain's alpha and beta; ``z``, ``n_{d,k}`` and Phi of its last
+    iteration replace the random start.  The probit blocks start at eta = 0 as before.
+    """
+    from .backends.local import LocalLDAChain
+    from .sampler.sweeps import resolve_sampler
+
+    lda_seed = int(np.random.SeedSequence([int(seed), 0x1DA]).generate_state(1, np.uint64)[0]
+                   >> np.uint64(1))
+    K = config.n_topics
+    lda = LocalLDAChain(lda_seed, data.tokens, data.doc_ptr, data.n_words, K, config.alpha,
+                        config.beta, resolve_sampler("auto", K) == "sparse")
+    for it in range(int(n_sweeps)):
+        lda.step(it)
+    state.z[:] = lda.z
+    state.ndk[:] = lda.ndk
+    state.phi[:] = lda.phi_wk
+    # a Pólya-urn chain derives its sparse Phi from this dense one at its first step
+    return state._replace(phi_sparse=None)
+
+
 def check_resume(model, meta, data, n_iter):
     """A checkpoint must belong to this data; a longer ``n_iter`` must be a valid extension."""
     if meta.get("n_tokens") != len(data.tokens) or meta.get("n_docs") != len(data.y):
@@ -330,11 +358,17 @@ def _pooled(chains, key):
 
 def combine_chains(model, chains, n_iter):
     """Align every chain's topics to chain 0 (label switching), then pool the draws."""
-    from .diagnostics import align_topics
+    from .diagnostics import align_topics, hellinger
 
     K = chains[0]["phi"].shape[0]
     n_x = chains[0]["eta_draws"].shape[2] - K
     perms = [np.arange(K)] + [align_topics(chains[0]["phi"], ch["phi"]) for ch in chains[1:]]
+    # how far each chain's matched topic is from chain 0's (topic recurrence, dolda.stability)
+    hell = np.zeros((len(chains), K))
+    for c, (ch, perm) in enumerate(zip(chains[1:], perms[1:]), start=1):
+        hell[c] = np.diag(hellinger(np.asarray(chains[0]["phi"], np.float64),
+                                    np.asarray(ch["phi"], np.float64)[perm]))
+    model.topic_hellinger_ = hell
     for ch, perm in zip(chains, perms):
         if np.array_equal(perm, np.arange(K)):
             continue  # chain 0 (and any chain already aligned): no copies of its arrays

@@ -55,25 +55,59 @@ class DOLDAInterpretation:
         mk = lambda a: pd.DataFrame(a, index=self.coef_.index, columns=self.coef_.columns)  # noqa: E731
         return mk(lo), mk(hi)
 
-    def signal_topics(self, label, level=0.95, n_words=8, relevance=DEFAULT_RELEVANCE):
-        """Topics whose coefficient for class ``label`` stands out of the shrinkage.
+    def signal_topics(self, label, level=0.95, n_words=8, relevance=DEFAULT_RELEVANCE,
+                      identified=True):
+        """Topics whose effect on class ``label`` stands out of the shrinkage, and repeats.
 
-        A topic is a signal topic when the ``level`` credible interval of its
-        coefficient excludes zero.  Returns a DataFrame sorted by |coefficient|
-        with the coefficient, its interval, its sign and the topic's top words
-        (ranked by relevance with lambda = ``relevance``, see :meth:`top_words`).
+        A single topic coefficient is not identified: the topic proportions sum to one, so
+        ``(intercept + c, every topic coefficient - c)`` fits the data equally well and the
+        chain wanders along that line (:mod:`dolda.stability`).  With ``identified=True``
+        a topic is judged on its contrast ``eta_lk - median_j eta_lj`` (its coefficient
+        against the class's typical topic), which that line does not move: a signal topic
+        is one whose ``level`` credible interval of the contrast excludes zero.  With
+        several chains (``n_chains``), a topic that is not found in at least
+        :data:`dolda.stability.STABLE_SHARE` of the chains (matched Hellinger distance
+        below :data:`dolda.stability.REPRODUCE_HELLINGER`) is unstable and not offered.
+        ``identified=False``: the former rule, the interval of the raw coefficient
+        (which moves with the intercept).
+
+        Returns a DataFrame sorted by |coef| with ``coef`` (the contrast's posterior mean;
+        the raw coefficient with ``identified=False``), its interval ``lower, upper``, its
+        ``sign``, ``repeats`` (share of chains in which the topic is a signal on that
+        chain's own draws), ``recurrence`` (share of chains in which the topic is found;
+        NaN with one chain) and the topic's top words (ranked by relevance with lambda =
+        ``relevance``, see :meth:`top_words`).
         """
+        from .stability import STABLE_SHARE, chain_signals, topic_contrasts, topic_recurrence
+
         check_is_fitted(self, "eta_draws_")
         if label not in set(self.classes_.tolist()):
             raise ValueError(f"unknown class {label!r}; classes are {list(self.classes_)}")
-        lo, hi = self.coef_interval(level)
         topics = [c for c in self.coef_.columns if c.startswith("topic ")]
-        mean = self.coef_.loc[label, topics]
-        lo, hi = lo.loc[label, topics], hi.loc[label, topics]
+        K, C = len(topics), int(getattr(self, "n_chains_", 1))
+        l = int(np.flatnonzero(self.classes_ == label)[0])
+        if identified:
+            eff = topic_contrasts(self.eta_draws_[:, l:l + 1], K)[:, 0]
+            q = (1 - level) / 2
+            lo, hi = np.quantile(eff, [q, 1 - q], axis=0)
+            mean = pd.Series(eff.mean(axis=0), index=topics)
+            lo, hi = pd.Series(lo, index=topics), pd.Series(hi, index=topics)
+        else:
+            lo, hi = self.coef_interval(level)
+            mean = self.coef_.loc[label, topics]
+            lo, hi = lo.loc[label, topics], hi.loc[label, topics]
         keep = (lo > 0) | (hi < 0)
+        dist = getattr(self, "topic_hellinger_", None)
+        recurrence = (np.full(K, np.nan) if dist is None or C == 1
+                      else topic_recurrence(dist))
+        if dist is not None and C > 1:
+            keep &= recurrence >= STABLE_SHARE
+        repeats = chain_signals(self.eta_draws_[:, l:l + 1], K, C, level)[:, 0].mean(axis=0)
         words = self.top_words(n_words, relevance)
         out = pd.DataFrame({"coef": mean[keep], "lower": lo[keep], "upper": hi[keep]})
         out["sign"] = np.where(out["coef"] > 0, "+", "-")
+        out["repeats"] = repeats[keep.to_numpy()]
+        out["recurrence"] = recurrence[keep.to_numpy()]
         out["top_words"] = [" ".join(words.loc[t]) for t in out.index]
         return out.reindex(out["coef"].abs().sort_values(ascending=False).index)
 

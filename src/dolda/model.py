@@ -153,6 +153,13 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         Directory where the chain is saved every ``checkpoint_every``
         iterations and on Ctrl-C; continue with ``fit(..., resume=checkpoint)``.
     checkpoint_every : int, default=100
+    init_iter : int, default=0
+        Iterations of unsupervised LDA (the collapsed z-sweeps and Phi draws of
+        :class:`dolda.LDA`, on ``n_jobs`` threads, from the same random start) run before
+        the supervised chain, which then starts from their topics instead of random
+        ones: a start near the topic mode (the supervised chain is still run for
+        ``n_iter`` iterations, its burn-in included; the warm start is not a draw of
+        the supervised posterior and is never kept).  0: the random start.
     n_chains : int, default=1
         Independent chains (run one after the other, each on all threads).
         Their topics are aligned to chain 0 by matching Phi (Hungarian
@@ -323,9 +330,10 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
                  text_column="text", covariate_columns=None,
                  backend="local", client=None, n_shards=None, snapshot_every=10,
                  proba="calibrated", phi_sampler="exact", loglik_every=1,
-                 global_scales="shared",
+                 global_scales="shared", init_iter=0,
                  calibration_holdout=None, phi_transport="auto", vocabulary=None):
         self.vocabulary = vocabulary
+        self.init_iter = init_iter
         self.calibration_holdout = calibration_holdout
         self.phi_sampler = phi_sampler
         self.global_scales = global_scales
@@ -404,6 +412,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
             phi_draws=check_positive_int(self.phi_draws, "phi_draws"),
             checkpoint_every=check_positive_int(self.checkpoint_every, "checkpoint_every"),
             n_chains=check_positive_int(self.n_chains, "n_chains"),
+            init_iter=check_positive_int(self.init_iter, "init_iter", minimum=0),
             covariate_min_count=check_positive_int(self.covariate_min_count,
                                                    "covariate_min_count"),
             n_words=check_n_words(self.n_words),
@@ -558,6 +567,11 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
 
         with phase("convergence diagnostics (split R-hat and ESS)", self.progress):
             self.convergence_ = chain_convergence(self)
+            # what is reported, across chains: class levels, signal-topic contrasts, unstable
+            # topics (dolda.stability; figures only, the verdict is chain_convergence's)
+            from .stability import reported_convergence
+
+            self.convergence_["reported"] = reported_convergence(self)
         (logger.info if self.convergence_["converged"] else logger.warning)(
             "DOLDA: %s", self.convergence_["message"])
 
