@@ -16,6 +16,21 @@ writes under ``experiments/results/``
   signal topics per prior, the top-10 words of the two classes' signal topics,
   and one test document's explanation (the first test message of the first
   class, its predicted class and the largest contributions).
+
+Reproducibility of the interpretation (issue 32): two seeds of one setting, fitted one after
+the other, compared as two chains::
+
+    python -m experiments.interpret stability --corpus jira_storm [--corpus newsgroups5]
+        [--n-iter 500] [--set init_iter=200 --set ridge_move=true] [--tag NAME]
+
+writes ``experiments/results/interpret_stability_<corpus>_<tag>.json``: per seed the
+convergence verdict, accuracy, fit time, the within-chain correlation of the intercept and
+the mean topic coefficient, and the signal topics under the raw rule (interval of the
+coefficient) and the identified rule (interval of the topic contrast, stable topics only,
+:mod:`dolda.stability`); across the seeds (topics matched by Hungarian assignment on
+Hellinger distance) the share of topics that reproduce (distance < 0.3), the signal-topic
+Jaccard of both rules, and split R-hat of the class levels, intercepts, raw topic
+coefficients and topic contrasts with the two seeds as two chains.
 """
 
 from __future__ import annotations
@@ -138,7 +153,186 @@ def interpret(models, setting="stripped", topics=100, classes=("sci.space",
     return out, path
 
 
+NEWSGROUPS5 = ("comp.graphics", "rec.autos", "sci.med", "sci.space", "talk.politics.guns")
+NEWSGROUPS5_PER_CLASS = 240
+
+
+def load_stability_corpus(corpus, data=None):
+    """``(train_texts, y_train, test_texts, y_test)`` of ``jira_<project>`` or ``newsgroups5``
+    (five classes of 20 Newsgroups, stripped, the first 240 training messages of each)."""
+    data = Path(data or ROOT.parent / "shared" / "data")
+    if corpus == "newsgroups5":
+        tr, ytr, te, yte, _, _ = load_setting(data, "stripped")
+        idx = np.concatenate([np.flatnonzero(ytr == c)[:NEWSGROUPS5_PER_CLASS]
+                              for c in NEWSGROUPS5])
+        idx.sort()
+        keep = np.isin(yte, NEWSGROUPS5)
+        return ([tr[i] for i in idx], ytr[idx], [t for t, k in zip(te, keep) if k], yte[keep])
+    from experiments.accuracy import load_corpus
+
+    tr, ytr, te, yte, _, _ = load_corpus(data, corpus)
+    return tr, ytr, te, yte
+
+
+def _signal_set(flags, classes, perm=None):
+    """{(class, topic, sign)} from (L, K) signed flags (+1 / -1 / 0); topics through ``perm``
+    (the reference chain's numbering)."""
+    out = set()
+    for l, k in zip(*np.nonzero(flags)):
+        kk = int(k) if perm is None else int(np.flatnonzero(perm == k)[0])
+        out.add((str(classes[l]), kk, int(flags[l, k])))
+    return out
+
+
+def _jaccard(a, b):
+    return float(len(a & b) / len(a | b)) if (a or b) else 1.0
+
+
+def _fit_one(texts, y, te, yte, seed, n_iter, topics, options):
+    import time
+
+    from dolda import DOLDA
+    from dolda import stability as st
+
+    model = DOLDA(n_topics=topics, n_iter=n_iter, n_words=0, random_state=seed, n_jobs=2,
+                  progress=False, **options)
+    t0 = time.perf_counter()
+    model.fit(texts, y)
+    seconds = time.perf_counter() - t0
+    acc = float(np.mean(model.predict(te) == yte))
+    K = topics
+    eta = model.eta_draws_
+    raw_lo, raw_hi = st.intervals(np.asarray(eta[..., -K:], np.float64))
+    raw = np.where(raw_lo > 0, 1, np.where(raw_hi < 0, -1, 0))
+    eff = st.topic_contrasts(eta, K)
+    lo, hi = st.intervals(eff)
+    ident = np.where(lo > 0, 1, np.where(hi < 0, -1, 0))
+    table = st.signal_stability(model)
+    stable = table["stable"].to_numpy().reshape(len(model.classes_), K)
+    ident_stable = np.where(stable, ident, 0)
+    mean_topic = np.asarray(eta[..., -K:], np.float64).mean(axis=-1)
+    corr = [float(np.corrcoef(eta[:, l, 0], mean_topic[:, l])[0, 1])
+            for l in range(len(model.classes_))]
+    conv = {k: (v if isinstance(v, (str, bool, dict)) else float(v))
+            for k, v in model.convergence_.items()}
+    return model, {
+        "seed": seed, "seconds": round(seconds, 1), "accuracy": round(acc, 4),
+        "convergence": conv, "reported": st.reported_convergence(model),
+        "corr_intercept_mean_topic_median": float(np.median(corr)),
+        "signals_raw_per_class": float(np.abs(raw).sum(axis=1).mean()),
+        "signals_identified_per_class": float(np.abs(ident_stable).sum(axis=1).mean()),
+        "unstable_topics": st.reported_convergence(model)["unstable_topics"],
+    }, raw, ident_stable
+
+
+def stability(corpus, seeds=(0, 1), n_iter=500, topics=20, options=None, tag="default",
+              data=None):
+    """Two fits of ``corpus`` with ``seeds``; writes and returns the comparison (see the
+    module doc)."""
+    from dolda import stability as st
+
+    options = dict(options or {})
+    texts, y, te, yte = load_stability_corpus(corpus, data)
+    fits, rows, raws, idents = [], [], [], []
+    for seed in seeds:
+        model, row, raw, ident = _fit_one(texts, y, te, yte, seed, n_iter, topics, options)
+        fits.append(model)
+        rows.append(row)
+        raws.append(raw)
+        idents.append(ident)
+        print(json.dumps(row), flush=True)
+    a, b = fits[0], fits[1]
+    perm, dist = st.matched_hellinger(a.phi_, b.phi_)
+    classes = a.classes_
+    K = topics
+    C = a.n_chains_
+    # the two seeds as two chains (seed 1's topics in seed 0's order); the first chain of each
+    ea = st.by_chain(a.eta_draws_, a.n_chains_)[0]
+    eb = st.by_chain(b.eta_draws_, b.n_chains_)[0]
+    n_x = ea.shape[-1] - K
+    eb = eb[..., np.concatenate([np.arange(n_x), n_x + perm])]
+    n = min(len(ea), len(eb))
+    both = np.stack([ea[:n], eb[:n]])  # (2, S, L, P)
+
+    def share_above(draws):
+        rhat, _ = st.rhat_ess(draws)
+        return {"share_rhat_above_1.05": float(np.mean(rhat > 1.05)),
+                "rhat_max": float(np.max(rhat)), "rhat_median": float(np.median(rhat))}
+
+    levels = np.stack([st.class_levels(x, K) for x in both])
+    contrasts = np.stack([st.topic_contrasts(x, K) for x in both])
+    sig_a_raw, sig_b_raw = _signal_set(raws[0], classes), _signal_set(raws[1], classes, perm)
+    sig_a, sig_b = _signal_set(idents[0], classes), _signal_set(idents[1], classes, perm)
+    reported = np.zeros((len(classes), K), bool)
+    for cls, k, _ in sig_a | sig_b:
+        reported[int(np.flatnonzero(classes.astype(str) == cls)[0]), k] = True
+    lv_sd = np.sqrt(0.5 * (levels[0].var(axis=0) + levels[1].var(axis=0)))
+    lv_gap = np.abs(levels[0].mean(axis=0) - levels[1].mean(axis=0)) / lv_sd
+    across = {
+        "topics_reproduce_share": st.reproduced_share(dist),
+        "topics_differ_over_0.5": int(np.sum(dist > 0.5)),
+        "matched_hellinger_median": float(np.median(dist)),
+        "signal_jaccard_raw": _jaccard(sig_a_raw, sig_b_raw),
+        "signal_jaccard_identified": _jaccard(sig_a, sig_b),
+        "n_signals_raw": [len(sig_a_raw), len(sig_b_raw)],
+        "n_signals_identified": [len(sig_a), len(sig_b)],
+        "rhat_class_levels": share_above(levels),
+        "class_level_gap_in_sd_median": float(np.median(lv_gap)),
+        "rhat_intercepts": share_above(both[..., 0]),
+        "rhat_topic_coefficients_raw": share_above(both[..., -K:]),
+        "rhat_topic_contrasts": share_above(contrasts),
+        "rhat_reported_contrasts": (share_above(contrasts[:, :, reported])
+                                    if reported.any() else None),
+        "accuracy": [r["accuracy"] for r in rows],
+        "both_converged": bool(all(r["convergence"]["converged"] for r in rows)),
+    }
+    out = {"corpus": corpus, "tag": tag, "n_iter": n_iter, "topics": topics,
+           "n_chains": int(C), "options": {k: v for k, v in options.items()},
+           "n_train": len(y), "n_test": len(yte), "fits": rows, "across_seeds": across}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"interpret_stability_{corpus}_{tag}.json"
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    print(json.dumps(across), "->", path, flush=True)
+    return out, path
+
+
+def _parse_option(text):
+    key, _, value = text.partition("=")
+    low = value.lower()
+    if low in ("true", "false"):
+        return key, low == "true"
+    try:
+        return key, int(value)
+    except ValueError:
+        try:
+            return key, float(value)
+        except ValueError:
+            return key, value
+
+
+def stability_main(argv):
+    parser = argparse.ArgumentParser(description="reproducibility of the interpretation")
+    parser.add_argument("--corpus", action="append", required=True)
+    parser.add_argument("--seeds", nargs=2, type=int, default=[0, 1])
+    parser.add_argument("--n-iter", type=int, default=500)
+    parser.add_argument("--topics", type=int, default=20)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a DOLDA parameter, e.g. init_iter=200")
+    parser.add_argument("--tag", default="default")
+    parser.add_argument("--data", default=None)
+    args = parser.parse_args(argv)
+    options = dict(_parse_option(t) for t in args.set)
+    for corpus in args.corpus:
+        stability(corpus, tuple(args.seeds), args.n_iter, args.topics, options, args.tag,
+                  args.data)
+
+
 def main(argv=None):
+    import sys
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "stability":
+        return stability_main(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", required=True)
     parser.add_argument("--setting", default="stripped")
