@@ -89,11 +89,12 @@ def by_chain(draws, n_chains: int):
 
 
 def rhat_ess(draws_by_chain):
-    """Rank-normalised split R-hat and bulk ESS (ArviZ) of (C, S, ...) draws -> two arrays
-    of shape ``...``; one chain is split in halves."""
-    from .convergence import _rhat_ess
+    """Rank-normalised split R-hat and bulk ESS of (C, S, ...) draws -> two arrays of shape
+    ``...`` (:mod:`dolda.rhat`, the statistics of every verdict; each chain is split in
+    halves, so one chain is judged too)."""
+    from .rhat import bulk_ess, split_rhat
 
-    return _rhat_ess(draws_by_chain)
+    return split_rhat(draws_by_chain), bulk_ess(draws_by_chain)
 
 
 def chain_signals(eta_draws, n_topics: int, n_chains: int, level=0.95):
