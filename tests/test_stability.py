@@ -55,7 +55,7 @@ def two_chains():
                  progress=False, rare_share=0.0).fit(sim.texts, sim.y)
 
 
-def test_signal_topics_report_recurrence_and_drop_unstable_topics(two_chains):
+def test_signal_topics_report_recurrence_and_drop_unstable_topics(two_chains, tmp_path):
     m = two_chains
     assert m.topic_hellinger_.shape == (2, 4) and np.all(m.topic_hellinger_[0] == 0)
     label = m.classes_[0]
@@ -75,8 +75,15 @@ def test_signal_topics_report_recurrence_and_drop_unstable_topics(two_chains):
         m.topic_hellinger_[:] = saved
     assert top in m.signal_topics(label).index
     # the reported figures the convergence verdict carries
-    rep = m.convergence_["reported"]
-    assert np.isfinite(rep["level_rhat_max"]) and rep["n_signals"] >= 1
+    rep = m.convergence_
+    assert np.isfinite(rep["reported_level_rhat_max"]) and rep["reported_n_signals"] >= 1
+    # they are plain numbers, so a model file keeps them (meta.convergence's schema)
+    import dolda
+
+    path = tmp_path / "m"
+    m.save(path)
+    loaded = dolda.load(path).convergence_
+    assert loaded["reported_n_signals"] == rep["reported_n_signals"]
 
 
 def test_identified_rule_ignores_a_shift_along_the_ridge(two_chains):

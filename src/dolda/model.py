@@ -571,7 +571,8 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
             # topics (dolda.stability; figures only, the verdict is chain_convergence's)
             from .stability import reported_convergence
 
-            self.convergence_["reported"] = reported_convergence(self)
+            self.convergence_.update({f"reported_{key}": value for key, value
+                                      in reported_convergence(self).items()})
         (logger.info if self.convergence_["converged"] else logger.warning)(
             "DOLDA: %s", self.convergence_["message"])
 
