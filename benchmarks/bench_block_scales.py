@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def signals(model):
     """Mean signal topics and signal words per class."""
-    from dolda._draws import draw_quantiles
+    from dolda.utils.draws import draw_quantiles
 
     q = draw_quantiles(model.eta_draws_, [0.025, 0.975])
     excl = (q[0] > 0) | (q[1] < 0)                                   # (L, P)

@@ -3,7 +3,7 @@
 Simulated leave-one-out draws (no chain): for every row a latent score ``m_dl`` (its class's
 higher), labels from ``softmax(1.5 m_d)``, and ``s`` draws ``mu_sd = m_d + noise`` as the
 chain's predictors; test rows drawn the same way score the map's draw-averaged probabilities
-(ECE, log loss).  Times :func:`dolda.calibration.select_stacking` with the full maps
+(ECE, log loss).  Times :func:`dolda.posterior.calibration.select_stacking` with the full maps
 (``per_class=False``, the method before issue 36) and the per-class maps (``per_class=True``)
 on the same draws.
 
@@ -26,7 +26,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from dolda import calibration as cal  # noqa: E402
+from dolda.posterior import calibration as cal  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -76,7 +76,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cells", nargs="+", default=["8x1000", "16x1000", "32x1000",
                                                        "8x4000", "52x1000", "52x5139"],
-                        help="CLASSESxROWS cells (draws: dolda.calibration.map_draw_count)")
+                        help="CLASSESxROWS cells (draws: dolda.posterior.calibration.map_draw_count)")
     parser.add_argument("--draws", type=int, nargs="+", default=None,
                         help="draws per cell instead of map_draw_count (several: a sweep)")
     parser.add_argument("--full-max", type=int, default=32,

@@ -1,7 +1,7 @@
 """DOLDA on a Dask LocalCluster beside the local backend, and a projection to a real cluster.
 
 Corpus: the 20 Newsgroups "bydate" training split, preprocessed once by
-:class:`dolda.corpus.Vocabulary` (stop list, rarest 1% of tokens removed);
+:class:`dolda.design.corpus.Vocabulary` (stop list, rarest 1% of tokens removed);
 DOLDA with K = 100 topics, alpha = 0.1, beta = 0.01, Horseshoe prior.
 
 * local: ``backend="local"``, 2 numba threads;
@@ -406,7 +406,7 @@ def main(argv=None):
     import distributed
     import numpy as np
 
-    from dolda.corpus import Vocabulary
+    from dolda.design.corpus import Vocabulary
     from dolda.datasets import load_20newsgroups
 
     load_before = os.getloadavg()

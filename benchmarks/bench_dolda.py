@@ -1,7 +1,7 @@
 """Tokens per second of a full DOLDA iteration beside tomotopy, interleaved in one run.
 
 Corpus: the 20 Newsgroups "bydate" training split, preprocessed once by
-:class:`dolda.corpus.Vocabulary` (stop list, rarest 1% of tokens removed); every
+:class:`dolda.design.corpus.Vocabulary` (stop list, rarest 1% of tokens removed); every
 sampler gets exactly the same tokens, alpha = 0.1, beta = 0.01.
 
 Contestants, each a live chain that every round continues by ``--round-iters``
@@ -61,7 +61,7 @@ ALPHA, BETA = 0.1, 0.01
 
 
 def load_corpus(data, max_docs=None):
-    from dolda.corpus import Vocabulary
+    from dolda.design.corpus import Vocabulary
     from dolda.datasets import load_20newsgroups
 
     train = load_20newsgroups(data, "train")
@@ -86,7 +86,7 @@ class DOLDAContestant:
     def __init__(self, corpus, y, K, threads, seed=1, **params):
         from dolda import DOLDA
         from dolda.backends import make_chain
-        from dolda.probit import encode_labels
+        from dolda.utils.labels import encode_labels
         from dolda.sampler import chain as dolda_chain
         from dolda.sampler import probit as probit_blocks
         from dolda.sampler.threads import using_threads

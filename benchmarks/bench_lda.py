@@ -2,7 +2,7 @@
 
 Corpus: the 20 Newsgroups "bydate" training split (``train.jsonl.gz``, one JSON
 object with a ``text`` field per line), preprocessed once by
-:class:`dolda.corpus.Vocabulary` (stop list, rarest 1% of tokens removed); both
+:class:`dolda.design.corpus.Vocabulary` (stop list, rarest 1% of tokens removed); both
 libraries get exactly the same tokens.  For every K and thread count both are
 warmed up (numba compiled / tomotopy initialised), then timed on the same
 number of full iterations (z-sweep + Phi draw for dolda; one ``train`` step for
@@ -43,7 +43,7 @@ def load_texts(data: Path) -> list[str]:
 
 
 def time_dolda(corpus, K, n_threads, n_iter, sampler="auto"):
-    from dolda.lda import LDA
+    from dolda.models.lda import LDA
 
     def run(iters):
         model = LDA(n_topics=K, alpha=0.1, beta=0.01, n_iter=iters, burn_in=0,
@@ -88,7 +88,7 @@ def time_tomotopy(docs, K, n_threads, n_iter):
 COMPILE_SNIPPET = textwrap.dedent("""
     import time
     t0 = time.perf_counter()
-    from dolda.lda import LDA
+    from dolda.models.lda import LDA
     docs = [["apple", "banana", "cherry"], ["dog", "apple", "fish"]] * 20
     for sampler in ("dense", "sparse"):
         LDA(n_topics=3, n_iter=3, sampler=sampler, random_state=0, progress=False,
@@ -122,7 +122,7 @@ def main(argv=None):
                         help="also time the dense sweep where auto picks sparse (and vice versa)")
     args = parser.parse_args(argv)
 
-    from dolda.corpus import Vocabulary
+    from dolda.design.corpus import Vocabulary
 
     compile_info = compile_times()
     texts = load_texts(args.data)

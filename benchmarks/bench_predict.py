@@ -1,6 +1,6 @@
 """Prediction throughput: topic proportions of new documents with Phi fixed (paper section 3.3).
 
-Corpus: 20 Newsgroups "bydate"; the vocabulary (:class:`dolda.corpus.Vocabulary`, stop list,
+Corpus: 20 Newsgroups "bydate"; the vocabulary (:class:`dolda.design.corpus.Vocabulary`, stop list,
 rarest 1% of tokens removed) is fitted on the training split, the test split is predicted.
 Phi: one topic model per K trained on the training split by tomotopy's ``LDAModel``
 (alpha = 0.1, beta = 0.01, ``--train-iters`` iterations), so that dolda and tomotopy predict
@@ -75,7 +75,7 @@ def newsgroups_sample(data_dir, n_docs=0, seed=1):
     the training documents as word lists (for tomotopy), the sample's token ids (int32) and
     its CSR pointers (int64).
     """
-    from dolda.corpus import Vocabulary
+    from dolda.design.corpus import Vocabulary
     from dolda.datasets import load_20newsgroups
 
     train = load_20newsgroups(data_dir, "train")

@@ -94,7 +94,7 @@ def main():
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-    from dolda.report import make_report
+    from dolda.interpret.report import make_report
 
     data = load_jira() if args.corpus == "jira" else simulated()
     model_dir = args.model_dir or f"/tmp/dolda_bench_report_{args.corpus}"

@@ -5,7 +5,7 @@ under ``--data``, their training splits pooled: about 5,300 reports, 54 componen
 label written "project/component") to their component, from the text and the filing-time
 metadata (reporter, priority, lowest affected version).  Runs ``dolda -v fit`` as a new user
 would (a subprocess, the CLI's defaults unless flags say otherwise) and times every phase from
-its log records (``DOLDA: <step>: done in X s``, :mod:`dolda._phases`): the compile of a
+its log records (``DOLDA: <step>: done in X s``, :mod:`dolda.utils.phases`): the compile of a
 first run, the chain, and each post-sampling step with its share of the total.  Then scores
 the saved model on the pooled test splits (accuracy, log loss, ECE, slope).
 
@@ -58,7 +58,7 @@ def score_model(model_dir, test, covariates):
     """Accuracy, log loss, ECE and calibration slope of the saved model on ``test``."""
     sys.path.insert(0, str(ROOT.parent / "src"))
     import dolda
-    from dolda.calibration import calibration_summary
+    from dolda.posterior.calibration import calibration_summary
 
     model = dolda.load(model_dir)
     X = test[COVARIATES.split(",")] if covariates else None

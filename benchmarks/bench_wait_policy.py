@@ -41,7 +41,7 @@ def worker(args):
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from bench_dolda import DOLDAContestant
 
-    from dolda.corpus import Vocabulary
+    from dolda.design.corpus import Vocabulary
     from dolda.datasets import load_20newsgroups
 
     train = load_20newsgroups(args.data, "train")

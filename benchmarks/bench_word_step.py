@@ -50,7 +50,7 @@ from bench_dolda import DOLDAContestant  # noqa: E402
 def load_project(data, project):
     import pandas as pd
 
-    from dolda.corpus import Vocabulary
+    from dolda.design.corpus import Vocabulary
 
     train = pd.read_json(Path(data) / "apache_jira_bugs" / project / "train.jsonl.gz", lines=True)
     corpus = Vocabulary().fit_transform(train.text.tolist())

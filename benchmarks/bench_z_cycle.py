@@ -173,7 +173,7 @@ def newsgroups_with_test(data):
     and the test split in the training vocabulary, its labels as class indices."""
     from bench_dolda import load_corpus
     from dolda.datasets import load_20newsgroups
-    from dolda.probit import encode_labels
+    from dolda.utils.labels import encode_labels
 
     train, vocab, corpus = load_corpus(data)
     y = train.label.to_numpy()

@@ -2,9 +2,9 @@
 
 Isolates the map (issue 36): a DOProbit on dense text features (tf-idf -> 50 SVD components,
 fitted on the training split) of ``apache_jira_bugs`` corpora, one chain; its leave-one-out
-draws (:func:`dolda.probit.proba_stacking_draws`) get the full maps (``per_class=False``,
+draws (:func:`dolda.models.probit.estimator.proba_stacking_draws`) get the full maps (``per_class=False``,
 the method before issue 36) and the per-class maps (``per_class=True``) of
-:func:`dolda.calibration.select_stacking`, each timed, and both are scored on the test split
+:func:`dolda.posterior.calibration.select_stacking`, each timed, and both are scored on the test split
 (accuracy, log loss, ECE, slope) with the same draws.
 
     python benchmarks/calibration_per_class.py --corpora storm hadoop --iterations 300
@@ -31,8 +31,9 @@ import pandas as pd  # noqa: E402
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent / "src"))
 
-from dolda import calibration as cal  # noqa: E402
-from dolda.probit import DOProbit, proba_stacking_draws  # noqa: E402
+from dolda.posterior import calibration as cal  # noqa: E402
+from dolda.models.probit.estimator import DOProbit
+from dolda.posterior.scores import proba_stacking_draws  # noqa: E402
 
 DATA = Path("/work/shared/data/apache_jira_bugs")
 RESULTS = ROOT / "results"

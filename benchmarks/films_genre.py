@@ -7,7 +7,7 @@ is needed).  Genres with >= 10 films are kept: 20 genres, 10,810 films.
 
 Covariates: ``Year`` (numeric, standardised) and every level of ``DirectedBy``,
 ``ProducedBy``, ``Music``, ``StoryBy``, ``Company`` one-hot encoded by
-:class:`dolda.covariates.CovariateEncoder` (``min_count=1``: nothing pooled;
+:class:`dolda.design.covariates.CovariateEncoder` (``min_count=1``: nothing pooled;
 ``<none>`` producer is a level like any other), about 25,000 sparse columns.
 The encoder is fitted on the training part of every fold, so a level seen only
 in the test fold gives an all-zero block for that column (the encoder's
@@ -69,7 +69,7 @@ def load(data, subsample=1):
 
 
 def encoder():
-    from dolda.covariates import CovariateEncoder
+    from dolda.design.covariates import CovariateEncoder
 
     return CovariateEncoder(columns=COLUMNS, categorical=CATEGORICAL, min_count=1,
                             standardize=True, sparse_output=True)

@@ -115,8 +115,8 @@ def main():
     te_text, te_y = te.text.tolist(), te.label.to_numpy()
     del tr, te
 
-    from dolda import model as M
-    from dolda import _dolda_chain as C
+    from dolda.models.dolda import estimator as M
+    from dolda.models.dolda import chain as C
     from dolda.sampler import chain as chain_module
 
     staged(stages, M.DOLDA, "_make_corpus",

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dolda import DOLDA, calibration
+from dolda import DOLDA
+from dolda.posterior import calibration
 from dolda.datasets import load_20newsgroups
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -153,7 +153,7 @@ def memory_mode(args):
     import resource
 
     from dolda import DOLDA
-    from dolda import model as model_module
+    from dolda.models.dolda import estimator as model_module
     from dolda.datasets import load_20newsgroups
 
     global SAMPLER

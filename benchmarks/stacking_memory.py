@@ -1,6 +1,6 @@
 """Peak memory and time of the calibration map's fit on DOLDA's design, before and after.
 
-The map's fit (``dolda.probit.fit_proba_stacking``: the leave-one-out draws, then the
+The map's fit (``dolda.models.probit.estimator.fit_proba_stacking``: the leave-one-out draws, then the
 map) is where ``DOLDA(n_topics=1000)`` at its defaults peaked on 20 Newsgroups
 (``results/dolda_memory.md``).  This runs it on inputs of that shape without a chain:
 D = 11,314 rows, K = 1,000 dense topic proportions (Dirichlet, every entry non-zero, as the
@@ -11,7 +11,7 @@ rounds:
 
 * ``before``: ``U`` one CSR matrix (the dense block copied into it), leave-one-out slices
   of 2e7 values (the code before 2026-11-26);
-* ``design``: ``U`` a :class:`dolda._design.SparseDenseDesign`, slices of 2e7;
+* ``design``: ``U`` a :class:`dolda.design.regressors.SparseDenseDesign`, slices of 2e7;
 * ``after``: the design and slices of 2e6 (the code now).
 
 ``python benchmarks/stacking_memory.py --rounds 2`` writes
@@ -59,9 +59,9 @@ def one(variant):
     import numpy as np
     import scipy.sparse as sp
 
-    from dolda import calibration
-    from dolda._design import SparseDenseDesign
-    from dolda.probit import fit_proba_stacking
+    from dolda.posterior import calibration
+    from dolda.design.regressors import SparseDenseDesign
+    from dolda.posterior.scores import fit_proba_stacking
 
     left, zbar, y, draws = inputs()
     base = rss()

@@ -112,7 +112,7 @@ def _tfidf(vocab, tr_texts, te_texts, n_words=None):
 def _with_covariates(A, B, Xtr, Xte):
     import scipy.sparse as sp
 
-    from dolda.covariates import CovariateEncoder
+    from dolda.design.covariates import CovariateEncoder
 
     if Xtr is None:
         return A, B
@@ -149,7 +149,7 @@ def run(data_dir, corpus, model_name, topics=20, iterations=200, n_words=2000, s
     from sklearn.metrics import f1_score
 
     from dolda import DOLDA, DOProbit
-    from dolda.corpus import Vocabulary
+    from dolda.design.corpus import Vocabulary
 
     if model_name not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model_name!r}")
@@ -168,7 +168,7 @@ def run(data_dir, corpus, model_name, topics=20, iterations=200, n_words=2000, s
         model.fit(tr, ytr, X=Xtr)
         fit_s = time.perf_counter() - tic
         pred = model.predict(te, X=Xte)
-        from dolda.heldout import heldout_log_likelihood
+        from dolda.evaluate.heldout import heldout_log_likelihood
 
         held = heldout_log_likelihood(model, te)  # document completion on the test texts
         alpha = np.atleast_1d(np.asarray(model.alpha_, dtype=float))
@@ -199,7 +199,7 @@ def run(data_dir, corpus, model_name, topics=20, iterations=200, n_words=2000, s
 
             restrict = None
             if model_name == "svm_words":
-                from dolda.word_features import resolve_n_words
+                from dolda.design.word_features import resolve_n_words
 
                 restrict = resolve_n_words(n_words, len(tr))
             A, B = _with_covariates(*_tfidf(vocab, tr, te, restrict), Xtr, Xte)

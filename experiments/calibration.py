@@ -52,7 +52,7 @@ REGIMES = (
 
 
 def _scores(proba, y):
-    from dolda import calibration
+    from dolda.posterior import calibration
 
     out = calibration.calibration_summary(proba, y)
     curve = calibration.reliability_curve(proba, y)
@@ -71,8 +71,8 @@ def _logistic(A, y):
 
 
 def _map_of(fit):
-    """Which calibration map the fit chose (``dolda.calibration.STACKING_MAPS``)."""
-    from dolda import calibration
+    """Which calibration map the fit chose (``dolda.posterior.calibration.STACKING_MAPS``)."""
+    from dolda.posterior import calibration
 
     return calibration.stacking_map(fit.stacking_)
 
@@ -80,7 +80,7 @@ def _map_of(fit):
 def _map_on_mu_alone(fit, U_train, y_train, prior_sd, predict):
     """Test probabilities of the calibrated rule with the map restricted to ``mu`` (the map
     before ``fit`` chose between two), fitted the way ``fit`` fits its map."""
-    from dolda.probit import fit_proba_stacking
+    from dolda.posterior.scores import fit_proba_stacking
 
     y_index = np.searchsorted(fit.classes_, y_train)
     chosen = fit.stacking_
@@ -190,7 +190,7 @@ def newsgroups(data_dir, topics=20, iterations=200, seed=1):
         row[rule] = _scores(probas[rule], y_te)
         row[rule + "_seconds"] = probas[rule + "_seconds"]
     if _map_of(fit) != "mu":
-        from dolda.probit import coefficient_prior_sd
+        from dolda.posterior.scores import coefficient_prior_sd
 
         prior_sd = coefficient_prior_sd(fit.tau_draws_, fit.lambda_draws_, fit.prior_variance)
         row["calibrated_map_on_mu"] = _scores(_map_on_mu_alone(
@@ -314,7 +314,7 @@ def figures():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from dolda.calibration import Reliability, plot_reliability
+    from dolda.posterior.calibration import Reliability, plot_reliability
 
     panels = []
     for part in ("simulated", "corpus", "newsgroups", "films"):

@@ -3,9 +3,9 @@
 The leave-one-out map (the default of ``proba="calibrated"``) is fitted on importance-sampled
 leave-one-out predictors of the chain's own draws.  The cross-fitted map: K chains, chain k
 on the training rows outside fold k (folds stratified by class,
-``dolda._crossfit.stratified_folds``), fold k's predictors ``mu`` under evenly spaced draws of
+``dolda.posterior.crossfit.stratified_folds``), fold k's predictors ``mu`` under evenly spaced draws of
 chain k (equal weights; columns chain k never saw left out), the map fitted on the pooled
-out-of-fold draws by ``dolda.calibration.select_stacking`` (the leave-one-out map's
+out-of-fold draws by ``dolda.posterior.calibration.select_stacking`` (the leave-one-out map's
 machinery), then applied with the full-data chain's draws on the test rows.  ::
 
     python -m experiments.calibration_crossfit films [--iterations 200] [--folds 5 3]
@@ -41,7 +41,7 @@ SIMULATED = (("logit", 1.0, 3000, "normal"), ("do", 0.7, 3000, "normal"))
 
 def _fold_chain(make, X, y):
     """A chain on ``X, y`` without its own leave-one-out map (not needed here)."""
-    with mock.patch("dolda.probit.fit_proba_stacking", lambda *a, **k: None):
+    with mock.patch("dolda.models.probit.estimator.fit_proba_stacking", lambda *a, **k: None):
         return make().fit(X, y)
 
 
@@ -53,7 +53,7 @@ def crossfit_maps(make, X, y_index, classes, folds_list, seed, log=print, varian
     held-out row's predictor the columns the fold chain never saw (the design);
     ``"raw"`` keeps their prior-drawn coefficients (for comparison).
     """
-    from dolda import _crossfit, calibration
+    from dolda.posterior import crossfit as _crossfit, calibration
     from dolda.sampler.rng import chain_seed
 
     n_classes = len(classes)
@@ -89,7 +89,7 @@ def crossfit_maps(make, X, y_index, classes, folds_list, seed, log=print, varian
 
 
 def _score_maps(fit, U_test, y_test, maps):
-    from dolda import calibration
+    from dolda.posterior import calibration
 
     row = {}
     for n_folds, entry in maps.items():
@@ -119,7 +119,7 @@ def _line(name, s):
 
 def films(data_dir, iterations, folds_list, seed=0, threads=2):
     """Films genre, fold 0 of 5 (``experiments.calibration.films``' protocol)."""
-    from dolda import calibration
+    from dolda.posterior import calibration
 
     y, train_idx, test_idx, Xtr, Xte = films_split(data_dir, seed)  # puts ROOT on sys.path
     from benchmarks import films_genre
@@ -167,7 +167,8 @@ def films(data_dir, iterations, folds_list, seed=0, threads=2):
 def films_estimator(data_dir, iterations, n_folds, seed=0, threads=2):
     """The same through the estimator: ``DOProbit(calibration_folds=n_folds)`` on films
     fold 0 (its own fold seeds and chain seeds), test scores of its calibrated map."""
-    from dolda import DOProbit, calibration
+    from dolda import DOProbit
+    from dolda.posterior import calibration
 
     y, train_idx, test_idx, Xtr, Xte = films_split(data_dir, seed)
     tic = time.perf_counter()
@@ -187,7 +188,8 @@ def films_estimator(data_dir, iterations, n_folds, seed=0, threads=2):
 
 def simulated(seeds, folds_list, n_iter=600, burn_in=200):
     """The two simulated regimes where the leave-one-out map is already good."""
-    from dolda import DOProbit, calibration
+    from dolda import DOProbit
+    from dolda.posterior import calibration
 
     rows = []
     for seed, (model_name, scale, n_train, prior) in [(s, r) for s in seeds for r in SIMULATED]:

@@ -25,7 +25,8 @@ import _simulate  # noqa: E402  (the tests' simulator: never calls dolda)
 
 
 def main(seeds=(1, 2)):
-    from dolda import DOProbit, calibration
+    from dolda import DOProbit
+    from dolda.posterior import calibration
 
     rows = []
     for seed in seeds:

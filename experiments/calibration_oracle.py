@@ -24,7 +24,7 @@ richer stacking map closes the gaps: a multinomial logit on the leave-one-out me
 predictors ``mu`` alone (the shape of the default map) against ``[mu, log F(mu)]``,
 ``[mu, log F(mu), log F(-mu)]`` and the DO log-odds ``log F(mu) - log F(-mu)``.
 ``maps`` checks the choice ``fit`` makes between the maps on ``mu`` and on
-``[mu, log F(mu)]`` (``dolda.calibration.select_stacking``): both fitted on every run, their
+``[mu, log F(mu)]`` (``dolda.posterior.calibration.select_stacking``): both fitted on every run, their
 test log loss, and the two criteria (the AIC-type score ``fit`` uses, and a 5-fold
 cross-validation of the map over the training rows).
 """
@@ -43,7 +43,7 @@ RESULTS = Path(__file__).parent / "results"
 sys.path.insert(0, str(ROOT / "tests"))
 import _simulate  # noqa: E402  (the tests' simulator: never calls dolda)
 
-from dolda.calibration import log_loss  # noqa: E402
+from dolda.posterior.calibration import log_loss  # noqa: E402
 from experiments.calibration import REGIMES  # noqa: E402
 
 
@@ -134,7 +134,8 @@ def features(seeds=(1, 2)):
 
     from sklearn.linear_model import LogisticRegression
 
-    from dolda import DOProbit, calibration
+    from dolda import DOProbit
+    from dolda.posterior import calibration
 
     maps = {"mu": lambda m: m,
             "mu, log F(mu)": lambda m: np.column_stack([m, stats.norm.logcdf(m)]),
@@ -171,7 +172,7 @@ def _fit_map(kind, loo, y, n_classes, rows=None):
     """The predictive map of ``kind`` on the leave-one-out draws (of ``rows`` only)."""
     import warnings
 
-    from dolda import calibration
+    from dolda.posterior import calibration
 
     mu, w, mean = loo.mu, loo.w, loo.mean
     if rows is not None:
@@ -186,7 +187,8 @@ def _fit_map(kind, loo, y, n_classes, rows=None):
 
 def maps(seeds=(1, 2), n_folds=5):
     """Both calibration maps on every simulated run: test log loss and the two criteria."""
-    from dolda import DOProbit, calibration
+    from dolda import DOProbit
+    from dolda.posterior import calibration
 
     rows = []
     for model, scale, n_train, prior in REGIMES:

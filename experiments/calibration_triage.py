@@ -30,7 +30,7 @@ def _logistic_scores(model, train, y_train, X_train, test, X_test, y_index):
     columns in ``model.classes_``)."""
     from sklearn.linear_model import LogisticRegressionCV
 
-    from dolda import calibration
+    from dolda.posterior import calibration
 
     A, B = model._regressors(train, X_train), model._regressors(test, X_test)
     with warnings.catch_warnings():
@@ -43,7 +43,8 @@ def _logistic_scores(model, train, y_train, X_train, test, X_test, y_index):
 
 
 def run(corpus, data_dir, min_count, iterations, seed=1):
-    from dolda import DOLDA, calibration
+    from dolda import DOLDA
+    from dolda.posterior import calibration
     from experiments.accuracy import load_corpus
 
     tr, ytr, te, yte, Xtr, Xte = load_corpus(data_dir, corpus)
@@ -72,8 +73,9 @@ def run_holdout(corpus, data_dir, min_count, iterations, fraction=0.2, seed=1):
     reports) or on the latest ``fraction``, which the chain never saw: out-of-sample and
     out-of-time, as the test reports are.  Test scores of both, and of LR on the same
     earliest reports."""
-    from dolda import DOLDA, calibration
-    from dolda._holdout import holdout_stacking
+    from dolda import DOLDA
+    from dolda.posterior import calibration
+    from dolda.posterior.holdout import holdout_stacking
     from experiments.accuracy import load_corpus
 
     tr, ytr, te, yte, Xtr, Xte = load_corpus(data_dir, corpus)

@@ -27,7 +27,7 @@ writes ``experiments/results/interpret_stability_<corpus>_<tag>.json``: per seed
 convergence verdict, accuracy, fit time, the within-chain correlation of the intercept and
 the mean topic coefficient, and the signal topics under the raw rule (interval of the
 coefficient) and the identified rule (interval of the topic contrast, stable topics only,
-:mod:`dolda.stability`); across the seeds (topics matched by Hungarian assignment on
+:mod:`dolda.interpret.stability`); across the seeds (topics matched by Hungarian assignment on
 Hellinger distance) the share of topics that reproduce (distance < 0.3), the signal-topic
 Jaccard of both rules, and split R-hat of the class levels, intercepts, raw topic
 coefficients and topic contrasts with the two seeds as two chains.
@@ -192,7 +192,7 @@ def _fit_one(texts, y, te, yte, seed, n_iter, topics, options):
     import time
 
     from dolda import DOLDA
-    from dolda import stability as st
+    from dolda.interpret import stability as st
 
     model = DOLDA(n_topics=topics, n_iter=n_iter, n_words=0, random_state=seed, n_jobs=2,
                   progress=False, **options)
@@ -229,7 +229,7 @@ def stability(corpus, seeds=(0, 1), n_iter=500, topics=20, options=None, tag="de
               data=None):
     """Two fits of ``corpus`` with ``seeds``; writes and returns the comparison (see the
     module doc)."""
-    from dolda import stability as st
+    from dolda.interpret import stability as st
 
     options = dict(options or {})
     texts, y, te, yte = load_stability_corpus(corpus, data)

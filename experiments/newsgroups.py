@@ -120,7 +120,7 @@ def load_setting(data_dir, setting, quick=False):
 
 def _covariate_matrix(Xtr, Xte):
     """One-hot + standardised numeric covariates for the scikit-learn baselines."""
-    from dolda.covariates import CovariateEncoder
+    from dolda.design.covariates import CovariateEncoder
 
     enc = CovariateEncoder(standardize=True)
     A, B = enc.fit_transform(Xtr), enc.transform(Xte)
@@ -134,7 +134,7 @@ def baselines(data_dir, setting, quick=False, seed=1):
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.svm import LinearSVC
 
-    from dolda.corpus import Corpus
+    from dolda.design.corpus import Corpus
 
     out = RESULTS / f"newsgroups_{setting}_baselines{'_quick' if quick else ''}.json"
     if out.is_file():

@@ -34,9 +34,9 @@ def run(data_dir, topics, iterations, sweeps_list, seeds, fit_seed=1, burn_fract
         estimators=(False, True)):
     import dolda.sampler.lda as kernels
     from dolda import DOLDA
-    from dolda.probit import fit_proba_stacking
-    from dolda.probit import coefficient_prior_sd
-    from dolda.calibration import calibration_summary
+    from dolda.posterior.scores import fit_proba_stacking
+    from dolda.posterior.scores import coefficient_prior_sd
+    from dolda.posterior.calibration import calibration_summary
     from experiments.calibration import _map_of
     from experiments.newsgroups import load_setting
 

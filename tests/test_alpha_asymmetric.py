@@ -339,7 +339,7 @@ def test_fixed_vector_alpha_estimators_and_files(skewed, tmp_path):
     ("automatic", "or one of 'auto', 'auto_symmetric'"),
 ])
 def test_bad_alpha_is_a_one_line_error_before_any_work(skewed, alpha, message, monkeypatch):
-    from dolda import model as model_module
+    from dolda.models.dolda import estimator as model_module
 
     def no_chain(*args, **kwargs):  # the chain must not start
         raise AssertionError("the fit started")

@@ -1,7 +1,7 @@
 """A complete old or new copy always exists; two writers of one output are refused.
 
 The kill tests land a SIGKILL *exactly* between the two renames that replace a
-directory: a child process replaces the hook ``dolda._atomic._between_renames``
+directory: a child process replaces the hook ``dolda.io.atomic._between_renames``
 (a no-op in production) by ``os.kill(os.getpid(), SIGKILL)`` for one target name.
 """
 
@@ -36,7 +36,7 @@ def _child(script: str, target: str, cwd: Path) -> subprocess.CompletedProcess:
     """Run ``script`` in a child whose replacement of ``target`` is killed between renames."""
     prelude = textwrap.dedent(f"""
         import os, signal, sys
-        import dolda._atomic as atomic
+        import dolda.io.atomic as atomic
         def _kill(path):
             if path.name == {target!r}:
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -182,7 +182,7 @@ def test_two_fits_writing_one_out_the_second_is_refused_and_a_killed_lock_is_not
         first.kill()  # SIGKILL: the lock file stays behind, but its flock died with it
         first.wait()
     assert (tmp_path / ".m.lock").exists()  # left by the killed process, but not held
-    from dolda._atomic import output_lock
+    from dolda.io.atomic import output_lock
 
     with output_lock(tmp_path / "m"):
         pass
@@ -193,7 +193,7 @@ def test_save_while_another_process_holds_the_lock_is_refused(tmp_path):
     holder = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(f"""
             import sys, time
-            from dolda._atomic import output_lock
+            from dolda.io.atomic import output_lock
             with output_lock({str(tmp_path / "m")!r}):
                 print("locked", flush=True)
                 time.sleep(60)

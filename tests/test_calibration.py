@@ -5,7 +5,8 @@ import pytest
 from scipy import special, stats
 
 import _simulate
-from dolda import DOProbit, calibration
+from dolda import DOProbit
+from dolda.posterior import calibration
 
 
 def test_reliability_curve_and_ece_by_hand():
@@ -96,7 +97,7 @@ def test_calibrated_rule_is_calibrated_on_multinomial_logit_labels(logit_fit):
 
 def test_proba_rules_share_one_fit_and_round_trip(logit_fit, tmp_path):
     import dolda
-    from dolda.probit import average_do_probabilities
+    from dolda.posterior.scores import average_do_probabilities
 
     fit, test = logit_fit
     X = test.X[:50]

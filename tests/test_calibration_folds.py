@@ -1,5 +1,5 @@
 """``DOProbit(calibration_folds=K)``: the calibration map fitted on cross-fitted predictors
-(:mod:`dolda._crossfit`)."""
+(:mod:`dolda.posterior.crossfit`)."""
 
 import numpy as np
 import pytest
@@ -8,9 +8,9 @@ from sklearn.base import clone
 import _simulate
 import dolda
 from dolda import DOProbit
-from dolda import probit as probit_module
-from dolda._crossfit import check_folds, fold_chain_seed, fold_seed, stratified_folds
-from dolda.calibration import LooDraws, describe_proba, select_stacking
+from dolda.models.probit import estimator as probit_module
+from dolda.posterior.crossfit import check_folds, fold_chain_seed, fold_seed, stratified_folds
+from dolda.posterior.calibration import LooDraws, describe_proba, select_stacking
 
 SMALL = dict(prior="normal", n_iter=30, burn_in=10, n_jobs=1, random_state=7)
 
@@ -88,7 +88,7 @@ def test_the_map_is_the_one_of_the_fold_chains_out_of_fold_predictors(data, n_ch
     X = np.hstack([X, level])
     model = DOProbit(calibration_folds=n_folds, n_chains=n_chains, **SMALL).fit(X, y)
 
-    n_keep = 20  # dolda.calibration.map_draw_count(240, 4)
+    n_keep = 20  # dolda.posterior.calibration.map_draw_count(240, 4)
     mu = np.zeros((n_keep, len(y), 4))
     for k in range(n_folds):
         inside, held = fold != k, fold == k

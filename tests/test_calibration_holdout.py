@@ -1,5 +1,5 @@
 """``DOLDA(calibration_holdout=f)``: the calibration map fitted on the latest training rows,
-held out of the chain (:mod:`dolda._holdout`)."""
+held out of the chain (:mod:`dolda.posterior.holdout`)."""
 
 import logging
 
@@ -10,9 +10,9 @@ import scipy.sparse as sp
 
 import dolda
 from dolda import DOLDA
-from dolda._holdout import check_holdout, holdout_stacking, split_latest
-from dolda.calibration import LooDraws, loo_log_score, select_stacking, stacking_map
-from dolda.corpus import Vocabulary
+from dolda.posterior.holdout import check_holdout, holdout_stacking, split_latest
+from dolda.posterior.calibration import LooDraws, loo_log_score, select_stacking, stacking_map
+from dolda.design.corpus import Vocabulary
 from dolda.datasets import simulate
 
 SMALL = dict(n_topics=3, n_iter=40, n_words=0, progress=False, n_jobs=1, random_state=5)
@@ -91,7 +91,7 @@ def test_the_map_is_fitted_on_the_latest_rows_and_the_chain_on_the_others(sim, d
                             frame.iloc[cut:].reset_index(drop=True))
     np.testing.assert_allclose(held.stacking_, want, rtol=1e-10, atol=1e-12)
     # the same map from the held-out rows' predictors under every kept draw (20 here, all
-    # of which the map keeps), computed here without dolda._holdout
+    # of which the map keeps), computed here without dolda.posterior.holdout
     U = plain._regressors(sim.texts[cut:], frame.iloc[cut:].reset_index(drop=True))
     draws = plain.eta_draws_.astype(np.float64)
     assert len(draws) == 20
@@ -113,7 +113,7 @@ def test_the_map_is_fitted_on_the_latest_rows_and_the_chain_on_the_others(sim, d
 def test_held_out_rows_of_an_unseen_class_are_left_out_with_a_warning(sim, caplog):
     y = sim.y.astype(object)
     y[-3:] = "brand-new"  # a class only among the latest rows
-    with caplog.at_level(logging.WARNING, logger="dolda._holdout"):
+    with caplog.at_level(logging.WARNING, logger="dolda.posterior.holdout"):
         model = DOLDA(calibration_holdout=0.2, **SMALL).fit(sim.texts, y)
     assert "brand-new" not in model.classes_
     assert "3 of 30 held-out rows" in caplog.text and "brand-new" in caplog.text

@@ -139,7 +139,7 @@ def test_fit_summary(data_csv, tmp_path):
     acc = float(re.search(r"training accuracy ([0-9.]+)", result.output)[1])
     assert 0 <= acc <= 1
     from dolda import load
-    from dolda.calibration import stacking_map
+    from dolda.posterior.calibration import stacking_map
 
     kind = stacking_map(load(tmp_path / "m").stacking_)  # the map fit chose
     inputs = "the class scores" + (" and their one-vs-rest log-probabilities"
@@ -218,7 +218,7 @@ def test_evaluate_two_folds(data_csv, tmp_path):
 
 
 def test_fit_interrupted_tells_how_to_resume(data_csv, tmp_path, monkeypatch):
-    from dolda.model import DOLDA, FitInterrupted
+    from dolda.models.dolda.estimator import DOLDA, FitInterrupted
 
     def interrupted(self, *args, **kwargs):
         raise FitInterrupted(self.checkpoint)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dolda.corpus import Corpus, Vocabulary
+from dolda.design.corpus import Corpus, Vocabulary
 
 
 def test_tokenizer_rules_and_stop_words():

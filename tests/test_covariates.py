@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from dolda import covariates
-from dolda.covariates import OTHER, CovariateEncoder
+from dolda.design import covariates
+from dolda.design.covariates import OTHER, CovariateEncoder
 
 
 def _frame():

@@ -214,7 +214,7 @@ def test_lda_leaves_no_data_on_the_cluster_and_saves_without_the_client(client, 
 def test_dask_chain_equals_local_chain_with_the_mh_z_step(client, corpus):
     """The MH z-step builds alias tables only for frequent words: both backends must
     agree on which (the corpus has words on both sides of the threshold)."""
-    from dolda.corpus import Vocabulary
+    from dolda.design.corpus import Vocabulary
     from dolda.sampler.lda import ALIAS_MIN_TOKENS
 
     tokens = Vocabulary(rare_share=0.0).fit_transform(corpus.texts).tokens

@@ -6,7 +6,7 @@ import pytest
 
 from dolda import DOLDA, DOProbit
 from dolda.datasets import simulate
-from dolda.diagnostics import convergence_table, export_pyldavis, worst_rhat
+from dolda.evaluate.diagnostics import convergence_table, export_pyldavis, worst_rhat
 
 KW = dict(n_topics=3, alpha=0.5, beta=0.1, random_state=3, progress=False, n_jobs=1,
           n_words=0)  # shapes of the topics-only model

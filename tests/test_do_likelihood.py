@@ -16,7 +16,8 @@ import scipy.sparse as sp
 from scipy import stats
 
 import _simulate
-from dolda import DOProbit, calibration, load
+from dolda import DOProbit, load
+from dolda.posterior import calibration
 from dolda.sampler import do_posterior as dp
 
 
@@ -403,7 +404,7 @@ def test_do_step_is_the_mala_kernel_then_the_horseshoe_step():
 
 
 def test_horseshoe_chain_moves_and_fits_do_labels():
-    from dolda._probit_chain import ChainSettings, run_chain
+    from dolda.models.probit.chain import ChainSettings, run_chain
 
     tr = _simulate.simulate_labelled(800, model="do", scale=1.0, seed=3)
     te = _simulate.simulate_labelled(3000, model="do", seed=103, coef=tr.coef)

@@ -8,11 +8,12 @@ draws (written before) still load and predict; every consumer computes in float6
 import numpy as np
 import pytest
 
-from dolda import DOLDA, DOProbit, calibration, io, load
-from dolda._draws import DRAW_DTYPE, draw_mean, draw_quantiles
+from dolda import DOLDA, DOProbit, io, load
+from dolda.posterior import calibration
+from dolda.utils.draws import DRAW_DTYPE, draw_mean, draw_quantiles
 from dolda.datasets import simulate
-from dolda.diagnostics import convergence_table, pointwise_do_loglik
-from dolda.probit import coefficient_prior_sd
+from dolda.evaluate.diagnostics import convergence_table, pointwise_do_loglik
+from dolda.posterior.scores import coefficient_prior_sd
 
 F32 = np.dtype(np.float32)
 KW = dict(n_topics=3, alpha=0.1, random_state=4, progress=False, n_jobs=1, rare_share=0.0)
@@ -244,7 +245,7 @@ def test_probit_predict_proba_from_float32_equals_float64_upcast(probit, xy, rul
 
 @pytest.mark.parametrize("rule", ["calibrated", "ovr", "do"])
 def test_dolda_predict_proba_from_float32_equals_float64_upcast(dolda_model, corpus, rule):
-    from dolda._design import SparseDenseDesign
+    from dolda.design.regressors import SparseDenseDesign
 
     U = dolda_model._regressors(corpus.texts[:40])
     assert isinstance(U, SparseDenseDesign)  # word covariates: the sparse-and-dense path

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from dolda import DOLDA
 from dolda.datasets import simulate
-from dolda.explain import analyse, explain_documents, tokenize_with_spans
+from dolda.interpret.explain import analyse, explain_documents, tokenize_with_spans
 from dolda.sampler.rng import STEP_PREDICT, stream, uniform
 from dolda.sampler.token_topics import token_topic_frequencies
 

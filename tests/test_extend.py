@@ -19,7 +19,7 @@ from click.testing import CliRunner
 import dolda
 from dolda import DOLDA
 from dolda.cli import main
-from dolda.convergence import chain_convergence
+from dolda.evaluate.convergence import chain_convergence
 from dolda.datasets import simulate
 
 KW = dict(n_topics=3, alpha=0.1, random_state=4, progress=False, rare_share=0.0,
@@ -120,9 +120,9 @@ def test_one_verdict_in_the_log_the_model_a_loaded_model_and_runnable_advice(sim
     import logging
 
     import dolda
-    from dolda.report.convergence import convergence_summary
+    from dolda.interpret.report.convergence import convergence_summary
 
-    with caplog.at_level(logging.INFO, logger="dolda.model"):
+    with caplog.at_level(logging.INFO, logger="dolda.models.dolda.estimator"):
         model = DOLDA(n_iter=30, **KW).fit(sim.texts, sim.y)
     verdict = model.convergence_
     assert any(verdict["message"] in r.getMessage() for r in caplog.records)

@@ -69,8 +69,8 @@ def test_dolda_learns_alpha_and_beta_in_the_burn_in(sim, tmp_path):
 
 
 def test_interrupted_auto_chain_resumes_exactly(sim, tmp_path, monkeypatch):
-    from dolda import _dolda_chain as chain_module
-    from dolda import model as model_module
+    from dolda.models.dolda import chain as chain_module
+    from dolda.models.dolda import estimator as model_module
 
     straight = DOLDA(alpha="auto", beta="auto", **KW).fit(sim.texts, sim.y)
     ckpt = tmp_path / "ck"

@@ -151,9 +151,6 @@ def test_no_import_cycle_in_the_package():
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 35: the command modules take the click group from dolda.cli, which imports them; "
-    "the restructure moves the group to cli/_group.py"))
 def test_the_cli_commands_do_not_import_their_package():
     back = _cli_commands_importing_their_package(import_graph())
     assert not back, "they import dolda.cli, which imports them: " + ", ".join(back)

@@ -8,8 +8,8 @@ from scipy import stats
 from scipy.optimize import linear_sum_assignment
 from scipy.special import gammaln
 
-from dolda.corpus import Corpus, Vocabulary
-from dolda.lda import LDA
+from dolda.design.corpus import Corpus, Vocabulary
+from dolda.models.lda import LDA
 from dolda.sampler import lda as kernels
 from dolda.sampler.threads import using_threads
 

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dolda import DOLDA, _heap
+from dolda import DOLDA
+from dolda.utils import heap as _heap
 from dolda.datasets import simulate
 
 
@@ -22,7 +23,7 @@ def test_regressors_are_the_stacked_covariates_and_proportions(corpus, n_words):
     U = model._regressors(new)
     zbar = model.transform(new)  # a fresh D x K array, then stacked: the old way
     if n_words:
-        from dolda._design import SparseDenseDesign
+        from dolda.design.regressors import SparseDenseDesign
 
         assert isinstance(U, SparseDenseDesign) and sp.issparse(U.left)
         np.testing.assert_array_equal(U.right, zbar)  # the dense block is zbar itself
@@ -47,7 +48,7 @@ def test_release_free_heap(monkeypatch):
 def test_regressors_give_back_the_transforms_heap_for_large_batches(corpus, monkeypatch):
     """The regressor matrix (training transform, predict) trims after the topic sampler,
     asking with the batch's token count, so a small batch is not trimmed."""
-    from dolda import model as model_module
+    from dolda.models.dolda import estimator as model_module
 
     model = DOLDA(n_topics=4, n_iter=4, random_state=2, progress=False, n_jobs=1,
                   n_words=20).fit(corpus.texts, corpus.y)
@@ -74,7 +75,7 @@ def test_one_chain_keeps_its_draw_arrays_and_chains_pool_in_order(corpus, monkey
     """One chain: the model's S x L x P draws are the chain's own C-ordered arrays (no
     column-permuted copy, no concatenated copy); several chains: the concatenation of the
     chains' (aligned) draws, in chain order."""
-    from dolda import _dolda_chain
+    from dolda.models.dolda import chain as _dolda_chain
 
     seen = []
     combine = _dolda_chain.combine_chains
@@ -84,7 +85,7 @@ def test_one_chain_keeps_its_draw_arrays_and_chains_pool_in_order(corpus, monkey
                      for ch in chains])
         return combine(model, chains, n_iter)
 
-    monkeypatch.setattr("dolda.model.combine_chains", spy)
+    monkeypatch.setattr("dolda.models.dolda.estimator.combine_chains", spy)
     one = DOLDA(n_topics=4, n_iter=6, random_state=2, progress=False, n_jobs=1,
                 n_words=0).fit(corpus.texts, corpus.y)
     assert one.eta_draws_ is seen[0][0]["eta_draws"]
@@ -104,7 +105,7 @@ def test_one_chain_keeps_its_draw_arrays_and_chains_pool_in_order(corpus, monkey
 
 
 def _design_and_array():
-    from dolda._design import SparseDenseDesign
+    from dolda.design.regressors import SparseDenseDesign
 
     rng = np.random.default_rng(4)
     left = sp.random(11, 7, density=0.3, format="csr", random_state=5)
@@ -120,7 +121,7 @@ def _design_and_array():
 
 
 def test_sparse_dense_design_is_the_stacked_matrix():
-    from dolda import calibration
+    from dolda.posterior import calibration
 
     U, A = _design_and_array()
     assert U.shape == A.shape
@@ -142,7 +143,7 @@ def test_sparse_dense_design_is_the_stacked_matrix():
 
 def test_calibration_on_the_design_equals_the_dense_matrix():
     """Every calibration path gives the dense design's values on the two-block design."""
-    from dolda import calibration
+    from dolda.posterior import calibration
 
     U, A = _design_and_array()
     rng = np.random.default_rng(6)
@@ -163,7 +164,7 @@ def test_calibration_on_the_design_equals_the_dense_matrix():
 
 
 def test_draw_chunks_bound_the_slice_and_keep_the_values():
-    from dolda import calibration
+    from dolda.posterior import calibration
 
     rng = np.random.default_rng(1)
     U = sp.random(40, 9, density=0.4, format="csr", random_state=2)

@@ -5,7 +5,7 @@ import logging
 import time
 import types
 
-from dolda import _phases
+from dolda.utils import phases as _phases
 
 
 def test_a_long_step_is_shown_a_short_one_is_not(capsys, monkeypatch):
@@ -23,7 +23,7 @@ def test_a_long_step_is_shown_a_short_one_is_not(capsys, monkeypatch):
 
 
 def test_every_step_is_logged_with_its_time(caplog):
-    with caplog.at_level(logging.INFO, logger="dolda.model"):
+    with caplog.at_level(logging.INFO, logger="dolda.models.dolda.estimator"):
         with _phases.phase("a short step", show=True):
             pass
     messages = [r.getMessage() for r in caplog.records]
@@ -32,7 +32,7 @@ def test_every_step_is_logged_with_its_time(caplog):
 
 
 def test_a_failed_step_says_it_stopped(caplog):
-    with caplog.at_level(logging.INFO, logger="dolda.model"):
+    with caplog.at_level(logging.INFO, logger="dolda.models.dolda.estimator"):
         try:
             with _phases.phase("a failing step", show=False):
                 raise KeyboardInterrupt

@@ -173,7 +173,7 @@ def test_import_dolda_makes_gnu_openmp_threads_wait_passively(user, expect):
 def test_all_cpus_means_the_cpus_this_process_may_use(monkeypatch):
     import os
 
-    from dolda._validation import available_cpus, check_n_jobs
+    from dolda.utils.validation import available_cpus, check_n_jobs
 
     monkeypatch.setattr(os, "cpu_count", lambda: 64)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)
@@ -186,7 +186,7 @@ def test_all_cpus_means_the_cpus_this_process_may_use(monkeypatch):
 
 
 def test_the_calibration_map_is_fitted_on_one_blas_thread(monkeypatch):
-    from dolda import calibration
+    from dolda.posterior import calibration
 
     seen = []
     real = calibration.fit_stacking_predictive

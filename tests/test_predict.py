@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from test_lda import _chi_square_p
 
-from dolda.heldout import document_completion
+from dolda.evaluate.heldout import document_completion
 from dolda.sampler import predict as predict_module
 from dolda.sampler import predict_sparse
 from dolda.sampler.predict import (

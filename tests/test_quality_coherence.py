@@ -1,4 +1,4 @@
-"""Topic coherence (dolda.coherence) against brute-force counts and, when installed, gensim."""
+"""Topic coherence (dolda.interpret.coherence) against brute-force counts and, when installed, gensim."""
 
 import itertools
 import math
@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from dolda.coherence import coherence, topic_coherence
+from dolda.interpret.coherence import coherence, topic_coherence
 
 EPS = 1e-12
 

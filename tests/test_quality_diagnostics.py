@@ -8,7 +8,7 @@ from scipy.stats import norm
 
 from dolda import DOLDA, LDA, DOProbit
 from dolda.datasets import simulate
-from dolda.diagnostics import export_pyldavis, pointwise_do_loglik
+from dolda.evaluate.diagnostics import export_pyldavis, pointwise_do_loglik
 
 # topics only: the pointwise log-likelihood is checked against the training topic counts
 KW = dict(n_topics=3, alpha=0.5, beta=0.1, random_state=3, progress=False, n_jobs=1,

@@ -1,4 +1,4 @@
-"""Held-out log-likelihood and perplexity by document completion (dolda.heldout)."""
+"""Held-out log-likelihood and perplexity by document completion (dolda.evaluate.heldout)."""
 
 import math
 
@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from dolda import DOLDA, LDA
-from dolda.heldout import document_completion, heldout_log_likelihood, perplexity, split_halves
+from dolda.evaluate.heldout import (
+    document_completion,
+    heldout_log_likelihood,
+    perplexity,
+    split_halves,
+)
 
 
 def test_split_halves_takes_the_first_floor_half():

@@ -1,4 +1,4 @@
-"""Relevance-ranked top words and topic labels (dolda.topics)."""
+"""Relevance-ranked top words and topic labels (dolda.interpret.topics)."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dolda import LDA
-from dolda.topics import (
+from dolda.interpret.topics import (
     DEFAULT_RELEVANCE,
     model_word_frequencies,
     relevance,

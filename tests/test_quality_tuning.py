@@ -77,8 +77,8 @@ def test_gridsearchcv_recipe_from_the_docs():
 def test_scorers_work_on_lda():
     texts, _ = planted(3, 80)
     model = LDA(n_topics=4, n_iter=40, alpha=0.1, progress=False, random_state=0).fit(texts)
-    from dolda.coherence import topic_coherence
-    from dolda.heldout import perplexity
+    from dolda.interpret.coherence import topic_coherence
+    from dolda.evaluate.heldout import perplexity
 
     # V = 20 words: any fit that learnt something scores well below 20
     assert perplexity_scorer(model, texts) == -perplexity(model, texts) > -12.0

@@ -13,9 +13,14 @@ from click.testing import CliRunner
 from _browser import browser, console_errors, save_screenshot, wait_for
 from dolda import DOLDA
 from dolda.datasets import simulate
-from dolda.report import json_for_script, plot_coefficients, plot_topic_heatmap, plot_trace
-from dolda.report.convergence import bulk_ess, convergence_summary, split_rhat
-from dolda.report.topics_map import (
+from dolda.interpret.report import (
+    json_for_script,
+    plot_coefficients,
+    plot_topic_heatmap,
+    plot_trace,
+)
+from dolda.interpret.report.convergence import bulk_ess, convergence_summary, split_rhat
+from dolda.interpret.report.topics_map import (
     classical_mds,
     jensen_shannon_distances,
     relevance,
@@ -40,7 +45,7 @@ def fitted():
 def report(fitted, tmp_path_factory):
     model, texts, y = fitted
     ids = [f"DOC-{i}" for i in range(len(texts))]
-    from dolda.report import make_report
+    from dolda.interpret.report import make_report
 
     return make_report(model, tmp_path_factory.mktemp("report") / "report.html", texts=texts,
                        y=y, ids=ids, max_documents=25)
@@ -110,8 +115,8 @@ def test_report_names_the_probability_rule_and_the_calibration_map(report, fitte
     import contextlib
     import copy
 
-    from dolda.calibration import stacking_map
-    from dolda.report import make_report
+    from dolda.posterior.calibration import stacking_map
+    from dolda.interpret.report import make_report
 
     model, texts, y = fitted
     L = len(model.classes_)
@@ -236,7 +241,7 @@ def test_topic_map_math():
 
 
 def test_many_classes_show_top_confusions_not_the_full_matrix():
-    from dolda.report import _accuracy_sections
+    from dolda.interpret.report import _accuracy_sections
 
     rng = np.random.default_rng(0)
     labels = np.array([f"c{i:02d}" for i in range(30)], dtype=object)

@@ -74,7 +74,7 @@ def test_health_and_model(client, sim):
 def test_model_names_the_probability_rule_and_the_calibration_map(client, app):
     """``GET /model``'s summary: ``proba`` and, for "calibrated", the map ``stacking_``
     holds (each width; null without one, as in files saved before 0.2, and for "ovr")."""
-    from dolda.calibration import stacking_map
+    from dolda.posterior.calibration import stacking_map
 
     model = app.state.service.model
     fitted, L = model.stacking_, len(model.classes_)

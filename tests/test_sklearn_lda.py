@@ -12,9 +12,9 @@ from sklearn.pipeline import make_pipeline
 
 import dolda
 from dolda import LDA
-from dolda._inputs import count_tokens
+from dolda.design.inputs import count_tokens
 from dolda.datasets import simulate
-from dolda.heldout import document_completion, split_halves
+from dolda.evaluate.heldout import document_completion, split_halves
 
 
 def _lda(**kw):

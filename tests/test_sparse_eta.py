@@ -31,7 +31,7 @@ from _geweke import N_CHAINS, N_STEPS, QUANTILES, TOL, VARIANCE, indicators, pri
 def _data(sparse: bool, seed=0, n_topics=4):
     sim = simulate(n_docs=90, n_topics=n_topics, n_classes=3, vocab_size=80, doc_length=25,
                    random_state=seed)
-    from dolda.corpus import Corpus
+    from dolda.design.corpus import Corpus
 
     corpus = Corpus(sim.texts, rare_share=0)
     rng = np.random.default_rng(seed)
@@ -104,7 +104,7 @@ def test_dolda_cg_chain_is_the_same_for_dense_and_sparse_input():
 
 
 def test_auto_keeps_sparse_covariates_sparse_beyond_the_cholesky_limit():
-    from dolda.model import SPARSE_CHOLESKY_MAX_COLUMNS
+    from dolda.models.dolda.estimator import SPARSE_CHOLESKY_MAX_COLUMNS
 
     sim = simulate(n_docs=60, n_topics=3, n_classes=2, vocab_size=60, doc_length=20,
                    random_state=1)

@@ -1,10 +1,10 @@
-"""dolda.stability: identified topic contrasts, topic recurrence across chains, and the
+"""dolda.interpret.stability: identified topic contrasts, topic recurrence across chains, and the
 signal topics that are offered (stable, judged on the contrast)."""
 
 import numpy as np
 import pytest
 
-from dolda import stability as st
+from dolda.interpret import stability as st
 
 
 def test_contrasts_and_levels_do_not_move_along_the_sum_to_one_direction():

@@ -24,7 +24,7 @@ from dolda.datasets import simulate
 PUBLIC = {"fit", "predict", "predict_proba", "transform", "fit_transform", "explain",
           "decision_function", "score"}
 # the modules holding the estimators' public methods (DOLDA.explain is in a mixin module)
-ESTIMATORS = {"dolda.model", "dolda._dolda_interpret", "dolda.lda", "dolda.probit"}
+ESTIMATORS = {"dolda.models.dolda.estimator", "dolda.models.dolda.interpret", "dolda.models.lda", "dolda.models.probit.estimator"}
 
 
 class _Recorder:

@@ -1,6 +1,6 @@
 """Words as covariates (``DOLDA(n_words=...)``) and the vocabulary controls (issue 12).
 
-* :class:`dolda.word_features.WordFeatures` against scikit-learn's vectorizers
+* :class:`dolda.design.word_features.WordFeatures` against scikit-learn's vectorizers
   on a small corpus (selection by document frequency, log / binary / tf-idf).
 * DOLDA with word covariates: names, coefficients, prediction after save/load,
   ``explain`` and ``signal_covariates`` list ``word=<w>`` columns; a decisive
@@ -18,9 +18,9 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 import dolda
 from dolda import DOLDA
 from dolda.cli import main
-from dolda.corpus import Corpus, read_stop_words
+from dolda.design.corpus import Corpus, read_stop_words
 from dolda.datasets import simulate
-from dolda.word_features import WordFeatures
+from dolda.design.word_features import WordFeatures
 
 DOCS = ["apple banana apple cherry", "banana banana date", "cherry apple egg egg egg",
         "fig apple", "banana cherry"]
@@ -193,7 +193,7 @@ def test_cli_word_and_vocabulary_options(tmp_path):
 
 
 def test_auto_number_of_words_follows_the_documented_rule():
-    from dolda.word_features import AUTO_MAX_WORDS, AUTO_MIN_WORDS, resolve_n_words
+    from dolda.design.word_features import AUTO_MAX_WORDS, AUTO_MIN_WORDS, resolve_n_words
 
     assert (AUTO_MIN_WORDS, AUTO_MAX_WORDS) == (2000, 5000)
     assert resolve_n_words("auto", 825) == 2000          # small corpora: the floor

@@ -3,10 +3,10 @@
 :func:`tune_topics` fits one model per K and fold and scores it three ways:
 
 * ``accuracy`` (DOLDA only): share of the held-out fold predicted right;
-* ``coherence``: mean topic coherence (:mod:`dolda.coherence`, C_V by default)
+* ``coherence``: mean topic coherence (:mod:`dolda.interpret.coherence`, C_V by default)
   of the model's top words on its *training* documents;
 * ``perplexity``: held-out perplexity of the fold by document completion
-  (:mod:`dolda.heldout`); lower is better.
+  (:mod:`dolda.evaluate.heldout`); lower is better.
 
 :func:`plot_tuning` draws the three against K.  The same scores are available
 as scikit-learn scorers (:func:`perplexity_scorer`, :func:`coherence_scorer`)
@@ -20,8 +20,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from .coherence import MEASURES, topic_coherence
-from .heldout import perplexity
+from .evaluate.heldout import perplexity
+from .interpret.coherence import MEASURES, topic_coherence
 
 
 def perplexity_scorer(estimator, texts, y=None):
@@ -88,8 +88,8 @@ def tune_topics(texts, y=None, X=None, topics=(5, 10, 20), folds=3, measure="c_v
     """
     from sklearn.model_selection import KFold, StratifiedKFold
 
-    from .lda import LDA
-    from .model import DOLDA
+    from .models.lda import LDA
+    from .models.dolda.estimator import DOLDA
 
     topics = [int(k) for k in topics]
     if not topics or min(topics) < 2:

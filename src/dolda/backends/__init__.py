@@ -48,7 +48,7 @@ def make_chain(backend: str, seed, state, data, config, n_shards=None, client=No
 
         return LocalChain(seed, state, data, config, n_shards)
     if backend == "dask":
-        from .._validation import check_choice
+        from ..utils.validation import check_choice
         from .dask import DaskChain
 
         check_choice(phi_transport, "phi_transport", PHI_TRANSPORTS)
@@ -99,7 +99,7 @@ def make_lda_chain(backend: str, seed, tokens, doc_ptr, n_words, n_topics, alpha
     if backend == "dask":
         import numpy as np
 
-        from .._validation import check_choice
+        from ..utils.validation import check_choice
         from ..sampler import lda as topic_kernels
         from .dask import DaskLDAChain
 

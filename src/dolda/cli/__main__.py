@@ -1,3 +1,3 @@
-from . import main
+from ._group import main
 
 main()

@@ -354,9 +354,9 @@ def _library_errors(what: str = ""):
 def _atomic_write(path: Path, write) -> None:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it onto ``path``.
 
-    Under the output's lock (:func:`dolda._atomic.output_lock`), so the temporary files
+    Under the output's lock (:func:`dolda.io.atomic.output_lock`), so the temporary files
     a killed run left beside ``path`` (``.<name>.*.tmp``) are removed first."""
-    from .. import _atomic
+    from ..io import atomic as _atomic
 
     path = Path(path)
     try:
@@ -414,7 +414,7 @@ def _check_model_out(path: Path, overwrite: bool) -> Path:
     at once with one line instead of racing this one; a model left beside
     ``path`` by an interrupted replacement is put back first.
     """
-    from .. import _atomic
+    from ..io import atomic as _atomic
     from ..io import HEADER_FILE, _is_complete
 
     path = Path(path)
@@ -438,8 +438,8 @@ def _check_model_out(path: Path, overwrite: bool) -> Path:
 
 
 def _hold_lock(path: Path, what: str, param_hint: str) -> None:
-    """Lock ``path`` (see :func:`dolda._atomic.output_lock`) until the command ends."""
-    from .. import _atomic
+    """Lock ``path`` (see :func:`dolda.io.atomic.output_lock`) until the command ends."""
+    from ..io import atomic as _atomic
 
     lock = _atomic.output_lock(path, what)
     try:
@@ -460,7 +460,7 @@ def _lock_checkpoint(path) -> None:
                                      param_hint="'--checkpoint'")
         _probe_writable(path.parent, "--checkpoint")
         _hold_lock(path, "checkpoint directory", "'--checkpoint'")
-        from .. import _atomic
+        from ..io import atomic as _atomic
         from ..io import _is_complete
 
         _atomic.recover(path, _is_complete)  # the .tmp-*/.old-* of a killed run
@@ -508,9 +508,9 @@ def _check_cli_meta(meta, meta_path, model) -> dict:
 
 def _load_model(path):
     """A fitted DOLDA and its CLI metadata, or a one-line error."""
-    from .. import _atomic
+    from ..io import atomic as _atomic
     from ..io import ModelFormatError, _is_complete, load
-    from ..model import DOLDA
+    from ..models.dolda.estimator import DOLDA
 
     path = Path(path)
     try:
@@ -664,7 +664,7 @@ def _check_token_pattern(ctx, param, value):
     """``--token-pattern``: a regular expression whose matches are non-empty words."""
     if value is None:
         return None
-    from ..corpus import check_token_pattern
+    from ..design.corpus import check_token_pattern
 
     try:
         check_token_pattern(value)
@@ -789,7 +789,7 @@ class _ModelPath(click.Path):
     beside it by an interrupted replacement (``docs/FORMAT.md``, Atomicity)."""
 
     def convert(self, value, param, ctx):
-        from .. import _atomic
+        from ..io import atomic as _atomic
         from ..io import _is_complete
 
         path = Path(value)
@@ -802,7 +802,7 @@ _MODEL = _ModelPath(exists=True, file_okay=False, path_type=Path)
 
 
 def _estimator(opts, **extra):
-    from ..model import DOLDA
+    from ..models.dolda.estimator import DOLDA
 
     return DOLDA(n_topics=opts["n_topics"], prior=opts["prior"], alpha=opts["alpha"],
                  beta=opts["beta"], n_iter=opts["n_iter"], burn_in=opts["burn_in"],
@@ -818,7 +818,7 @@ def _estimator(opts, **extra):
 
 def _stop_words(values):
     """``--stop-words`` values -> DOLDA's ``stop_words``: one choice, or the union of several."""
-    from ..corpus import read_stop_words
+    from ..design.corpus import read_stop_words
 
     values = tuple(values) or ("english",)
     resolved = []

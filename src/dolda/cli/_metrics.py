@@ -27,7 +27,7 @@ def training_accuracy(model, y, X=None, texts=None):
     counts = np.asarray(counts, dtype=np.float64)
     n_fit = counts.shape[0]
     if n_fit < len(y):  # calibration_holdout: the chain saw the first rows only
-        from .._holdout import _rows
+        from ..posterior.holdout import _rows
 
         index = np.arange(n_fit)
         y, X = np.asarray(y)[:n_fit], _rows(X, index)

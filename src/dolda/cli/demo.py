@@ -6,7 +6,7 @@ import time
 
 import click
 
-from . import main
+from ._group import main
 
 
 def _hellinger(p, q):
@@ -83,7 +83,7 @@ def _demo_dolda(n_docs, n_topics, iterations, seed, threads, progress):
     import numpy as np
 
     from ..datasets import simulate
-    from ..model import DOLDA
+    from ..models.dolda.estimator import DOLDA
 
     sim = simulate(n_docs=n_docs, n_topics=n_topics, n_classes=3, vocab_size=50 * n_topics,
                    doc_length=80, n_signal=2, random_state=seed)
@@ -144,8 +144,8 @@ def _demo_probit(iterations, seed, progress):
     from sklearn.model_selection import train_test_split
     from sklearn.preprocessing import StandardScaler
 
-    from .._draws import draw_quantiles
-    from ..probit import DOProbit
+    from ..utils.draws import draw_quantiles
+    from ..models.probit.estimator import DOProbit
 
     X, y = load_digits(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from . import main
 from ._common import (
     DATA_FORMATS,
     _plain,
@@ -22,6 +21,7 @@ from ._common import (
     _read_training_data,
     _table,
 )
+from ._group import main
 from ._output import check_out, emit, is_stdout, write_json
 
 

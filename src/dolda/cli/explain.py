@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from . import main
 from ._common import (
     _MODEL,
     _echo_warnings,
@@ -13,6 +12,7 @@ from ._common import (
     _model_covariates,
     decode_text,
 )
+from ._group import main
 
 
 def _parse_covariate_values(items, model) -> "object":
@@ -91,7 +91,7 @@ def explain(model_dir, text, covariate_values, n_classes, top, fmt, level, encod
     """
     import json
 
-    from ..explain import analyse, explain_documents
+    from ..interpret.explain import analyse, explain_documents
 
     model, _ = _load_model(model_dir)
     if text == "-":

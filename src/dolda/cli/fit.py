@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-from . import main
 from ._common import (
     DATA_FORMATS,
     DEFAULT_CONNECT_TIMEOUT,
@@ -29,6 +28,7 @@ from ._common import (
     _read_training_data,
     _save_model,
 )
+from ._group import main
 from ._metrics import training_accuracy
 
 
@@ -71,8 +71,8 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
     workers of that Dask cluster for the whole fit (see docs/DISTRIBUTED.md); the
     same --seed and --shards give the same model with or without --scheduler.
     """
-    from ..calibration import describe_proba
-    from ..model import FitInterrupted
+    from ..posterior.calibration import describe_proba
+    from ..models.dolda.estimator import FitInterrupted
 
     _check_burn_in(opts)
     out = _check_model_out(out, overwrite)
@@ -152,7 +152,7 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
                                         checkpoint_every, convergence, out, cluster)
             click.echo(f"  to converge       {command}")
     if model.n_chains_ > 1:
-        from ..diagnostics import worst_rhat
+        from ..evaluate.diagnostics import worst_rhat
 
         with _echo_warnings(), _library_errors():
             rhat = worst_rhat(model, topics_only=True)
@@ -188,7 +188,7 @@ def _exit_code(exc) -> int:
 
 
 def _verdict_line(convergence) -> str:
-    """``convergence_`` (:func:`dolda.convergence.chain_convergence`) in one line: the
+    """``convergence_`` (:func:`dolda.evaluate.convergence.chain_convergence`) in one line: the
     verdict, what is wrong and the figures; the command to run follows on its own line."""
     return convergence.get("summary") or convergence["message"]
 

@@ -6,22 +6,22 @@ from pathlib import Path
 
 import click
 
-from ..topics import DEFAULT_RELEVANCE
-from . import main
+from ..interpret.topics import DEFAULT_RELEVANCE
 from ._common import (
     _FloatRange,
     _MODEL,
     _echo_warnings,
     _library_errors,
 )
+from ._group import main
 from ._output import FORMATS, check_format_out, write_formatted
 
 
 def _load_topic_model(path):
     """A fitted DOLDA or LDA saved in ``path``, or a one-line error."""
     from ..io import ModelFormatError, load
-    from ..lda import LDA
-    from ..model import DOLDA
+    from ..models.lda import LDA
+    from ..models.dolda.estimator import DOLDA
 
     try:
         model = load(path)

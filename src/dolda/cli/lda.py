@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..topics import DEFAULT_RELEVANCE
-from . import main
+from ..interpret.topics import DEFAULT_RELEVANCE
 from ._common import (
     DATA_FORMATS,
     MAX_PRIOR,
@@ -23,6 +22,7 @@ from ._common import (
     _texts,
     read_table,
 )
+from ._group import main
 
 
 @main.command(epilog=DATA_FORMATS)
@@ -66,7 +66,7 @@ def lda(data, text_column, n_topics, n_iter, burn_in, alpha, beta, rare_share, m
     Example:
       dolda lda reviews.csv --text review --topics 30 --out lda_model/
     """
-    from ..lda import LDA
+    from ..models.lda import LDA
 
     if burn_in is not None and burn_in >= n_iter:
         raise click.BadParameter(f"must be smaller than --iterations ({n_iter}), got {burn_in}",

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from . import main
 from ._common import (
     DATA_FORMATS,
     _DATA,
@@ -17,6 +16,7 @@ from ._common import (
     _load_model,
     read_model_documents,
 )
+from ._group import main
 from ._output import check_out, emit, is_stdout, write_table
 
 

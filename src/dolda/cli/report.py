@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from . import main
 from ._common import (
     DATA_FORMATS,
     _DATA,
@@ -21,6 +20,7 @@ from ._common import (
     _texts,
     read_table,
 )
+from ._group import main
 
 
 @main.command(epilog=DATA_FORMATS)
@@ -83,7 +83,7 @@ def report(model_dir, out, data, text_column, label_column, id_column, max_docs,
             X = frame[list(model_cov)].copy()
     elif label_column is not None or id_column is not None:
         raise click.UsageError("--label and --id need --data")
-    from ..report import make_report
+    from ..interpret.report import make_report
 
     with _echo_warnings(), _library_errors():
         make_report(model, out, texts=texts, y=y, X=X, max_documents=max_docs, ids=ids,

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from . import main
 from ._common import (
     DATA_FORMATS,
     _DATA,
@@ -18,6 +17,7 @@ from ._common import (
     _load_model,
     read_model_documents,
 )
+from ._group import main
 from ._metrics import align_labels, classification_scores
 from ._output import check_out, emit, write_json
 
@@ -44,7 +44,7 @@ def score(model_dir, data, text_column, covariates, encoding, label_column, out)
     """
     import pandas as pd
 
-    from ..calibration import describe_proba, proba_rule
+    from ..posterior.calibration import describe_proba, proba_rule
 
     out = check_out(out, ("json",), inputs=[(data, "DATA file")])
     model, meta = _load_model(model_dir)

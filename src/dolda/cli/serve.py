@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from . import main
 from ._common import _MODEL, _FloatRange, _load_model
+from ._group import main
 
 
 @main.command()

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from . import main
 from ._common import (
     DATA_FORMATS,
     MAX_PRIOR,
@@ -25,6 +24,7 @@ from ._common import (
     _texts,
     read_table,
 )
+from ._group import main
 from ._output import check_out, emit, is_stdout, write_table
 
 _PLOT_EXTENSIONS = (".png", ".svg", ".pdf")

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from .._heap import release_in_iteration
+from ..utils.heap import release_in_iteration
 from . import lda as topic_kernels
 from . import polya
 from . import probit as probit_blocks

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .._validation import check_doc_ptr, check_phi_columns
+from ..utils.validation import check_doc_ptr, check_phi_columns
 from . import predict_sparse
 from .alpha import as_alpha
 from .predict_sparse import BLOCK, _predict_sparse, _predict_sparse_serial, write_proportions

@@ -105,11 +105,11 @@ def obeys_n_jobs(method):
     """Decorate an estimator method so that its whole body runs under ``using_threads``.
 
     The thread count is the estimator's ``n_jobs`` (None or -1: all cores), checked by
-    :func:`dolda._validation.check_n_jobs`.
+    :func:`dolda.utils.validation.check_n_jobs`.
     """
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        from .._validation import check_n_jobs
+        from ..utils.validation import check_n_jobs
 
         with using_threads(check_n_jobs(self.n_jobs)):
             return method(self, *args, **kwargs)

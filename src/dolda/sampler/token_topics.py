@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .._validation import check_doc_ptr, check_phi_columns
+from ..utils.validation import check_doc_ptr, check_phi_columns
 from .alpha import as_alpha
 from .predict import local_topics
 from .rng import STEP_PREDICT, stream, uniform
@@ -92,7 +92,7 @@ def token_topic_frequencies(tokens, doc_ptr, phi, alpha, n_sweeps, burn_in, seed
     Parameters
     ----------
     tokens : int (N,), doc_ptr : int (D+1,)
-        The documents (CSR, as in :class:`dolda.corpus.Corpus`).
+        The documents (CSR, as in :class:`dolda.design.corpus.Corpus`).
     phi : float (K, V)
         ``Phi`` held fixed (the model's ``phi_``).
     alpha : float or float (K,)

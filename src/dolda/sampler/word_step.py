@@ -2,7 +2,7 @@
 
 With word covariates ``U = [X_A, W, zbar]`` (D x P): ``X_A`` the intercept and the
 other covariates, ``W`` the thousands of sparse word columns
-(:mod:`dolda.word_features`), ``zbar`` the K topic proportions.  The eta-step's
+(:mod:`dolda.design.word_features`), ``zbar`` the K topic proportions.  The eta-step's
 conditional is ``eta_l ~ N(Q_l^{-1} U^T a_l, Q_l^{-1})``, ``Q_l = U^T U + diag(prec_l)``
 (:mod:`dolda.sampler.probit`).  Drawing it jointly costs a CG solve (tens to hundreds
 of passes over ``U``, :mod:`dolda.sampler.gaussian`).  Here the eta-step is instead

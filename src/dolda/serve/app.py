@@ -8,7 +8,7 @@ Endpoints (OpenAPI schema at ``/openapi.json``, interactive docs at ``/docs``):
 ``POST /explain``
     Same input plus ``classes`` and ``features``: probabilities, the feature
     contributions to the explained class scores, and every word's
-    contribution (character spans into the text), see :mod:`dolda.explain`.
+    contribution (character spans into the text), see :mod:`dolda.interpret.explain`.
 ``GET /health``, ``GET /model``
     Liveness, and the model's classes, topics (top words, signal classes) and
     summary.
@@ -55,7 +55,7 @@ class ModelService:
 
     def __init__(self, model_dir, threads=None, level=0.95):
         from ..io import load
-        from ..model import DOLDA
+        from ..models.dolda.estimator import DOLDA
 
         model = load(model_dir)
         if not isinstance(model, DOLDA):
@@ -170,7 +170,7 @@ class ModelService:
         return out
 
     def explain(self, texts, covariates, n_classes, n_features, n_words, notes=None):
-        from ..explain import analyse, explain_documents
+        from ..interpret.explain import analyse, explain_documents
 
         notes = [] if notes is None else notes
         X = self.frame(covariates, len(texts), notes)
@@ -213,7 +213,7 @@ class ModelService:
         raise KeyError(text)
 
     def summary(self):
-        from ..calibration import proba_rule
+        from ..posterior.calibration import proba_rule
 
         m = self.model
         K = m.phi_.shape[0]

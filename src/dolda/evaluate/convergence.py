@@ -1,0 +1,227 @@
+"""Has the chain converged?  One verdict for the fit log, ``convergence_``, the report and a
+loaded model: :func:`chain_convergence` computes it, everything else shows it.
+
+Split R-hat and bulk ESS (Vehtari, Gelman, Simpson, Carpenter & Buerkner 2021; vectorised in
+:mod:`dolda.interpret.report.convergence`) of
+
+* the joint log-likelihood over the kept iterations (after the burn-in): does it drift?
+* the *signal* coefficients (those whose 95% interval of the kept draws excludes zero; the
+  :data:`MAX_COEFFICIENTS` of largest posterior |mean| when none does): have they mixed?
+
+pooled over the chains (a single chain is split in halves, so a trend shows as R-hat > 1).
+The chain "looks converged" when the log-likelihood's R-hat is at most :data:`RHAT_MAX`, at
+most :data:`SHARE_MAX` of the signal coefficients have R-hat above :data:`RHAT_MAX` and at
+most :data:`SHARE_MAX` have a bulk ESS below :data:`ESS_MIN`, with at least
+:data:`MIN_KEPT_DRAWS` kept draws per chain.  The log-likelihood's ESS is reported, not
+required: its mean is never used, only its drift matters, and a topic model's log-likelihood
+is so autocorrelated that an ESS bar of 100 failed every chain shorter than about 200
+kept draws (issue 36).  A Horseshoe model has hundreds of coefficients pinned near zero
+that mix slowly without changing any prediction: they are reported (``coef_share_above``),
+not judged.  These are heuristics: they can miss non-convergence, never prove convergence.
+
+The advice can be run as printed: it knows whether the fit wrote a checkpoint that
+``resume`` can extend (:func:`checkpoint_of`); without one it says to refit with more
+iterations and a checkpoint.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+#: Largest split R-hat taken as converged (1.01 is Vehtari et al.'s strict value for final
+#: inference; short topic-model chains are judged at 1.05).
+RHAT_MAX = 1.05
+#: Smallest bulk ESS wanted for a signal coefficient (Monte Carlo error of its posterior
+#: mean at most 1 / sqrt(50) = 14% of its posterior standard deviation).
+ESS_MIN = 50
+#: Largest share of the signal coefficients allowed above RHAT_MAX or below ESS_MIN.
+SHARE_MAX = 0.05
+#: Fewer kept draws per chain than this: too short to judge (split halves of 10 draws).
+MIN_KEPT_DRAWS = 20
+#: At most this many coefficients are diagnosed: those of largest posterior |mean|.
+MAX_COEFFICIENTS = 2000
+#: Former name of SHARE_MAX.
+COEF_SHARE_MAX = SHARE_MAX
+
+#: The keys of ``convergence_`` that are numbers (NaN where not computed).
+NUMBERS = ("loglik_rhat", "loglik_ess", "coef_rhat_max", "coef_share_above", "coef_ess_min",
+           "signal_share_rhat_above", "signal_share_ess_below", "n_signal", "kept_draws",
+           "n_chains", "n_iter", "more_iterations", "recommended_iterations")
+
+
+def _round_up(n, step=50):
+    return int(step * math.ceil(max(n, step) / step))
+
+
+def checkpoint_of(model):
+    """The checkpoint directory ``resume`` can extend this model from, or None: the model's
+    ``checkpoint`` parameter when it holds a finished chain (``model.json``; chain 0's of a
+    multi-chain fit)."""
+    params = model.get_params() if hasattr(model, "get_params") else {}
+    path = params.get("checkpoint", getattr(model, "checkpoint", None))
+    if not path:
+        return None
+    path = Path(path)
+    if (path / "model.json").exists() or (path / "chain0" / "model.json").exists():
+        return str(path)
+    return None
+
+
+def _signal(flat, level=0.95):
+    """(n,) bool: coefficients whose central ``level`` interval of the draws excludes 0."""
+    q = (1 - level) / 2
+    lo, hi = np.quantile(flat.reshape(-1, flat.shape[-1]), [q, 1 - q], axis=0)
+    return (lo > 0) | (hi < 0)
+
+
+def advice(converged, n_iter, more, checkpoint):
+    """``(message_tail, sentences)``: what to run, as the library and the CLI spell it."""
+    if converged:
+        return "", []
+    total = n_iter + more
+    if checkpoint is not None:
+        return (f"continue it: fit(..., resume={checkpoint!r}) with n_iter={total} "
+                f"(CLI: the same dolda fit command with --resume {checkpoint} --iterations "
+                f"{total})",
+                [f"Run about {more} more iterations: continue this chain from its checkpoint "
+                 f"with --resume {checkpoint} --iterations {total} (in Python: fit(..., "
+                 f"resume={checkpoint!r}) with n_iter={total})."])
+    refit = n_iter + 2 * more  # half of a new chain is burn-in
+    return (f"refit with n_iter={refit} and checkpoint=DIR so that it can be extended "
+            f"later (CLI: --iterations {refit} --checkpoint DIR); this fit wrote no "
+            "checkpoint to resume",
+            [f"Refit with about {refit} iterations and a checkpoint: --iterations {refit} "
+             f"--checkpoint DIR (in Python: n_iter={refit}, checkpoint=DIR). This fit wrote "
+             "no checkpoint, so it cannot be continued; with one, a later fit(..., "
+             "resume=DIR) or --resume DIR extends it instead of starting again."])
+
+
+def chain_convergence(model, level=0.95) -> dict:
+    """The convergence verdict of a fitted DOLDA (see the module doc): a JSON-able dict.
+
+    Returns
+    -------
+    dict
+        ``converged`` (bool); ``verdict`` ("converged", "not converged" or "too short to
+        judge"); the figures of :data:`NUMBERS` (``loglik_rhat``, ``loglik_ess``,
+        ``signal_share_rhat_above``, ``signal_share_ess_below``, ``n_signal``,
+        ``coef_rhat_max``, ``coef_share_above`` (share of the diagnosed coefficients with
+        R-hat > RHAT_MAX), ``coef_ess_min``, ``kept_draws`` (per chain), ``n_chains``,
+        ``n_iter``, ``more_iterations`` (0 when converged), ``recommended_iterations``);
+        ``checkpoint`` (what ``resume`` can extend, or None); ``problems`` (clauses);
+        ``summary`` (one line: verdict, problems, figures), ``message`` (the summary and
+        what to do) and ``advice`` (sentences, the first the verdict).
+    """
+    from .rhat import bulk_ess, split_rhat
+
+    n_chains = int(getattr(model, "n_chains_", 1))
+    n_iter = int(model.n_iter_)
+    draws = np.asarray(model.eta_draws_)
+    S = draws.shape[0] // n_chains
+    eta = draws.reshape((n_chains, S, -1))
+    params = model.get_params() if hasattr(model, "get_params") else {}
+    thin = int(params.get("thin", 1) or 1)
+    ll = model.loglik_["total"].to_numpy().reshape(n_chains, -1)
+    ll = ll[:, max(ll.shape[1] - S * thin, 0):]
+    ll = ll[:, np.all(np.isfinite(ll), axis=0)]
+    checkpoint = checkpoint_of(model)
+    out = {"n_chains": n_chains, "n_iter": n_iter, "kept_draws": S, "checkpoint": checkpoint}
+    nan = float("nan")
+    if S < MIN_KEPT_DRAWS or ll.shape[1] < 4:
+        more = _round_up(2 * MIN_KEPT_DRAWS * thin)
+        out.update({k: nan for k in NUMBERS if k not in out})
+        out.update(converged=False, verdict="too short to judge", more_iterations=more,
+                   recommended_iterations=n_iter + more,
+                   problems=[f"only {S} kept draws per chain (at least {MIN_KEPT_DRAWS} are "
+                             "needed to judge)"])
+    else:
+        ll_rhat = float(split_rhat(ll[:, :, None])[0])
+        ll_ess = float(bulk_ess(ll[:, :, None])[0])
+        if eta.shape[2] > MAX_COEFFICIENTS:  # the coefficients that matter for predictions
+            top = np.argsort(-np.abs(eta.mean(axis=(0, 1), dtype=np.float64)))
+            eta = eta[:, :, np.sort(top[:MAX_COEFFICIENTS])]
+        rhat, ess = split_rhat(eta), bulk_ess(eta)
+        finite = np.isfinite(rhat)
+        signal = _signal(eta, level) & finite
+        judged = signal if signal.any() else finite
+        sig_rhat, sig_ess = rhat[judged], ess[judged]
+        share_rhat = float(np.mean(sig_rhat > RHAT_MAX)) if judged.any() else 0.0
+        share_ess = float(np.mean(~(sig_ess >= ESS_MIN))) if judged.any() else 0.0
+        problems = []
+        if not np.isnan(ll_rhat) and ll_rhat > RHAT_MAX:
+            problems.append(f"the log-likelihood still drifts (R-hat {ll_rhat:.3f})")
+        what = "signal coefficients" if signal.any() else "largest coefficients"
+        if share_rhat > SHARE_MAX:
+            problems.append(f"{share_rhat:.0%} of the {int(judged.sum())} {what} have R-hat > "
+                            f"{RHAT_MAX}")
+        if share_ess > SHARE_MAX:
+            problems.append(f"{share_ess:.0%} of the {int(judged.sum())} {what} have fewer "
+                            f"than {ESS_MIN} effective draws")
+        more = 0
+        if problems:
+            # ESS grows about linearly with the kept draws; a drifting chain needs at least
+            # as many again
+            factor = 1.0
+            low = np.quantile(sig_ess[np.isfinite(sig_ess)], SHARE_MAX) \
+                if np.isfinite(sig_ess).any() else nan
+            if share_ess > SHARE_MAX and low > 0:
+                factor = max(factor, ESS_MIN / low - 1.0)
+            more = _round_up(factor * S * thin)
+        out.update(
+            converged=not problems, verdict="not converged" if problems else "converged",
+            loglik_rhat=ll_rhat, loglik_ess=ll_ess,
+            coef_rhat_max=float(np.nanmax(rhat)) if finite.any() else nan,
+            coef_share_above=float(np.mean(rhat[finite] > RHAT_MAX)) if finite.any() else 0.0,
+            coef_ess_min=float(np.nanmin(ess)) if np.isfinite(ess).any() else nan,
+            signal_share_rhat_above=share_rhat, signal_share_ess_below=share_ess,
+            n_signal=int(signal.sum()), more_iterations=more,
+            recommended_iterations=n_iter + more, problems=problems)
+    tail, steps = advice(out["converged"], n_iter, out["more_iterations"], checkpoint)
+    figures = _figures(out)
+    if out["converged"]:
+        out["summary"] = out["message"] = f"the chain looks converged ({figures})"
+        out["advice"] = ["Converged: the log-likelihood is stable and the signal "
+                         "coefficients mixed well; no more iterations are needed for the "
+                         f"predictions and the signal topics shown here ({figures})."]
+    else:
+        head = ("too short to judge convergence" if out["verdict"] == "too short to judge"
+                else "the chain has not converged")
+        short = ("" if np.isnan(out["loglik_rhat"]) else
+                 f"log-likelihood split R-hat {out['loglik_rhat']:.3f}, ESS "
+                 f"{out['loglik_ess']:.0f}; {out['n_signal']} signal coefficients")
+        out["summary"] = f"{head} ({'; '.join(out['problems'] + [short][:bool(short)])})"
+        out["message"] = f"{out['summary']}: {tail}"
+        out["advice"] = [f"Not converged yet: {'; '.join(out['problems'])}."] + steps
+        if n_chains == 1:
+            out["advice"].append("With a single chain R-hat only sees drift within the "
+                                 "chain; fit with --chains 4 (n_chains=4) to check that "
+                                 "independent chains agree.")
+    return out
+
+
+def _figures(out):
+    """The verdict's figures in one clause."""
+    if np.isnan(out["loglik_rhat"]):
+        return ""
+    return (f"log-likelihood split R-hat {out['loglik_rhat']:.3f}, ESS "
+            f"{out['loglik_ess']:.0f}; {out['n_signal']} signal coefficients, "
+            f"{out['signal_share_rhat_above']:.0%} with R-hat > {RHAT_MAX}, "
+            f"{out['signal_share_ess_below']:.0%} with ESS < {ESS_MIN}")
+
+
+def to_json(summary):
+    """``convergence_`` as model files store it: NaN as None (JSON has no NaN)."""
+    if summary is None:
+        return None
+    return {k: (None if isinstance(v, float) and not np.isfinite(v) else v)
+            for k, v in summary.items()}
+
+
+def from_json(stored):
+    """``convergence_`` of a model file (:func:`to_json`): None back to NaN."""
+    if stored is None:
+        return None
+    return {k: (float("nan") if v is None and k in NUMBERS else v) for k, v in stored.items()}

@@ -1,0 +1,3 @@
+"""What a fitted model says: explanations, topic labels, coherence, the HTML
+report (``report/``).
+"""

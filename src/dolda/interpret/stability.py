@@ -1,0 +1,162 @@
+"""What a fit identifies and what repeats: topic contrasts, topic recurrence across chains,
+cross-chain R-hat and ESS of the reported quantities, signals that repeat (issue 32).
+
+The topic proportions of a document sum to one, so the likelihood cannot tell
+``(intercept + c, every topic coefficient - c)`` from the original for any ``c``: a single
+topic coefficient is not identified, only its position relative to the class's other topic
+coefficients is.  :func:`topic_contrasts` reports ``eta_lk - median_j eta_lj`` (per draw),
+which that direction does not move (the median of ``x - c`` is the median of ``x`` minus
+``c``), and which stays near zero for the many topics a Horseshoe keeps at the class's
+baseline (a mean would put every other topic below a strong signal).
+:func:`class_levels` is the identified level, ``intercept + mean_k eta_lk`` (the score of a
+document whose topics are uniform, covariates at zero).
+
+Topics are matched across chains (Hungarian assignment on Hellinger distance,
+:func:`dolda.evaluate.diagnostics.align_topics`); a topic *recurs* in a chain when its matched topic
+lies within :data:`REPRODUCE_HELLINGER` of chain 0's.  A topic found in fewer than
+:data:`STABLE_SHARE` of the chains is unstable and :meth:`dolda.DOLDA.signal_topics` does not
+offer it as a signal.  These are functions of arrays (and of a fitted model) so that the
+convergence verdict (:mod:`dolda.evaluate.convergence`) and the experiments can call them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Two topics are "the same" when their Hellinger distance is below this (issue 32's target).
+REPRODUCE_HELLINGER = 0.3
+#: A topic is stable when it recurs in at least this share of the chains (2 chains: both).
+STABLE_SHARE = 0.75
+
+
+def topic_columns(n_columns: int, n_topics: int) -> slice:
+    """The topic columns of eta: the last ``n_topics`` of ``n_columns``."""
+    return slice(n_columns - n_topics, n_columns)
+
+
+def topic_contrasts(eta_draws, n_topics: int):
+    """``eta_lk - median_j eta_lj`` for every draw: (S, L, K) float64, identified."""
+    t = np.asarray(eta_draws[..., topic_columns(eta_draws.shape[-1], n_topics)],
+                   dtype=np.float64)
+    return t - np.median(t, axis=-1, keepdims=True)
+
+
+def class_levels(eta_draws, n_topics: int):
+    """``intercept + mean_k eta_lk`` for every draw: (S, L) float64, identified."""
+    t = np.asarray(eta_draws[..., topic_columns(eta_draws.shape[-1], n_topics)],
+                   dtype=np.float64)
+    return np.asarray(eta_draws[..., 0], dtype=np.float64) + t.mean(axis=-1)
+
+
+def intervals(draws, level=0.95):
+    """Equal-tailed ``level`` intervals over the first axis: (lower, upper)."""
+    q = (1 - level) / 2
+    lo, hi = np.quantile(draws, [q, 1 - q], axis=0)
+    return lo, hi
+
+
+def excludes_zero(draws, level=0.95):
+    """Whether the ``level`` interval of each quantity (over axis 0) excludes zero."""
+    lo, hi = intervals(draws, level)
+    return (lo > 0) | (hi < 0)
+
+
+def matched_hellinger(phi_ref, phi):
+    """Hungarian matching of ``phi``'s topics to ``phi_ref``'s: ``(perm, distances (K,))``,
+    ``phi[perm[k]]`` matched to ``phi_ref[k]`` at Hellinger distance ``distances[k]``."""
+    from ..evaluate.diagnostics import align_topics, hellinger
+
+    perm = align_topics(phi_ref, phi)
+    dist = hellinger(np.asarray(phi_ref, np.float64), np.asarray(phi, np.float64)[perm])
+    return perm, np.diag(dist).copy()
+
+
+def reproduced_share(distances, threshold=REPRODUCE_HELLINGER) -> float:
+    """Share of matched topics closer than ``threshold``."""
+    return float(np.mean(np.asarray(distances) < threshold))
+
+
+def topic_recurrence(distances, threshold=REPRODUCE_HELLINGER):
+    """Share of chains in which each of chain 0's topics recurs: (K,) from the (C, K)
+    matched distances (row 0: chain 0 itself, zeros)."""
+    return np.mean(np.asarray(distances) < threshold, axis=0)
+
+
+def by_chain(draws, n_chains: int):
+    """Pooled draws (C * S, ...) chain after chain -> (C, S, ...)."""
+    draws = np.asarray(draws)
+    return draws.reshape((int(n_chains), -1) + draws.shape[1:])
+
+
+def rhat_ess(draws_by_chain):
+    """Rank-normalised split R-hat and bulk ESS of (C, S, ...) draws -> two arrays of shape
+    ``...`` (:mod:`dolda.evaluate.rhat`, the statistics of every verdict; each chain is split in
+    halves, so one chain is judged too)."""
+    from ..evaluate.rhat import bulk_ess, split_rhat
+
+    return split_rhat(draws_by_chain), bulk_ess(draws_by_chain)
+
+
+def chain_signals(eta_draws, n_topics: int, n_chains: int, level=0.95):
+    """Signal flags of every chain on its own draws: bool (C, L, K) on the topic contrasts."""
+    per = by_chain(eta_draws, n_chains)
+    return np.stack([excludes_zero(topic_contrasts(d, n_topics), level) for d in per])
+
+
+def signal_stability(model, level=0.95):
+    """Per (class, topic) what is reported and how often it repeats across the chains.
+
+    Returns a DataFrame indexed by (class, topic name) with ``effect`` (posterior mean of
+    the topic contrast), ``lower``, ``upper``, ``signal`` (pooled interval excludes 0),
+    ``repeats`` (share of chains where the topic is a signal on that chain's own draws),
+    ``recurrence`` (share of chains in which the topic is found, NaN with one chain),
+    ``stable`` (recurrence >= STABLE_SHARE, True with one chain), ``rhat`` and ``ess``
+    of the contrast across chains (split halves with one chain).
+    """
+    import pandas as pd
+
+    K = int(model.phi_.shape[0])
+    C = int(model.n_chains_)
+    eff = topic_contrasts(model.eta_draws_, K)
+    lo, hi = intervals(eff, level)
+    sig = (lo > 0) | (hi < 0)
+    repeats = chain_signals(model.eta_draws_, K, C, level).mean(axis=0)
+    dist = getattr(model, "topic_hellinger_", None)
+    rec = (np.full(K, np.nan) if dist is None or C == 1 else topic_recurrence(dist))
+    stable = np.ones(K, bool) if dist is None or C == 1 else rec >= STABLE_SHARE
+    rhat, ess = rhat_ess(by_chain(eff, C))
+    names = [f"topic {k}" for k in range(K)]
+    rows = []
+    for l, label in enumerate(model.classes_):
+        for k in range(K):
+            rows.append((label, names[k], float(eff[:, l, k].mean()), float(lo[l, k]),
+                         float(hi[l, k]), bool(sig[l, k]), float(repeats[l, k]), float(rec[k]),
+                         bool(stable[k]), float(rhat[l, k]), float(ess[l, k])))
+    return pd.DataFrame(rows, columns=["class", "topic", "effect", "lower", "upper", "signal",
+                                       "repeats", "recurrence", "stable", "rhat", "ess"]
+                        ).set_index(["class", "topic"])
+
+
+def reported_convergence(model, level=0.95) -> dict:
+    """R-hat and ESS across chains of what is reported: the class levels and the topic
+    contrasts of the signal topics (all contrasts when there is no signal).  A dict with
+    ``level_rhat_max``, ``level_ess_min``, ``signal_rhat_max``, ``signal_ess_min``,
+    ``signal_share_above`` (share of signal contrasts with R-hat > 1.05), ``n_signals``,
+    ``unstable_topics`` (share of topics that do not recur in STABLE_SHARE of the chains;
+    NaN with one chain)."""
+    from ..evaluate.convergence import RHAT_MAX
+
+    K, C = int(model.phi_.shape[0]), int(model.n_chains_)
+    lv_rhat, lv_ess = rhat_ess(by_chain(class_levels(model.eta_draws_, K), C))
+    table = signal_stability(model, level)
+    chosen = table[table["signal"] & table["stable"]]
+    if chosen.empty:
+        chosen = table
+    dist = getattr(model, "topic_hellinger_", None)
+    return {"level_rhat_max": float(np.nanmax(lv_rhat)), "level_ess_min": float(np.nanmin(lv_ess)),
+            "signal_rhat_max": float(chosen["rhat"].max()),
+            "signal_ess_min": float(chosen["ess"].min()),
+            "signal_share_above": float(np.mean(chosen["rhat"] > RHAT_MAX)),
+            "n_signals": int((table["signal"] & table["stable"]).sum()),
+            "unstable_topics": (float("nan") if dist is None or C == 1
+                                else float(np.mean(topic_recurrence(dist) < STABLE_SHARE)))}

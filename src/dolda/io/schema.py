@@ -1,0 +1,651 @@
+"""The schema of model files, checked on load: a model file is untrusted input.
+
+Every field of ``model.json`` and every array of ``arrays.npz`` is checked for
+its type, shape, finiteness and bounds, and the shapes against each other and
+against the vocabulary, *before* the estimator is rebuilt (the numba kernels
+index ``phi`` by word id and topic, so a narrower ``phi`` would make them read
+outside the array).  The checks run in two passes: :func:`check_manifest` on
+the header alone (before any array is read or allocated), then
+:func:`check_values` on the arrays.  Every violation raises
+:class:`SchemaError` with a one-line message naming the field;
+:mod:`dolda.io` turns it into a :class:`dolda.io.ModelFormatError`.
+
+The schema itself is documented in ``docs/FORMAT.md``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+
+import numpy as np
+
+#: Largest ``predict_sweeps`` / ``transform_sweeps`` a model file may ask for
+#: (a larger one would make ``predict`` run for hours).
+MAX_SWEEPS = 100_000
+#: Largest |coefficient| accepted (posterior draws of eta are O(1)-O(100); 1e300
+#: would overflow the class probabilities into NaN).
+MAX_COEF = 1e12
+#: Largest token pattern accepted (a regular expression compiled on load).
+MAX_PATTERN_LENGTH = 1_000
+#: The only dtype strings a manifest may hold: numpy's own spelling (``dtype.str``) of a
+#: boolean, integer, float or fixed-width unicode array, e.g. ``"<f8"``, ``"|b1"``, ``"<U12"``.
+DTYPE_STRING = re.compile(r"[<>|][biufU][0-9]{1,6}")
+#: An object dtype (``"|O"``, ``"O"``): refused with its own message (it would need pickle).
+OBJECT_DTYPE_STRING = re.compile(r"[<>|=]?O[0-9]*")
+#: Array names in a manifest.
+ARRAY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
+#: Rows of ``phi`` must sum to one within this tolerance.
+SIMPLEX_TOL = 1e-6
+#: The dtypes of kept draws (eta, tau, lambda): float32 since dolda stores them so
+#: (``dolda.utils.draws``), float64 in files written before; both load as saved.
+DRAWS = "f*"
+INTERCEPT = "(intercept)"
+
+
+class SchemaError(ValueError):
+    """One field of a model file violates the schema."""
+
+
+# ------------------------------------------------------------ scalar checks
+def _fail(message):
+    raise SchemaError(message)
+
+
+def _dict(value, where):
+    if not isinstance(value, dict):
+        _fail(f"{where} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _key(obj, key, where):
+    if key not in obj:
+        _fail(f"{where} lacks the required field {key!r}")
+    return obj[key]
+
+
+def _str(value, where, choices=None):
+    if not isinstance(value, str):
+        _fail(f"{where} must be a string, got {type(value).__name__}")
+    if choices is not None and value not in choices:
+        _fail(f"{where} must be one of {list(choices)}, got {value!r}")
+    return value
+
+
+def _int(value, where, lo=0, hi=2**64):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        _fail(f"{where} must be an integer, got {value!r}")
+    if not lo <= value < hi:
+        _fail(f"{where} must be in [{lo}, {hi}), got {value}")
+    return int(value)
+
+
+def _bool(value, where):
+    if not isinstance(value, bool):
+        _fail(f"{where} must be true or false, got {value!r}")
+    return value
+
+
+def _str_list(value, where, unique=True, length=None):
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        _fail(f"{where} must be a list of strings")
+    if unique and len(set(value)) != len(value):
+        _fail(f"{where} has duplicated entries")
+    if length is not None and len(value) != length:
+        _fail(f"{where} has {len(value)} entries, expected {length}")
+    return value
+
+
+# ------------------------------------------------------------------ header
+def check_header(header: dict, arrays_file: str) -> None:
+    """The fields every ``model.json`` has (format and version already checked)."""
+    _str(_key(header, "type", "model.json"), "type")
+    for key in ("dolda_version", "created"):
+        if key in header:
+            _str(header[key], key)
+    _dict(header.get("meta", {}), "meta")
+    sha = _str(_key(header, "arrays_sha256", "model.json"), "arrays_sha256")
+    if not re.fullmatch(r"[0-9a-f]{64}", sha):
+        _fail("arrays_sha256 must be 64 lowercase hex digits")
+    name = _str(header.get("arrays_file", arrays_file), "arrays_file")
+    if name != arrays_file:
+        _fail(f"arrays_file must be {arrays_file!r} (a file inside the model directory), "
+              f"got {name!r}")
+    manifest = _dict(_key(header, "arrays", "model.json"), "arrays")
+    for name, spec in manifest.items():
+        if not ARRAY_NAME.match(name):
+            _fail(f"array name {name!r} is not a plain identifier")
+        spec = _dict(spec, f"arrays[{name!r}]")
+        dtype = _str(_key(spec, "dtype", f"arrays[{name!r}]"), f"arrays[{name!r}].dtype")
+        if OBJECT_DTYPE_STRING.fullmatch(dtype):
+            _fail(f"arrays[{name!r}] is an object array, which would need pickle; refused")
+        if not DTYPE_STRING.fullmatch(dtype):  # before numpy parses it (it evaluates
+            # comma and shape forms such as "i4,i4" or "(2,)i4" as literals)
+            _fail(f"arrays[{name!r}].dtype {dtype!r} is not a numeric, boolean or "
+                  "fixed-width string dtype")
+        try:
+            parsed = np.dtype(dtype)
+        except (TypeError, ValueError, SyntaxError):
+            _fail(f"arrays[{name!r}].dtype {dtype!r} is not a numpy dtype")
+        if parsed.kind not in "biufU" or parsed.names is not None \
+                or parsed.str != dtype:
+            _fail(f"arrays[{name!r}].dtype {dtype!r} is not a numeric, boolean or "
+                  "fixed-width string dtype")
+        shape = _key(spec, "shape", f"arrays[{name!r}]")
+        if not isinstance(shape, list) or len(shape) > 8:
+            _fail(f"arrays[{name!r}].shape must be a list of at most 8 integers")
+        for n in shape:
+            _int(n, f"arrays[{name!r}].shape", 0, 2**40)
+
+
+# ------------------------------------------------------------- meta blocks
+def _params(meta, cls, where="meta.params"):
+    """Constructor parameters: known names only, JSON scalars, and the
+    estimator's own parameter checks pass."""
+    from .codec import decode_params
+
+    params = _dict(_key(meta, "params", "meta"), where)
+    known = set(cls._get_param_names())
+    stray = sorted(set(params) - known - {"__dropped__"})
+    if stray:
+        _fail(f"{where} has unknown parameter(s) {stray} for {cls.__name__}")
+    decoded = decode_params(params)
+    estimator = cls(**decoded)
+    try:
+        estimator._check_params()
+    except (TypeError, ValueError) as exc:
+        _fail(f"{where}: {exc}")
+    return decoded
+
+
+def _sweeps(params, name, burn_name=None):
+    value = params.get(name)
+    if value is not None:
+        _int(value, f"meta.params.{name}", 1, MAX_SWEEPS + 1)
+        if burn_name is not None and params.get(burn_name) is not None:
+            _int(params[burn_name], f"meta.params.{burn_name}", 0, value)
+
+
+def _labels(meta):
+    enc = _dict(_key(meta, "classes", "meta"), "meta.classes")
+    dtype = _str(_key(enc, "dtype", "meta.classes"), "meta.classes.dtype")
+    values = _key(enc, "values", "meta.classes")
+    if not isinstance(values, list) or len(values) < 2:
+        _fail("meta.classes.values must be a list of at least 2 labels")
+    if dtype == "object":
+        ok = (all(isinstance(v, str) for v in values)
+              or all(isinstance(v, int) and not isinstance(v, bool) for v in values))
+    else:
+        try:
+            kind = np.dtype(dtype).kind
+        except Exception:  # noqa: BLE001 - numpy parses dtype strings with eval-like rules
+            kind = "?"
+        checks = {"b": lambda v: isinstance(v, bool),
+                  "i": lambda v: isinstance(v, int) and not isinstance(v, bool),
+                  "u": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+                  "f": lambda v: (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                  and math.isfinite(v)),
+                  "U": lambda v: isinstance(v, str)}
+        if kind not in checks:
+            _fail(f"meta.classes.dtype {dtype!r} is not a label dtype")
+        ok = all(checks[kind](v) for v in values)
+    if not ok:
+        _fail(f"meta.classes.values do not all match the dtype {dtype!r}")
+    if len({(type(v).__name__, v) for v in values}) != len(values):
+        _fail("meta.classes.values has duplicated labels")
+    return len(values)
+
+
+def _vocabulary(meta):
+    vocab = _dict(_key(meta, "vocabulary", "meta"), "meta.vocabulary")
+    pattern = _str(_key(vocab, "token_pattern", "meta.vocabulary"),
+                   "meta.vocabulary.token_pattern")
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        _fail(f"meta.vocabulary.token_pattern is longer than {MAX_PATTERN_LENGTH} characters")
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError) as exc:
+        _fail(f"meta.vocabulary.token_pattern is not a valid regular expression ({exc})")
+    _bool(_key(vocab, "lowercase", "meta.vocabulary"), "meta.vocabulary.lowercase")
+    stop = _key(vocab, "stop_words", "meta.vocabulary")
+    if stop is not None and stop != "english":
+        _str_list(stop, "meta.vocabulary.stop_words", unique=False)
+    share = _key(vocab, "rare_share", "meta.vocabulary")
+    if isinstance(share, bool) or not isinstance(share, numbers.Real) or not 0 <= share < 1:
+        _fail(f"meta.vocabulary.rare_share must be a number in [0, 1), got {share!r}")
+    for key in ("min_df", "max_df"):
+        v = _key(vocab, key, "meta.vocabulary")
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) \
+                or v < 0:
+            _fail(f"meta.vocabulary.{key} must be a number >= 0, got {v!r}")
+    words = _str_list(_key(vocab, "words", "meta.vocabulary"), "meta.vocabulary.words")
+    if not words or any(not w for w in words):
+        _fail("meta.vocabulary.words must be a non-empty list of non-empty words")
+    return len(words)
+
+
+def _dirichlet_alpha(value, where, n_topics):
+    """A symmetric alpha (a number) or one finite positive number per topic (a list of K)."""
+    if isinstance(value, list):
+        if len(value) != n_topics:
+            _fail(f"{where} must have one value per topic ({n_topics}), got {len(value)}")
+        for k, v in enumerate(value):
+            _positive_finite(v, f"{where}[{k}]")
+    else:
+        _positive_finite(value, where)
+
+
+def _positive_finite(value, where):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        _fail(f"{where} must be a number, got {value!r}")
+    if not (math.isfinite(value) and value > 0):
+        _fail(f"{where} must be a finite positive number, got {value!r}")
+    return float(value)
+
+
+def _word_features(wf, n_words):
+    """A :meth:`WordFeatures.to_dict`; returns its number of columns."""
+    from ..design.word_features import WORD_FEATURES, WORD_SELECTIONS
+
+    if not isinstance(wf, dict):
+        _fail("meta.word_features must be an object")
+    _str(_key(wf, "kind", "meta.word_features"), "meta.word_features.kind", WORD_FEATURES)
+    if "selection" in wf:  # absent in files written before word_selection existed
+        _str(wf["selection"], "meta.word_features.selection", WORD_SELECTIONS)
+    ids = _key(wf, "word_ids", "meta.word_features")
+    if not isinstance(ids, list):
+        _fail("meta.word_features.word_ids must be a list")
+    for v in ids:
+        _int(v, "meta.word_features.word_ids[]", 0, n_words)
+    n = len(ids)
+    _int(_key(wf, "n_words", "meta.word_features"), "meta.word_features.n_words", 1, 2**31)
+    _str_list(_key(wf, "words", "meta.word_features"), "meta.word_features.words", length=n)
+    idf = _key(wf, "idf", "meta.word_features")
+    if not isinstance(idf, list) or len(idf) != n:
+        _fail(f"meta.word_features.idf must be a list of {n} numbers")
+    for v in idf:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+            _fail("meta.word_features.idf must hold finite numbers")
+    return n
+
+
+def _convergence(value, where="meta.convergence"):
+    """``convergence_`` (:func:`dolda.evaluate.convergence.to_json`): an object of numbers, booleans,
+    nulls, strings and lists of strings, none longer than a few thousand characters."""
+    _dict(value, where)
+    if len(value) > 100:
+        _fail(f"{where} has {len(value)} fields, at most 100")
+    for key, v in value.items():
+        if isinstance(v, str):
+            v = [v]
+        if isinstance(v, list):
+            _str_list(v, f"{where}.{key}", unique=False)
+            if len(v) > 20 or any(len(x) > 2000 for x in v):
+                _fail(f"{where}.{key} is too long")
+        elif v is not None and not isinstance(v, (bool, numbers.Real)):
+            _fail(f"{where}.{key} must be a number, true/false, null, a string or a list of "
+                  f"strings, got {type(v).__name__}")
+
+
+def _encoder(enc):
+    """A :meth:`CovariateEncoder.to_dict`; returns its number of output columns."""
+    from ..design.covariates import CovariateEncoder
+
+    where = "meta.covariates"
+    enc = _dict(enc, where)
+    params = _dict(_key(enc, "params", where), f"{where}.params")
+    stray = sorted(set(params) - set(CovariateEncoder._get_param_names()))
+    if stray:
+        _fail(f"{where}.params has unknown parameter(s) {stray}")
+    columns = _str_list(_key(enc, "columns", where), f"{where}.columns")
+    categorical = _str_list(_key(enc, "categorical", where), f"{where}.categorical")
+    if not set(categorical) <= set(columns):
+        _fail(f"{where}.categorical names columns not in {where}.columns")
+    numeric = [c for c in columns if c not in set(categorical)]
+    n_out = 0
+    for key in ("categories", "rare", "pooled"):
+        block = _dict(_key(enc, key, where), f"{where}.{key}")
+        if set(block) != set(categorical):
+            _fail(f"{where}.{key} must have one entry per categorical column")
+    for c in categorical:
+        levels = _str_list(enc["categories"][c], f"{where}.categories[{c!r}]")
+        _str_list(enc["rare"][c], f"{where}.rare[{c!r}]")
+        n_out += len(levels) + int(_bool(enc["pooled"][c], f"{where}.pooled[{c!r}]"))
+    n_out += len(numeric)
+    for key in ("mean", "scale"):
+        block = _dict(_key(enc, key, where), f"{where}.{key}")
+        if set(block) != set(numeric):
+            _fail(f"{where}.{key} must have one entry per numeric column")
+        for c, v in block.items():
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) \
+                    or (key == "scale" and v <= 0):
+                _fail(f"{where}.{key}[{c!r}] must be a finite number"
+                      + (" > 0" if key == "scale" else "") + f", got {v!r}")
+    _str_list(_key(enc, "feature_names_out", where), f"{where}.feature_names_out",
+              length=n_out)
+    _bool(_key(enc, "sparse", where), f"{where}.sparse")
+    return n_out
+
+
+def _common_counts(meta):
+    _int(_key(meta, "seed", "meta"), "meta.seed", 0, 2**64)
+    n_iter = _int(_key(meta, "n_iter", "meta"), "meta.n_iter", 1, 2**40)
+    n_chains = _int(meta.get("n_chains", 1), "meta.n_chains", 1, 2**20)
+    return n_iter, n_chains
+
+
+# ------------------------------------------------------------------ shapes
+class _Shapes:
+    def __init__(self, manifest):
+        self.manifest = manifest
+
+    def need(self, name, expected, kinds="f", optional=False):
+        """``name`` has the ``expected`` shape (None entries: any size >= 1)."""
+        spec = self.manifest.get(name)
+        if spec is None:
+            if not optional:
+                _fail(f"the array {name!r} is missing")
+            return None
+        shape = spec["shape"]
+        dtype = np.dtype(spec["dtype"])
+        if kinds == "f*":  # float32 or float64 (Phi, the kept draws: see dolda.utils.draws)
+            if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+                _fail(f"array {name!r} has dtype {spec['dtype']}, expected native float32 "
+                      "('<f4') or float64 ('<f8')")
+            kinds = "f"
+        elif kinds == "f" and dtype != np.dtype(np.float64):
+            _fail(f"array {name!r} has dtype {spec['dtype']}, expected float64 ('<f8')")
+        if dtype.kind not in kinds or not dtype.isnative:
+            _fail(f"array {name!r} has dtype {spec['dtype']}, expected native "
+                  + {"iu": "integers", "f": "float64"}.get(kinds, kinds))
+        if len(shape) != len(expected) or any(
+                (e is None and s < 1) or (e is not None and s != e)
+                for s, e in zip(shape, expected)):
+            shown = ["?" if e is None else e for e in expected]
+            _fail(f"array {name!r} has shape {shape}, expected {shown}")
+        return shape
+
+    def only(self, names):
+        stray = sorted(set(self.manifest) - set(names))
+        if stray:
+            _fail(f"unexpected array(s) {stray}")
+
+
+def _stacking_shape(shapes, n_classes):
+    """``stacking`` (proba="calibrated"), optional: (L, L + 1) for the map on ``mu``,
+    (L, 2 L + 1) for the map on ``[mu, log F(mu)]`` (``dolda.posterior.calibration.STACKING_MAPS``),
+    or (L, 3 L + 1) for ``[mu, log F(mu), log F(-mu)]`` (``DO_MAP``: the DO formula)."""
+    shape = shapes.need("stacking", [n_classes, None], optional=True)
+    widths = (n_classes + 1, 2 * n_classes + 1, 3 * n_classes + 1)
+    if shape is not None and shape[1] not in widths:
+        _fail(f"array 'stacking' has shape {shape}, expected [{n_classes}, w] with w one of "
+              f"{list(widths)}")
+
+
+def check_manifest(tag: str, cls, meta: dict, manifest: dict) -> dict:
+    """First pass, on ``model.json`` alone: fields and the arrays' declared shapes.
+
+    Returns the facts the second pass needs (``n_topics``, ...).
+    """
+    if tag == "dolda.DOLDA":
+        return _dolda_manifest(cls, meta, manifest)
+    if tag == "dolda.DOProbit":
+        return _probit_manifest(cls, meta, manifest)
+    if tag == "dolda.LDA":
+        return _lda_manifest(cls, meta, manifest)
+    return {}  # an extension's own type: its _from_state checks
+
+
+def _selected_covariates(selected, cov):
+    """``covariate_columns`` of a model fitted with covariates selects its encoder's columns.
+
+    Prediction selects the same columns from the user's DataFrame, so a file whose
+    parameter names other columns than the encoder was fitted on would blame the
+    user's ``X`` for what is wrong in the file.
+    """
+    if selected is None or cov is None:
+        return
+    names = [selected] if isinstance(selected, str) else list(selected)
+    if sorted(str(c) for c in names) != sorted(cov["columns"]):
+        _fail(f"meta.params.covariate_columns {names[:10]!r} are not the columns the "
+              f"covariates were fitted on, meta.covariates.columns {cov['columns'][:10]!r}")
+
+
+def _dolda_manifest(cls, meta, manifest):
+    params = _params(meta, cls)
+    _sweeps(params, "predict_sweeps", "predict_burn_in")
+    n_classes = _labels(meta)
+    n_words = _vocabulary(meta)
+    n_iter, n_chains = _common_counts(meta)
+    n_tokens = _int(_key(meta, "n_tokens", "meta"), "meta.n_tokens", 0, 2**48)
+    K = params.get("n_topics", 20)
+    cov = meta.get("covariates")
+    n_cov = 0 if cov is None else _encoder(cov)
+    _selected_covariates(params.get("covariate_columns"), cov)
+    wf = meta.get("word_features")
+    n_wf = 0 if wf is None else _word_features(wf, n_words)
+    if "alpha_" in meta:  # the (possibly learned) Dirichlet priors of the chain
+        _dirichlet_alpha(meta["alpha_"], "meta.alpha_", K)
+    if "beta_" in meta:
+        _positive_finite(meta["beta_"], "meta.beta_")
+    if meta.get("convergence") is not None:
+        _convergence(meta["convergence"])
+    if meta.get("n_features_in") is not None:
+        _int(meta["n_features_in"], "meta.n_features_in", n_words, n_words + 1)
+    P = 1 + n_cov + n_wf + K
+    names = _str_list(_key(meta, "feature_names", "meta"), "meta.feature_names", length=P)
+    if names[0] != INTERCEPT or names[P - K:] != [f"topic {k}" for k in range(K)]:
+        _fail(f"meta.feature_names must be {INTERCEPT!r}, the covariates, then 'topic 0' .. "
+              f"'topic {K - 1}'")
+    if cov is not None and names[1:1 + n_cov] != cov["feature_names_out"]:
+        _fail("meta.feature_names disagree with meta.covariates.feature_names_out")
+    if wf is not None and names[1 + n_cov:1 + n_cov + n_wf] != ["word=" + w for w in wf["words"]]:
+        _fail("meta.feature_names disagree with meta.word_features.words")
+    shapes = _Shapes(manifest)
+    S = shapes.need("eta_draws", [None, n_classes, P], kinds=DRAWS)[0]
+    horseshoe = params.get("prior", "horseshoe") == "horseshoe"
+    shapes.need("tau_draws", [S, n_classes] + _scale_axis(manifest, "tau_draws", 3),
+                kinds=DRAWS, optional=not horseshoe)
+    shapes.need("lambda_draws", [S, n_classes, P], kinds=DRAWS,
+                optional=not horseshoe)
+    if not horseshoe and ("tau_draws" in manifest or "lambda_draws" in manifest):
+        _fail("tau_draws/lambda_draws are stored but the prior is 'normal'")
+    shapes.need("phi", [K, n_words], kinds="f*")
+    counts = shapes.need("doc_topic_counts", [None, K], kinds="iu", optional=True)
+    shapes.need("loglik", [n_chains, n_iter, 2])
+    _stacking_shape(shapes, n_classes)
+    shapes.need("training_loglik", [S, None if counts is None else counts[0]], kinds="f*",
+                optional=True)
+    shapes.only(["eta_draws", "tau_draws", "lambda_draws", "phi", "doc_topic_counts",
+                 "loglik", "stacking", "training_loglik"])
+    del n_tokens
+    return {"n_topics": K}
+
+
+def _scale_axis(manifest, name, per_block_ndim):
+    """``[G]`` when the stored ``name`` has the per-block global scales' extra axis
+    (``global_scales="block"``), else ``[]`` (one scale per class, every older file)."""
+    spec = manifest.get(name)
+    if spec is not None and len(spec["shape"]) == per_block_ndim:
+        return [spec["shape"][-1]]
+    return []
+
+
+def _probit_manifest(cls, meta, manifest):
+    params = _params(meta, cls)
+    n_classes = _labels(meta)
+    n_features = _int(_key(meta, "n_features_in", "meta"), "meta.n_features_in", 0, 2**32)
+    names = meta.get("feature_names_in")
+    if names is not None:
+        _str_list(names, "meta.feature_names_in", length=n_features)
+    n_iter, n_chains = _common_counts(meta)
+    P = n_features + int(bool(params.get("fit_intercept", True)))
+    if P < 1:
+        _fail("a DOProbit needs at least one column (features or intercept)")
+    shapes = _Shapes(manifest)
+    S = shapes.need("eta_draws", [None, n_classes, P], kinds=DRAWS)[0]
+    horseshoe = params.get("prior", "horseshoe") == "horseshoe"
+    shapes.need("tau_draws", [S, n_classes], kinds=DRAWS, optional=not horseshoe)
+    shapes.need("lambda_draws", [S, n_classes, n_features], kinds=DRAWS,
+                optional=not horseshoe)
+    if not horseshoe and ("tau_draws" in manifest or "lambda_draws" in manifest):
+        _fail("tau_draws/lambda_draws are stored but the prior is 'normal'")
+    shapes.need("loglik", [n_iter * n_chains])
+    shapes.need("coef", [n_classes, n_features])
+    shapes.need("intercept", [n_classes])
+    _stacking_shape(shapes, n_classes)
+    shapes.only(["eta_draws", "tau_draws", "lambda_draws", "loglik", "coef", "intercept",
+                 "stacking"])
+    return {}
+
+
+def _lda_manifest(cls, meta, manifest):
+    params = _params(meta, cls)
+    _sweeps(params, "transform_sweeps")
+    n_words = _vocabulary(meta)
+    n_iter, _ = _common_counts(meta)
+    n_tokens = _int(_key(meta, "n_tokens", "meta"), "meta.n_tokens", 0, 2**48)
+    _str(_key(meta, "sampler", "meta"), "meta.sampler", ("dense", "sparse"))
+    if meta.get("n_features_in") is not None:  # fitted on a document-term matrix
+        _int(meta["n_features_in"], "meta.n_features_in", n_words, n_words + 1)
+    K = params.get("n_topics", 20)
+    shapes = _Shapes(manifest)
+    shapes.need("phi", [K, n_words], kinds="f*")
+    shapes.need("loglik", [n_iter])
+    shapes.need("doc_topic_counts", [None, K], kinds="iu", optional=True)
+    shapes.need("z", [n_tokens], kinds="iu", optional=True)
+    shapes.only(["phi", "loglik", "doc_topic_counts", "z"])
+    return {"n_topics": K}
+
+
+def check_checkpoint_manifest(meta: dict, manifest: dict) -> dict:
+    """A DOLDA chain checkpoint (meta with ``next_iteration``); others are free-form."""
+    if "next_iteration" not in meta:
+        return {}
+    n_iter = _int(_key(meta, "n_iter", "meta"), "meta.n_iter", 1, 2**40)
+    _int(meta["next_iteration"], "meta.next_iteration", 0, n_iter + 1)
+    _int(_key(meta, "seed", "meta"), "meta.seed", 0, 2**64)
+    n_tokens = _int(_key(meta, "n_tokens", "meta"), "meta.n_tokens", 0, 2**48)
+    n_docs = _int(_key(meta, "n_docs", "meta"), "meta.n_docs", 0, 2**40)
+    _dict(_key(meta, "params", "meta"), "meta.params")
+    shapes = _Shapes(manifest)
+    shapes.need("z", [n_tokens], kinds="iu")
+    K = shapes.need("ndk", [n_docs, None], kinds="iu")[1]
+    if "alpha" in meta:  # the values learned so far (alpha="auto"/"auto_symmetric")
+        _dirichlet_alpha(meta["alpha"], "meta.alpha", K)
+    if "beta" in meta:
+        _positive_finite(meta["beta"], "meta.beta")
+    V = shapes.need("phi", [None, K], kinds="f*")[0]
+    L, P = shapes.need("eta", [None, None])
+    if P < K + 1:
+        _fail(f"array 'eta' has {P} columns, fewer than the {K} topics plus the intercept")
+    for name in ("lam2", "nu"):
+        shapes.need(name, [L, P])
+    blocks = _scale_axis(manifest, "tau2", 2)  # [G] with per-block global scales
+    for name in ("tau2", "xi"):
+        shapes.need(name, [L] + blocks)
+    S = shapes.need("eta_draws", [None, L, P], kinds=DRAWS)[0]
+    shapes.need("tau_draws", [S, L] + blocks, kinds=DRAWS, optional=True)
+    shapes.need("lambda_draws", [S, L, P], kinds=DRAWS, optional=True)
+    shapes.need("loglik", [n_iter, 2])
+    # the running mean of Phi (dolda.sampler.phi_mean.PhiMean): word-major CSR + topic part
+    shapes.need("phi_mean_ptr", [V + 1], kinds="iu")
+    shapes.need("phi_mean_topic", [K])
+    shapes.need("phi_mean_draws", [1], kinds="iu")
+    nnz = []
+    for name, kinds in (("phi_mean_topics", "iu"), ("phi_mean_values", "f")):
+        spec = manifest.get(name)
+        if spec is None:
+            _fail(f"the array {name!r} is missing")
+        if len(spec["shape"]) != 1 or np.dtype(spec["dtype"]).kind not in kinds:
+            _fail(f"array {name!r} has shape {spec['shape']} and dtype {spec['dtype']}, "
+                  "expected one dimension of " + ("integers" if kinds == "iu" else "floats"))
+        nnz.append(spec["shape"][0])
+    if nnz[0] != nnz[1]:
+        _fail(f"arrays 'phi_mean_topics' and 'phi_mean_values' differ in length ({nnz[0]} "
+              f"and {nnz[1]})")
+    return {"n_topics": K, "n_tokens": n_tokens}
+
+
+# ------------------------------------------------------------------ values
+def _finite(arrays, name, lo=None, positive=False):
+    a = arrays.get(name)
+    if a is None:
+        return
+    if not np.all(np.isfinite(a)):
+        _fail(f"array {name!r} has NaN or infinite values")
+    if lo is not None and a.size and (a.min() <= lo if positive else a.min() < lo):
+        _fail(f"array {name!r} has values {'<=' if positive else '<'} {lo}")
+
+
+def _simplex_rows(arrays, name, axis):
+    a = arrays[name]
+    _finite(arrays, name, lo=0.0)
+    sums = a.sum(axis=axis, dtype=np.float64)
+    tol = SIMPLEX_TOL if a.dtype == np.float64 else 1e3 * SIMPLEX_TOL
+    if a.size and not np.allclose(sums, 1.0, rtol=0, atol=tol):
+        _fail(f"array {name!r} is not a set of probability distributions (sums "
+              f"{sums.min():.6g} .. {sums.max():.6g}, expected 1)")
+
+
+def _every_word_emitted(arrays, name):
+    """No word column of a model's ``phi`` (K, V) is zero in every topic (after
+    :func:`_simplex_rows`: the values are >= 0).  A fitted model's phi is the posterior
+    mean ``(beta + n_{k,w}) / (V beta + n_k)``, positive everywhere; a zero column would
+    make the prediction sweep's conditional of that word 0/0.  Not for a checkpoint,
+    whose phi is a Dirichlet or Pólya-urn draw: exact zeros are legitimate there."""
+    a = arrays[name]
+    if not a.size:
+        return
+    empty = np.flatnonzero(a.max(axis=0) <= 0)  # a reduction: no K x V temporary
+    if len(empty):
+        more = f" ({len(empty)} such words)" if len(empty) > 1 else ""
+        _fail(f"array {name!r} is zero in every topic for word {empty[0]}{more}: no topic "
+              "emits it, and a fitted model's phi is positive everywhere")
+
+
+def check_values(tag: str, facts: dict, arrays: dict, checkpoint=False) -> None:
+    """Second pass, on the arrays: finiteness and bounds of parameters and draws."""
+    if checkpoint and not facts:
+        return  # a free-form checkpoint (not a DOLDA chain): its writer checks it
+    if not checkpoint and tag not in ("dolda.DOLDA", "dolda.DOProbit", "dolda.LDA"):
+        return
+    for name in ("eta_draws", "coef", "intercept", "eta", "nu", "phi_mean_values",
+                 "phi_mean_topic"):
+        _finite(arrays, name)
+    for name in ("eta_draws", "coef", "intercept", "eta"):
+        if name in arrays and arrays[name].size and np.abs(arrays[name]).max() > MAX_COEF:
+            _fail(f"array {name!r} has coefficients beyond {MAX_COEF:.0e} in magnitude; "
+                  "no fit produces those")
+    for name in ("tau2", "xi", "lam2"):
+        _finite(arrays, name, lo=0.0, positive=True)
+    # a checkpoint's draw arrays are zero beyond the draws made so far
+    _finite(arrays, "tau_draws", lo=0.0, positive=not checkpoint)
+    _finite(arrays, "lambda_draws", lo=0.0)
+    for name in ("doc_topic_counts", "ndk"):
+        _finite(arrays, name, lo=0)
+    stacking = arrays.get("stacking")
+    if stacking is not None and stacking.size:
+        # [b, W]: W finite; b finite, or -inf for a class absent from the training labels
+        if not (np.all(np.isfinite(stacking[:, 1:])) and not np.any(np.isnan(stacking[:, 0]))
+                and not np.any(np.isposinf(stacking[:, 0]))):
+            _fail("array 'stacking' has NaN or infinite values")
+        if np.abs(stacking[:, 1:]).max() > MAX_COEF:
+            _fail(f"array 'stacking' has weights beyond {MAX_COEF:.0e} in magnitude")
+    pointwise = arrays.get("training_loglik")
+    if pointwise is not None and not np.all(pointwise <= 0):  # NaN fails too
+        _fail("array 'training_loglik' must hold log-probabilities (<= 0, not NaN)")
+    if "loglik" in arrays and np.any(np.isposinf(arrays["loglik"])):
+        _fail("array 'loglik' has +inf values")
+    if "phi" in arrays:
+        _simplex_rows(arrays, "phi", axis=0 if checkpoint else 1)
+        if not checkpoint:
+            _every_word_emitted(arrays, "phi")
+    z = arrays.get("z")
+    K = facts.get("n_topics")
+    if z is not None and K is not None and z.size and (z.min() < 0 or z.max() >= K):
+        _fail(f"array 'z' has topics outside [0, {K})")
+    if checkpoint and "ndk" in arrays and facts:
+        if int(arrays["ndk"].sum()) != facts["n_tokens"]:
+            _fail("array 'ndk' does not count every token of 'z' once")

@@ -1,0 +1,410 @@
+"""Running one DOLDA chain for the estimator, and pooling several chains' draws.
+
+:func:`run_chain` drives a backend's chain (:mod:`dolda.backends`) through its
+iterations: checkpoints, resuming and extending, Ctrl-C between iterations, the
+burn-in updates of learned alpha and beta, the kept draws and the running mean of
+Phi.  :func:`combine_chains` aligns the chains' topics (label switching) and pools
+their draws into the fitted attributes.  Both work on a :class:`dolda.DOLDA`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+
+import numpy as np
+
+from ...sampler import chain as dolda_chain
+from ...sampler import hyper
+from ...sampler import phi_mean
+from ...sampler import probit as probit_blocks
+from ...sampler.alpha import alpha_json, alpha_value, as_alpha
+from ...sampler.threads import using_threads
+from ...utils.draws import as_draws, new_draws
+from ...utils.validation import check_checkpoint_fits
+
+logger = logging.getLogger("dolda.models.dolda.estimator")
+
+
+class FitInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) during ``fit``: the chain so far was saved to ``checkpoint``;
+    ``signum`` is the signal that asked for it."""
+
+    def __init__(self, checkpoint, signum=signal.SIGINT):
+        super().__init__(f"fit interrupted; checkpoint saved to {checkpoint}; "
+                         f"continue with fit(..., resume={str(checkpoint)!r})")
+        self.checkpoint = checkpoint
+        self.signum = signum
+
+
+#: The signals :class:`_DeferredInterrupt` defers: Ctrl-C and ``kill`` (a container or
+#: job scheduler stopping the fit) alike.
+DEFERRED_SIGNALS = tuple(s for s in (getattr(signal, "SIGINT", None),
+                                     getattr(signal, "SIGTERM", None)) if s is not None)
+
+
+class _DeferredInterrupt:
+    """Turn the first Ctrl-C (or SIGTERM) into a flag checked between iterations.
+
+    The chain state is only consistent between Gibbs iterations, so the fit
+    finishes the current iteration, writes a checkpoint and stops.  A second
+    signal interrupts at once: two signals that arrive while one compiled kernel
+    runs (Python sees them only when it returns, as one) are counted through the
+    signal wakeup file, so they stop the fit as two.  With :attr:`hard_second`
+    (the command line sets it) the first signal also restores the default action
+    for the next one, which then ends the process at once even inside a kernel
+    (no message; the last checkpoint written stays complete, files are written
+    atomically).  Outside the main thread signals cannot be caught, and Ctrl-C
+    behaves as usual.
+    """
+
+    #: A second signal ends the process at once (the signal's default action).
+    hard_second = False
+
+    def __init__(self, describe=None):
+        self.requested = False
+        self.signum = None
+        self._describe = describe
+        self._old = {}
+        self._pipe = None
+        self._old_fd = None
+
+    def _count(self) -> int:
+        """Signals delivered since the last call (bytes in the wakeup pipe)."""
+        if self._pipe is None:
+            return 1
+        n = 0
+        while True:
+            try:
+                data = os.read(self._pipe[0], 512)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:  # pragma: no cover
+                break
+            if not data:
+                break
+            n += sum(1 for b in data if b in DEFERRED_SIGNALS)
+        return max(n, 1)
+
+    def _handler(self, signum, frame):
+        count = self._count()
+        if self.requested or count >= 2:
+            exc = KeyboardInterrupt()
+            exc.signum = signum
+            raise exc
+        self.requested = True
+        self.signum = signum
+        name = "interrupt" if signum == signal.SIGINT else signal.Signals(signum).name
+        state = f"; {self._describe()}" if self._describe is not None else ""
+        logger.warning("%s received: stopping after this iteration (press Ctrl-C again to stop "
+                       "at once%s)", name, state)
+        if self.hard_second:
+            for s in DEFERRED_SIGNALS:
+                signal.signal(s, signal.SIG_DFL)
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for s in DEFERRED_SIGNALS:
+                self._old[s] = signal.signal(s, self._handler)
+            try:
+                r, w = os.pipe()
+                os.set_blocking(r, False)
+                os.set_blocking(w, False)
+                self._old_fd = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+                self._pipe = (r, w)
+            except (OSError, ValueError, AttributeError):  # pragma: no cover
+                self._pipe = None
+        return self
+
+    def __exit__(self, *exc):
+        if self._pipe is not None:
+            signal.set_wakeup_fd(self._old_fd if self._old_fd is not None else -1)
+            for fd in self._pipe:
+                os.close(fd)
+            self._pipe = None
+        for s, old in self._old.items():
+            signal.signal(s, old)
+        self._old = {}
+        return False
+
+
+def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
+    """Run (or resume) chain number ``chain`` of ``model`` (a DOLDA) on ``data``.
+
+    ``p`` are the checked parameters, ``checkpoint`` where to write checkpoints (or
+    None), ``resume`` a checkpoint to continue or extend.  Returns the chain's
+    draws as a dict (eta, tau and lambda draws, the posterior-mean Phi, n_dk,
+    the log-likelihood trace, iteration seconds, alpha and beta).
+    """
+    from ... import io
+    from ...utils.phases import cold_kernels
+
+    n_iter, burn_in, thin = p["n_iter"], p["burn_in"], p["thin"]
+    # a first run compiles the kernels (the chain's start and its first iteration): said,
+    # and the progress bar, with its rate and ETA, starts after that first iteration
+    compiling = bool(cold_kernels())
+    compile_tic = time.perf_counter()
+    if compiling:
+        what = ("compiling the sampler's kernels (first run of this dolda installation only: "
+                "1-3 minutes on an idle 2-core machine, longer on a busy one; cached for "
+                "later runs) ...")
+        logger.info("DOLDA: %s", what)
+        if model.progress:
+            print(f"DOLDA: {what}", file=sys.stderr, flush=True)
+    keep = np.arange(burn_in, n_iter)[::thin]
+    n_keep, K = len(keep), config.n_topics
+    n_cols = data.X.shape[1] + K
+    horseshoe = config.prior.horseshoe
+    phi_from = max(burn_in, n_iter - p["phi_draws"])
+    if resume is not None:
+        meta, arr = io.load_checkpoint(resume)
+        check_resume(model, meta, data, n_iter)
+        check_checkpoint_fits(arr, len(data.y), len(data.tokens), data.n_classes, n_cols, K)
+        start = int(meta["next_iteration"])
+        if int(meta["seed"]) != seed:
+            raise ValueError(f"the checkpoint {resume} belongs to a chain with another "
+                             "seed: pass the same random_state as the interrupted fit")
+        state = dolda_chain.DOLDAState(
+            arr["z"].astype(np.int32), arr["ndk"].astype(np.int32), arr["phi"],
+            probit_blocks.ProbitState(np.zeros((len(data.y), data.n_classes)), arr["eta"],
+                                      arr["lam2"], arr["tau2"], arr["nu"], arr["xi"]))
+        # float32 draws (a checkpoint written before they were float32: rounded now, as
+        # the uninterrupted chain rounds them)
+        eta_draws, loglik = as_draws(arr["eta_draws"]), arr["loglik"]
+        phi_acc = phi_mean.from_arrays(arr)
+        tau_draws, lam_draws = as_draws(arr.get("tau_draws")), as_draws(arr.get("lambda_draws"))
+        if int(meta["n_iter"]) != n_iter:  # extending a finished chain (checked above)
+            from .extend import extend_draws
+
+            eta_draws, tau_draws, lam_draws, loglik, phi_acc = extend_draws(
+                meta, arr, n_iter, burn_in, thin, phi_from)
+    else:
+        start = 0
+        with using_threads(config.n_jobs):
+            state = dolda_chain.init_state(seed, data, config)
+            if p.get("init_iter", 0) > 0:
+                state = warm_start(state, seed, data, config, p["init_iter"])
+        # the kept draws in float32 (dolda.utils.draws); the chain's state stays float64
+        eta_draws = new_draws((n_keep, data.n_classes, n_cols))
+        tau_draws = new_draws((n_keep,) + state.probit.tau2.shape) if horseshoe else None
+        lam_draws = new_draws((n_keep, data.n_classes, n_cols)) if horseshoe else None
+        loglik = np.full((n_iter, 2), np.nan)
+        # the running posterior mean of Phi, sparse (Rao-Blackwellised over the kept z)
+        phi_acc = phi_mean.empty(data.n_words, K)
+
+    from ...backends import make_chain
+
+    runner = make_chain(model.backend, seed, state, data, config, p["n_shards"],
+                        model.client, p["snapshot_every"], p["phi_transport"])
+    learn_alpha = model._alpha_mode()
+    learn_beta = isinstance(model.beta, str) and model.beta == "auto"
+    if resume is not None and "alpha" in meta:  # values learned before the checkpoint
+        runner.config = runner.config._replace(alpha=alpha_value(meta["alpha"]),
+                                               beta=meta["beta"])
+
+    def save_checkpoint(next_iteration):
+        z, ndk = runner.topics()
+        meta = {"seed": seed, "next_iteration": int(next_iteration), "n_iter": n_iter,
+                "n_tokens": int(len(data.tokens)), "n_docs": int(len(data.y)),
+                "params": io.encode_params(model.get_params(deep=False)),
+                "alpha": alpha_json(runner.config.alpha),
+                "beta": float(runner.config.beta)}
+        arrays = {"z": z, "ndk": ndk, "phi": runner.phi(),
+                  "eta": state.probit.eta, "lam2": state.probit.lam2,
+                  "tau2": state.probit.tau2, "nu": state.probit.nu, "xi": state.probit.xi,
+                  "eta_draws": eta_draws, "tau_draws": tau_draws,
+                  "lambda_draws": lam_draws, "loglik": loglik,
+                  **phi_mean.to_arrays(phi_acc)}
+        written = io.save_checkpoint(checkpoint, meta, arrays)
+        saved[0] = int(next_iteration)
+        return written
+
+    saved = [start if resume is not None and checkpoint is not None
+             and str(resume) == str(checkpoint) else 0]
+
+    def describe():
+        if checkpoint is None:
+            return "no checkpoint: nothing will be saved"
+        if saved[0]:
+            return f"the checkpoint of iteration {saved[0]} in {checkpoint} stays resumable"
+        return f"no checkpoint in {checkpoint} yet"
+
+    bar = None
+    desc = "DOLDA" if p["n_chains"] == 1 else f"DOLDA chain {chain + 1}/{p['n_chains']}"
+    if not compiling and model.progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n_iter, initial=start, desc=desc, unit="it")
+    slot = int(np.searchsorted(keep, start))
+    rate_from = start
+    seconds = np.full(n_iter, np.nan)  # wall time of every iteration run here
+    tic = time.perf_counter()
+    with _DeferredInterrupt(describe) as interrupt, using_threads(config.n_jobs):
+        try:
+            for it in range(start, n_iter):
+                t_it = time.perf_counter()
+                state, info = runner.step(it)
+                if (learn_alpha or learn_beta) and it < burn_in and \
+                        (it + 1) % hyper.UPDATE_EVERY == 0:
+                    runner.config = hyper.learn(runner.config, *runner.topics(), data,
+                                                learn_alpha, learn_beta)
+                loglik[it] = (info.loglik_do, info.loglik_lda)
+                if slot < n_keep and it == keep[slot]:
+                    eta_draws[slot] = state.probit.eta
+                    if horseshoe:
+                        tau_draws[slot] = np.sqrt(state.probit.tau2)
+                        lam_draws[slot] = np.sqrt(state.probit.lam2)
+                    slot += 1
+                if it >= phi_from:
+                    phi_acc = phi_mean.add(phi_acc, state.counts, runner.config.beta)
+                seconds[it] = time.perf_counter() - t_it
+                if compiling and it == start:  # the kernels are compiled now
+                    compiling = False
+                    took = time.perf_counter() - compile_tic
+                    logger.info("DOLDA: kernels compiled: start and first iteration %.1f s",
+                                took)
+                    if model.progress:
+                        from tqdm.auto import tqdm
+
+                        print(f"DOLDA: kernels compiled: the start and first iteration took "
+                              f"{took:.0f} s", file=sys.stderr, flush=True)
+                        bar = tqdm(total=n_iter, initial=it + 1, desc=desc, unit="it")
+                        tic, rate_from = time.perf_counter(), it + 1
+                elif bar is not None:
+                    rate = len(data.tokens) * (it + 1 - rate_from) / (time.perf_counter() - tic)
+                    bar.set_postfix(loglik=f"{info.loglik_do + info.loglik_lda:.4g}",
+                                    tokens_per_s=f"{rate:.3g}", refresh=False)
+                    bar.update(1)
+                if interrupt.requested and it + 1 < n_iter:
+                    if checkpoint is None:
+                        stop = KeyboardInterrupt(
+                            "fit interrupted (pass checkpoint=... to be able to resume)")
+                        stop.signum = interrupt.signum
+                        raise stop
+                    save_checkpoint(it + 1)
+                    raise FitInterrupted(model.checkpoint, interrupt.signum)
+                if checkpoint is not None and (
+                        (it + 1) % p["checkpoint_every"] == 0 or it + 1 == n_iter):
+                    save_checkpoint(it + 1)
+            ndk = runner.topics()[1].copy()
+        finally:
+            runner.close()
+            if bar is not None:
+                bar.close()
+
+    alpha, beta = alpha_value(runner.config.alpha), float(runner.config.beta)
+    # the chain's state (Phi, alias tables) is no longer needed: release it before the
+    # one K x V array of phi_ is written from the sparse running mean
+    runner = state = None
+    phi = phi_mean.dense_mean(phi_acc)
+    return {"seed": seed, "eta_draws": eta_draws, "tau_draws": tau_draws,
+            "lambda_draws": lam_draws, "phi": phi,
+            "ndk": ndk, "loglik": loglik, "seconds": seconds,
+            "alpha": alpha, "beta": beta}
+
+
+def warm_start(state, seed, data, config, n_sweeps):
+    """``state`` with the topics of ``n_sweeps`` unsupervised LDA iterations (``init_iter``).
+
+    :class:`dolda.backends.local.LocalLDAChain` (the engine of :class:`dolda.LDA`: collapsed
+    z-sweeps, dense below 50 topics and sparse from there, and exact Phi draws, on the
+    current thread pool) is run from its own random start on a seed derived from the
+    chain's, with the chain's alpha and beta; ``z``, ``n_{d,k}`` and Phi of its last
+    iteration replace the random start.  The probit blocks start at eta = 0 as before.
+    """
+    from ...backends.local import LocalLDAChain
+    from ...sampler.sweeps import resolve_sampler
+
+    lda_seed = int(np.random.SeedSequence([int(seed), 0x1DA]).generate_state(1, np.uint64)[0]
+                   >> np.uint64(1))
+    K = config.n_topics
+    lda = LocalLDAChain(lda_seed, data.tokens, data.doc_ptr, data.n_words, K, config.alpha,
+                        config.beta, resolve_sampler("auto", K) == "sparse")
+    for it in range(int(n_sweeps)):
+        lda.step(it)
+    state.z[:] = lda.z
+    state.ndk[:] = lda.ndk
+    state.phi[:] = lda.phi_wk
+    # a Pólya-urn chain derives its sparse Phi from this dense one at its first step
+    return state._replace(phi_sparse=None)
+
+
+def check_resume(model, meta, data, n_iter):
+    """A checkpoint must belong to this data; a longer ``n_iter`` must be a valid extension."""
+    if meta.get("n_tokens") != len(data.tokens) or meta.get("n_docs") != len(data.y):
+        raise ValueError(
+            "the checkpoint was written for other data: it has "
+            f"{meta.get('n_docs')} documents and {meta.get('n_tokens')} tokens, the data "
+            f"given has {len(data.y)} and {len(data.tokens)}")
+    if meta.get("n_iter") != n_iter:
+        from .extend import check_extension
+
+        check_extension(meta, n_iter, model)
+
+
+def _pooled(chains, key):
+    """The chains' ``key`` draws stacked along the draw axis; a single chain's array itself."""
+    if len(chains) == 1:
+        return chains[0][key]
+    out = np.concatenate([ch[key] for ch in chains])
+    for ch in chains:
+        ch[key] = None  # not used after pooling: free each chain's copy
+    return out
+
+
+def combine_chains(model, chains, n_iter):
+    """Align every chain's topics to chain 0 (label switching), then pool the draws."""
+    from ...evaluate.diagnostics import align_topics, hellinger
+
+    K = chains[0]["phi"].shape[0]
+    n_x = chains[0]["eta_draws"].shape[2] - K
+    perms = [np.arange(K)] + [align_topics(chains[0]["phi"], ch["phi"]) for ch in chains[1:]]
+    # how far each chain's matched topic is from chain 0's (topic recurrence, dolda.interpret.stability)
+    hell = np.zeros((len(chains), K))
+    for c, (ch, perm) in enumerate(zip(chains[1:], perms[1:]), start=1):
+        hell[c] = np.diag(hellinger(np.asarray(chains[0]["phi"], np.float64),
+                                    np.asarray(ch["phi"], np.float64)[perm]))
+    model.topic_hellinger_ = hell
+    for ch, perm in zip(chains, perms):
+        if np.array_equal(perm, np.arange(K)):
+            continue  # chain 0 (and any chain already aligned): no copies of its arrays
+        cols = np.concatenate([np.arange(n_x), n_x + perm])
+        ch["phi"] = ch["phi"][perm]
+        ch["eta_draws"] = ch["eta_draws"][:, :, cols]
+        if ch["lambda_draws"] is not None:
+            ch["lambda_draws"] = ch["lambda_draws"][:, :, cols]
+        ch["ndk"] = ch["ndk"][:, perm]
+    model.n_chains_ = len(chains)
+    model.topic_alignment_ = np.array(perms)
+    model.seed_ = chains[0]["seed"]
+    model.n_iter_ = n_iter
+    # one chain: its arrays as they are (S x L x P draws are the largest arrays of a fit
+    # with word covariates: 0.12 GB each (float32) for eta and lambda at K = 1000, 5,000
+    # words); several: one float32 concatenation
+    model.eta_draws_ = _pooled(chains, "eta_draws")
+    horseshoe = chains[0]["tau_draws"] is not None
+    model.tau_draws_ = _pooled(chains, "tau_draws") if horseshoe else None
+    model.lambda_draws_ = _pooled(chains, "lambda_draws") if horseshoe else None
+    # the mean of the chains' Phi, renormalised: summed into chain 0's array in place (the
+    # chains' draws are not used after this), no stacked or K x V temporary copies
+    phi = chains[0]["phi"]
+    for ch in chains[1:]:
+        phi += ch["phi"]
+        ch["phi"] = None
+    phi /= phi.sum(axis=1, keepdims=True)
+    model.phi_ = phi
+    model.doc_topic_counts_ = chains[0]["ndk"]
+    # per-topic alphas follow their topics through the alignment
+    alphas = [ch["alpha"] if np.ndim(ch["alpha"]) == 0 else np.asarray(ch["alpha"])[perm]
+              for ch, perm in zip(chains, perms)]
+    alpha = (np.mean([as_alpha(a, K) for a in alphas], axis=0)
+             if model._alpha_mode() == "asymmetric" else np.mean(alphas, axis=0))
+    model.alpha_ = alpha_value(alpha)
+    model.beta_ = float(np.mean([ch["beta"] for ch in chains]))
+    model._set_loglik(np.stack([ch["loglik"] for ch in chains]))
+    model.timings_ = {"iteration_seconds": np.stack([ch["seconds"] for ch in chains])}
+    model._finish(model.eta_draws_)

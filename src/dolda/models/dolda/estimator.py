@@ -1,0 +1,812 @@
+"""DOLDA: Diagonal Orthant Latent Dirichlet Allocation (the supervised topic model).
+
+LDA topics joined with a multi-class Diagonal Orthant probit regression on the
+documents' empirical topic proportions (and optional covariates), with a
+Horseshoe (or normal) prior per class, fitted by the partially collapsed
+Gibbs sampler of Magnusson, Jonsson & Villani (paper sections 2-3).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
+from sklearn.metrics import accuracy_score
+from sklearn.utils.validation import check_is_fitted
+
+from ...design.inputs import check_covariate_columns, legacy_covariates_keyword, split_documents
+from ...design.regressors import SparseDenseDesign
+from ...design.word_features import WORD_FEATURES, WORD_SELECTIONS, check_n_words
+from ...posterior import calibration
+from ...posterior.holdout import check_holdout, holdout_stacking, split_latest
+from ...posterior.scores import coefficient_prior_sd, log_odds_scores, proba_stacking_draws
+from ...sampler import chain as dolda_chain
+from ...sampler import probit as probit_blocks
+from ...sampler.alpha import alpha_value, as_alpha
+from ...sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-exported)
+from ...sampler.threads import obeys_n_jobs, using_threads
+from ...utils.draws import draw_mean
+from ...utils.heap import release_free_heap
+from ...utils.labels import encode_labels
+from ...utils.phases import phase
+from ...utils.validation import (
+    check_alpha,
+    check_burn_in,
+    check_choice,
+    check_fit_sizes,
+    check_n_jobs,
+    check_positive_float,
+    check_positive_int,
+)
+from ..probit.estimator import PRIORS, PROBA_RULES, DOProbit
+from . import inputs as _dolda_inputs
+from .chain import FitInterrupted, combine_chains, run_chain  # noqa: F401
+from .inputs import INTERCEPT, SPARSE_CHOLESKY_MAX_COLUMNS  # noqa: F401
+from .interpret import DOLDAInterpretation, topic_name
+from .state import AUTO_ALPHA_START, AUTO_BETA_START, DOLDAState
+
+logger = logging.getLogger(__name__)
+
+Z_SAMPLERS = ("auto", "exact", "mh", "cycle")
+PHI_SAMPLERS = ("exact", "polya")
+#: The Horseshoe global-scale layouts (``global_scales``).
+GLOBAL_SCALES = ("shared", "block")
+#: From this many topics on, "auto" uses the Metropolis-Hastings z-step (both have the exact
+#: target).  Measured on 20 Newsgroups, one sweep from the same state, 2 threads: exact / MH
+#: time 0.84 at K = 20, 1.8 at K = 100 (the MH step wins from K ~ 30 by interpolation).
+MH_MIN_TOPICS = 50
+#: The strings ``alpha`` takes: learned asymmetric (one ``alpha_k`` per topic) or symmetric.
+ALPHA_AUTO = ("auto", "auto_symmetric")
+
+
+class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, ClassifierMixin,
+            TransformerMixin, BaseEstimator):
+    """Supervised topic model: LDA + Diagonal Orthant probit with Horseshoe shrinkage.
+
+    Documents ``d`` have tokens ``w_{d,n}`` with topics ``z_{d,n}``; topics
+    ``phi_k ~ Dir(beta)``, proportions ``theta_d ~ Dir(alpha)``.  The class of
+    a document is the single positive utility among
+    ``a_{d,l} ~ N(u_d . eta_l, 1)``, ``u_d = [1, x_d, zbar_d]``, where
+    ``zbar_d`` are the empirical topic proportions.  Every class has its own
+    ``eta_l``; under the Horseshoe prior each class keeps few signal topics.
+
+    Parameters
+    ----------
+    n_topics : int, default=20
+        ``K``.
+    prior : {"horseshoe", "normal"}, default="horseshoe"
+    alpha : float, array-like (K,), "auto" or "auto_symmetric", default=0.01
+        Dirichlet prior of theta (the paper's 0.01): symmetric, or one
+        ``alpha_k > 0`` per topic.  ``"auto"``: an asymmetric ``alpha`` (K,)
+        learned from the data during the burn-in (Minka's fixed point for the
+        Dirichlet-multinomial every 10 iterations, as MALLET's hyperparameter
+        optimisation; Wallach et al. 2009), starting from 0.1, then kept fixed.
+        ``"auto_symmetric"``: the same for one symmetric value.  The values used
+        are ``alpha_`` (a float, or an array (K,)).
+    beta : float or "auto", default=0.01
+        Symmetric Dirichlet prior of Phi; ``"auto"``: learned as alpha (symmetric),
+        starting from 0.01; the value used is ``beta_``.  The two-step model uses
+        the starting values.
+    prior_variance : float, default=100.0
+        ``c``: variance of the intercept's prior (and of all coefficients
+        under ``prior="normal"``).
+    n_iter : int, default=500
+        Gibbs iterations, burn-in included.
+    burn_in : int or None, default=None
+        Iterations discarded (None: half of ``n_iter``).
+    thin : int, default=1
+        Keep every ``thin``-th draw of eta after the burn-in.
+    global_scales : {"shared", "block"}, default="shared"
+        The Horseshoe's global scale: one ``tau_l`` per class over topics, covariates
+        and words (the paper's), or one per class and block of columns present
+        (``"block"``: covariates, words, topics; ``scale_blocks_`` names them and
+        ``tau_draws_`` is then (S, L, G)), so that thousands of word columns do not set
+        the shrinkage of the K topics (issue 32; ``benchmarks/results/block_scales.md``).
+    phi_sampler : {"exact", "polya"}, default="exact"
+        The Phi step: ``"exact"`` draws ``phi_k ~ Dir(beta + n_k)`` (O(K V));
+        ``"polya"`` the sparse Pólya-urn approximation of Terenin et al.
+        (2019), O(non-zero counts + K V beta), stored sparse and read by the
+        MH z-step through per-word alias tables over the non-zeros.
+    loglik_every : int, default=1
+        Compute the two log-likelihood parts (``loglik_``) only at iterations
+        ``t`` with ``(t + 1) % loglik_every == 0`` (NaN elsewhere).
+    z_sampler : {"auto", "exact", "mh", "cycle"}, default="auto"
+        ``"exact"``: Gibbs draw from the full supervised conditional, O(K) per
+        token with the cached update.  ``"mh"``: Metropolis-Hastings with the
+        sparse LDA proposal, O(K_d + L) per token.  ``"cycle"``: cycle
+        Metropolis-Hastings (LightLDA's alternating word and document proposals,
+        :mod:`dolda.sampler.cycle`), O(L) per token, exact Phi only; on 20
+        Newsgroups it mixes worse per second than "mh" at K = 100 and 1000
+        (``benchmarks/results/z_cycle.md``), so "auto" never picks it.  ``"auto"``: "mh" from
+        ``K >= 50`` on (both sample the exact conditional; the faster one).
+    two_step : bool, default=False
+        Fit LDA first and the DO probit on its topic proportions afterwards
+        (the paper's comparison model) instead of the joint sampler.
+    predict_sweeps : int, default=50
+        Sweeps of the unsupervised z-sampler for a new document (paper section 3.3); the
+        topic proportions average the conditionals of the kept sweeps (Rao-Blackwellised).
+        More sweeps buy a little accuracy at proportional cost: on 20 Newsgroups (K = 50),
+        200 instead of 50 gave +0.4 points of accuracy and -0.025 log loss, 20 gave -0.6
+        points (``experiments/results/predict_estimator*.json``).
+    predict_burn_in : int or None, default=None
+        Sweeps discarded before averaging (None: half of ``predict_sweeps``).
+    phi_draws : int, default=20
+        ``Phi`` used for prediction is the posterior mean estimated from the last
+        ``phi_draws`` iterations: the mean of ``E[phi_k | z] = (beta + n_k) / (V beta + n_k.)``
+        (Rao-Blackwellised; kept sparse, :mod:`dolda.sampler.phi_mean`).
+    checkpoint : path or None, default=None
+        Directory where the chain is saved every ``checkpoint_every``
+        iterations and on Ctrl-C; continue with ``fit(..., resume=checkpoint)``.
+    checkpoint_every : int, default=100
+    init_iter : int, default=0
+        Iterations of unsupervised LDA (the collapsed z-sweeps and Phi draws of
+        :class:`dolda.LDA`, on ``n_jobs`` threads, from the same random start) run before
+        the supervised chain, which then starts from their topics instead of random
+        ones: a start near the topic mode (the supervised chain is still run for
+        ``n_iter`` iterations, its burn-in included; the warm start is not a draw of
+        the supervised posterior and is never kept).  0: the random start.
+    n_chains : int, default=1
+        Independent chains (run one after the other, each on all threads).
+        Their topics are aligned to chain 0 by matching Phi (Hungarian
+        assignment on Hellinger distance) before the draws are pooled; see
+        :meth:`to_inference_data` for R-hat and ESS.
+    rare_share : float, default=0.01
+        Share of tokens made of the rarest word types that are removed (paper: 1%).
+    min_df, max_df : int or float
+        Document-frequency bounds of the vocabulary.
+    stop_words : "english", None, list of str or path, default="english"
+        Words removed before counting: scikit-learn's English list, none, the
+        given words, or the words of a text file (one per line; ``#`` starts
+        a comment) -- e.g. stack-trace vocabulary of bug reports.
+    token_pattern : str or None, default=None
+        Regular expression of a token (None: :data:`dolda.design.corpus.TOKEN_PATTERN`,
+        words of two or more characters starting with a letter).
+    n_words : int or "auto", default="auto"
+        Words as covariates: the counts of the ``n_words`` vocabulary words of
+        highest document frequency enter the regression beside the topics as
+        sparse covariates named ``"word=<w>"``, with the same prior as the
+        topics (the Horseshoe keeps the few decisive ones), see
+        :mod:`dolda.design.word_features`.  0: topics (and ``X``) only, the paper's
+        model.  ``"auto"``: one word per two training documents, at least
+        2,000 and at most 5,000 (:func:`dolda.design.word_features.resolve_n_words`;
+        the measurements behind it are in the README); the words used are
+        ``word_features_.words_``.
+    word_features : {"log", "binary", "tfidf"}, default="log"
+        How a word's count enters: ``log(1 + n_{d,w})``, an indicator, or
+        l2-normalised sublinear tf-idf (better on 20 Newsgroups stripped, mixed on
+        the bug reports over two seeds: see the README).
+    word_selection : {"df", "chi2"}, default="df"
+        Which ``n_words`` words: highest document frequency, or most associated
+        with the class on the training documents (chi-squared of presence
+        against label, words in 3 or more documents), see
+        :mod:`dolda.design.word_features`.
+    eta_sampler : {"auto", "gibbs", "cholesky", "cg", "bcm"}, default="auto"
+        The eta-step.  ``"gibbs"`` (``"auto"`` with word covariates and more than
+        :data:`dolda.models.dolda.inputs.SPARSE_CHOLESKY_MAX_COLUMNS` columns): one exact
+        blocked-Gibbs scan per iteration, the intercept, covariates and topics
+        drawn jointly given the word coefficients, then every word coefficient
+        from its own conditional with a kept residual, O(nnz) per class
+        (:mod:`dolda.sampler.word_step`; ``benchmarks/results/word_step.md``).
+        ``"cholesky"``: dense ``[1, X]`` and a P x P
+        factorisation per class (tens to hundreds of covariates).
+        ``"cg"`` / ``"bcm"``: ``X`` kept sparse (CSR) end to end and eta drawn
+        by perturbation-optimisation with conjugate gradients or by
+        Bhattacharya et al.'s sampler (:mod:`dolda.sampler.sparse_eta`), for
+        thousands of word or one-hot columns.  ``"auto"``:
+        :func:`dolda.sampler.probit.choose_eta_sampler` on the shape of ``U``.
+    covariate_min_count : int, default=1
+        With a DataFrame ``X``: levels of a categorical column seen fewer than
+        this many times in ``fit`` are pooled into one ``"column=other"``
+        indicator (and so are levels first seen at prediction), see
+        :class:`dolda.design.covariates.CovariateEncoder`.  1: every level its own column.
+    text_column : hashable, default="text"
+        When ``X`` is a DataFrame: the column holding the documents.
+    vocabulary : sequence of str or None, default=None
+        When ``X`` is a document-term matrix of counts (sparse, numeric array, or numeric
+        DataFrame without ``text_column``; e.g. ``make_pipeline(CountVectorizer(),
+        DOLDA())``): the words of its columns, e.g. ``vectorizer.get_feature_names_out()``.
+        None: a DataFrame's column names, else ``x0, x1, ...`` (as :class:`dolda.LDA`).
+        The vocabulary options (``stop_words``, ``min_df`` ...) do not apply to a matrix.
+    covariate_columns : list or None, default=None
+        When ``X`` is a DataFrame: its covariate columns (None: every column
+        but ``text_column``; ``[]``: none).  With a DataFrame ``X``,
+        ``fit(df, y)``, ``predict(df)``, ``score(df, y)`` carry the covariates
+        through Pipeline, GridSearchCV and cross_val_score.
+    random_state : int, numpy Generator or None
+        Seed: the same int gives the same chain for any ``n_jobs``.
+    n_jobs : int or None
+        Threads for the parallel kernels (None or -1: every CPU the process may run on,
+        its affinity mask, e.g. ``taskset`` or a container's cpuset).  Waiting threads
+        sleep instead of spinning (``import dolda`` sets ``OMP_WAIT_POLICY=PASSIVE``
+        unless a policy is set), so on a busy machine 2 threads are not slower than 1.
+    progress : bool, default=True
+        Show a progress bar with the log-likelihood and tokens per second.
+    backend : {"local", "dask"}, default="local"
+        Where the document shards are sampled: ``"local"`` in this process
+        (numba threads), ``"dask"`` on the workers of ``client`` (see
+        ``docs/DISTRIBUTED.md``).  The same seed and ``n_shards`` give the same
+        chain on both, for any number of threads or workers.
+    client : distributed.Client or None, default=None
+        The Dask client for ``backend="dask"`` (None: the current default
+        client).  dolda never starts or stops clusters.
+    n_shards : int or None, default=None
+        Number of contiguous document shards; None: one per about 10^6 tokens
+        (a function of the data alone, never of the number of workers).
+    snapshot_every : int, default=10
+        ``backend="dask"``: iterations between the copies of z kept on the
+        driver; after a lost worker at most this many iterations are replayed.
+    phi_transport : {"auto", "recipe", "dense"}, default="auto"
+        ``backend="dask"``: what carries the exact Phi to the workers each
+        iteration.  ``"recipe"``: the non-zero topic-word counts it was drawn from,
+        and every worker repeats the draw (15x fewer bytes on 20 Newsgroups at
+        K = 100, for a draw on every worker); ``"dense"``: Phi itself (V x K
+        float32), drawn once on the driver, which suits many single-threaded workers
+        on a fast network; ``"auto"``: whichever is smaller.  The chain is the
+        same either way (``docs/DISTRIBUTED.md``).
+    proba : {"calibrated", "ovr", "do"}, default="calibrated"
+        How :meth:`predict_proba` turns the one-vs-rest linear predictors
+        ``mu_l = u . eta_l`` into class probabilities (``docs/CALIBRATION.md``):
+        ``"calibrated"``, a multinomial-logit map of ``mu`` (or of
+        ``[mu, log F(mu)]``, whichever scores better out of sample) averaged over
+        the draws, fitted at the end of ``fit`` on the training documents'
+        regressors as prediction computes them (:meth:`transform`), leave-one-out
+        over the draws (``stacking_``); ``"ovr"``, normalised one-vs-rest probabilities;
+        ``"do"``, the paper's DO formula (overconfident).  Switch with
+        ``set_params(proba=...)`` without refitting.
+    calibration_holdout : float or None, default=None
+        None: the ``"calibrated"`` map is fitted on leave-one-out predictors of every
+        training row.  A share ``f`` in (0, 0.5]: the last ``round(f D)`` training rows, in
+        the order given, are kept out of the chain and the map is fitted on their
+        out-of-sample predictors.  For data in time order (bug reports by filing date), where
+        new documents drift from the old (measured in ``docs/CALIBRATION.md``,
+        "Time-ordered data").  The chain sees ``1 - f`` of the rows; classes only in the
+        held-out rows are not learned.
+
+    Attributes
+    ----------
+    classes_ : ndarray (L,)
+    vocabulary_ : Vocabulary
+    feature_names_ : list of str (P,)
+        ``"(intercept)"``, covariate columns, ``"topic 0"`` ... ``"topic K-1"``.
+    coef_ : pandas.DataFrame (L, P)
+        Posterior mean of eta, rows = classes, columns = ``feature_names_``.
+    eta_draws_ : float32 ndarray (C * S, L, P)
+        Kept draws of all chains, chain after chain (topics aligned): the chain's
+        float64 state rounded to float32 (``dolda.utils.draws``; a model loaded from an
+        older file with float64 draws keeps them as saved).
+    n_chains_ : int
+    topic_alignment_ : ndarray (C, K)
+        ``topic_alignment_[c][k]``: the topic of chain ``c`` shown as topic ``k``.
+    tau_draws_ : float32 ndarray (S, L), (S, L, G) with ``global_scales="block"``, or None
+    lambda_draws_ : float32 ndarray (S, L, P) or None
+    phi_ : ndarray (K, V) float32
+        Posterior mean of Phi over the last ``phi_draws`` iterations (the mean of
+        ``E[phi | z]``; rows sum to 1).
+    doc_topic_counts_ : ndarray (D, K)
+        Final ``n_{d,k}`` of the training documents.
+    loglik_ : pandas.DataFrame (C * n_iter, 3)
+        Indexed by (chain, iteration): ``do`` (probit part), ``lda`` (LDA
+        marginal), ``total``.
+    convergence_ : dict
+        Split R-hat and ESS of the log-likelihood and the coefficients, whether
+        the chain looks converged and what to do if not
+        (:func:`dolda.evaluate.convergence.chain_convergence`); logged at the end of ``fit``.
+    eta_sampler_ : str
+        The eta-step used (``eta_sampler`` resolved).
+    word_features_ : WordFeatures or None
+        The word covariates (``n_words > 0``).
+    timings_ : dict
+        ``iteration_seconds`` (C, n_iter): wall time of every Gibbs iteration
+        of the joint sampler (NaN for iterations run before a resume).
+    stacking_ : ndarray (L, L + 1) or (L, 2 L + 1)
+        The ``proba="calibrated"`` map ``[b, W]``: ``P(y = l) = softmax(b + W f(mu))_l``,
+        ``f(mu) = mu`` or ``[mu, log F(mu)]``, whichever scored better out of sample
+        (``dolda.posterior.calibration.stacking_map(stacking_)`` tells which).
+    """
+
+    def __init__(self, n_topics=20, prior="horseshoe", alpha=0.01, beta=0.01,
+                 prior_variance=100.0, n_iter=500, burn_in=None, thin=1, z_sampler="auto",
+                 two_step=False, predict_sweeps=50, predict_burn_in=None, phi_draws=20,
+                 checkpoint=None, checkpoint_every=100, rare_share=0.01, min_df=1,
+                 max_df=1.0, covariate_min_count=1, n_chains=1, random_state=None,
+                 stop_words="english", token_pattern=None, n_words="auto", word_features="log",
+                 word_selection="df", eta_sampler="auto",
+                 n_jobs=None, progress=True,
+                 text_column="text", covariate_columns=None,
+                 backend="local", client=None, n_shards=None, snapshot_every=10,
+                 proba="calibrated", phi_sampler="exact", loglik_every=1,
+                 global_scales="shared", init_iter=0,
+                 calibration_holdout=None, phi_transport="auto", vocabulary=None):
+        self.vocabulary = vocabulary
+        self.init_iter = init_iter
+        self.calibration_holdout = calibration_holdout
+        self.phi_sampler = phi_sampler
+        self.global_scales = global_scales
+        self.loglik_every = loglik_every
+        self.n_topics = n_topics
+        self.prior = prior
+        self.alpha = alpha
+        self.beta = beta
+        self.prior_variance = prior_variance
+        self.n_iter = n_iter
+        self.burn_in = burn_in
+        self.thin = thin
+        self.z_sampler = z_sampler
+        self.two_step = two_step
+        self.predict_sweeps = predict_sweeps
+        self.predict_burn_in = predict_burn_in
+        self.phi_draws = phi_draws
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
+        self.rare_share = rare_share
+        self.min_df = min_df
+        self.max_df = max_df
+        self.covariate_min_count = covariate_min_count
+        self.text_column = text_column
+        self.covariate_columns = covariate_columns
+        self.n_chains = n_chains
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.progress = progress
+        self.backend = backend
+        self.client = client
+        self.n_shards = n_shards
+        self.snapshot_every = snapshot_every
+        self.phi_transport = phi_transport
+        self.stop_words = stop_words
+        self.token_pattern = token_pattern
+        self.n_words = n_words
+        self.word_features = word_features
+        self.word_selection = word_selection
+        self.eta_sampler = eta_sampler
+        self.proba = proba
+
+    # ------------------------------------------------------------ checks
+    def _check_params(self):
+        n_topics = check_positive_int(self.n_topics, "n_topics", minimum=2)
+        check_choice(self.prior, "prior", PRIORS)
+        check_choice(self.z_sampler, "z_sampler", Z_SAMPLERS)
+        check_choice(self.proba, "proba", PROBA_RULES)
+        check_choice(self.phi_sampler, "phi_sampler", PHI_SAMPLERS)
+        check_choice(self.global_scales, "global_scales", GLOBAL_SCALES)
+        if self.z_sampler == "cycle" and self.phi_sampler == "polya":
+            raise ValueError(dolda_chain.CYCLE_POLYA_ERROR)
+        check_covariate_columns(self.covariate_columns)
+        n_iter = check_positive_int(self.n_iter, "n_iter")
+        from ...backends import BACKENDS, PHI_TRANSPORTS
+
+        check_choice(self.backend, "backend", BACKENDS)
+        check_choice(self.phi_transport, "phi_transport", PHI_TRANSPORTS)
+        return dict(
+            calibration_holdout=check_holdout(self.calibration_holdout),
+            loglik_every=check_positive_int(self.loglik_every, "loglik_every"),
+            n_shards=(None if self.n_shards is None
+                      else check_positive_int(self.n_shards, "n_shards")),
+            snapshot_every=check_positive_int(self.snapshot_every, "snapshot_every"),
+            phi_transport=self.phi_transport,
+            n_topics=n_topics,
+            alpha=self._alpha_start(n_topics),
+            beta=(AUTO_BETA_START if isinstance(self.beta, str) and self.beta == "auto"
+                  else check_positive_float(self.beta, "beta")),
+            variance=check_positive_float(self.prior_variance, "prior_variance"),
+            n_iter=n_iter,
+            burn_in=check_burn_in(self.burn_in, n_iter),
+            thin=check_positive_int(self.thin, "thin"),
+            n_jobs=check_n_jobs(self.n_jobs),
+            predict_sweeps=check_positive_int(self.predict_sweeps, "predict_sweeps"),
+            phi_draws=check_positive_int(self.phi_draws, "phi_draws"),
+            checkpoint_every=check_positive_int(self.checkpoint_every, "checkpoint_every"),
+            n_chains=check_positive_int(self.n_chains, "n_chains"),
+            init_iter=check_positive_int(self.init_iter, "init_iter", minimum=0),
+            covariate_min_count=check_positive_int(self.covariate_min_count,
+                                                   "covariate_min_count"),
+            n_words=check_n_words(self.n_words),
+            eta_sampler=check_choice(self.eta_sampler, "eta_sampler",
+                                     ("auto", "gibbs") + probit_blocks.ETA_SAMPLERS),
+            word_features=check_choice(self.word_features, "word_features", WORD_FEATURES),
+            word_selection=check_choice(self.word_selection, "word_selection", WORD_SELECTIONS),
+        )
+
+    def _resolved_z_sampler(self, n_topics):
+        if self.z_sampler == "auto":
+            return "mh" if n_topics >= MH_MIN_TOPICS else "exact"
+        return self.z_sampler
+
+    # ------------------------------------------------------------ inputs
+    # (:mod:`dolda.models.dolda.inputs`: the texts, covariates and word covariates as the chain
+    # and prediction need them)
+    def _make_corpus(self, texts, fit: bool):
+        return _dolda_inputs.make_corpus(self, texts, fit)
+
+    def _covariates(self, X, n_docs: int, fit: bool):
+        return _dolda_inputs.covariate_design(self, X, n_docs, fit)
+
+    def _add_word_features(self, corpus, Xd, names, p=None, y_index=None):
+        return _dolda_inputs.add_word_features(self, corpus, Xd, names, p, y_index)
+
+    def _design(self, Xd, n_topics, p, sparse_input):
+        return _dolda_inputs.chain_design(self, Xd, n_topics, p, sparse_input)
+
+    # --------------------------------------------------------------- fit
+    @obeys_n_jobs
+    @legacy_covariates_keyword
+    def fit(self, X, y, covariates=None, resume=None, sample_weight=None):
+        """Fit DOLDA to documents ``X`` with labels ``y`` and optional covariates.
+
+        Parameters
+        ----------
+        X : iterable of str, pandas Series, token lists, Corpus, or DataFrame (D,)
+            The documents; a DataFrame holds them in ``text_column`` and the
+            covariates in its other columns (or ``covariate_columns``).
+        y : array-like (D,)
+            Class labels (str, int, bool, ...): ``classes_`` keeps their dtype.
+        covariates : array-like, pandas DataFrame, sparse matrix or None (D, P)
+            Extra covariates beside non-DataFrame documents; categorical
+            DataFrame columns are one-hot encoded (``"director=Jackie Chan"``).
+            The former keyword ``X=`` still works, with a DeprecationWarning.
+        resume : path or None
+            A checkpoint directory written by an interrupted fit with the same
+            data and parameters: the chain continues where it stopped and ends
+            exactly as an uninterrupted run with the same seed.  A checkpoint
+            of a *finished* fit can be extended: with a larger ``n_iter`` the
+            chain continues and ends exactly where one run of ``n_iter``
+            iterations would (:mod:`dolda.models.dolda.extend`; extend by at least
+            ``phi_draws`` iterations).
+        sample_weight : None
+            Only None (or all ones) is accepted.  A weight ``w_d`` would mean
+            "document d counted w_d times": its probit likelihood raised to
+            ``w_d`` in the a/eta-steps and its tokens counted ``w_d`` times in
+            the z/Phi-steps.  The probit data augmentation has no exact form
+            for a non-integer power, and an integer weight is exactly a
+            repeated row, so repeat the documents instead.
+
+        Returns
+        -------
+        self
+        """
+        p = self._check_params()
+        if sample_weight is not None and not np.all(np.asarray(sample_weight) == 1):
+            raise ValueError("DOLDA does not support sample_weight: the probit augmentation "
+                             "has no exact weighted form; repeat documents for integer weights")
+        texts, covariates = split_documents(X, self.text_column, self.covariate_columns,
+                                            covariates)
+        if y is None:
+            encode_labels(None, 0, self)  # scikit-learn's message, before any work
+        held = None  # with calibration_holdout, the latest rows: the map's, not the chain's
+        if p["calibration_holdout"] is not None:
+            (texts, y, covariates), held = split_latest(texts, y, covariates,
+                                                        p["calibration_holdout"], self)
+        corpus = self._make_corpus(texts, fit=True)
+        n_docs = corpus.n_docs
+        self.classes_, y_index = encode_labels(y, n_docs, self)
+        Xd, names = self._covariates(covariates, n_docs, fit=True)
+        n_before_words = Xd.shape[1]
+        Xd, names = self._add_word_features(corpus, Xd, names, p, y_index)
+        n_word_columns = Xd.shape[1] - n_before_words
+        K = p["n_topics"]
+        check_fit_sizes(self.classes_, y_index, K, corpus, Xd.shape[1] + K, p)
+        Xd, self.eta_sampler_ = self._design(Xd, K, p, sp.issparse(covariates))
+        self.feature_names_ = names + [topic_name(k) for k in range(K)]
+        n_x = Xd.shape[1]
+        shrunk = np.ones(n_x + K, dtype=bool)
+        shrunk[0] = False
+        blocks, self.scale_blocks_ = _dolda_inputs.scale_blocks(
+            n_x, n_word_columns, K, self.global_scales == "block" and self.prior == "horseshoe")
+        prior = probit_blocks.ProbitPrior(self.prior == "horseshoe", shrunk, p["variance"],
+                                          blocks)
+        data = dolda_chain.TopicData(corpus.tokens, corpus.doc_ptr, corpus.n_words, Xd,
+                                     y_index, len(self.classes_))
+        self.n_tokens_ = int(len(corpus.tokens))
+        if self.two_step:
+            self._fit_two_step(corpus, data, p, prior)
+            self._fit_proba_stacking(corpus, Xd, y_index, held)
+            return self
+        config = dolda_chain.DOLDAConfig(K, p["alpha"], p["beta"], prior,
+                                         self._resolved_z_sampler(K), p["n_jobs"],
+                                         self.eta_sampler_, self.phi_sampler,
+                                         p["loglik_every"], n_word_columns)
+        base_seed = seed_from(self.random_state)
+        chains = []
+        # the progress bar shows the chain: its phase is logged, not echoed
+        with phase(f"sampling {p['n_iter']} iterations x {p['n_chains']} chain(s)",
+                   show=False):
+            for c in range(p["n_chains"]):
+                ckpt = self.checkpoint
+                if ckpt is not None and p["n_chains"] > 1:
+                    ckpt = Path(ckpt) / f"chain{c}"
+                chain_resume = resume
+                if resume is not None and p["n_chains"] > 1:
+                    chain_resume = Path(resume) / f"chain{c}"
+                    if not (chain_resume / "model.json").exists():
+                        chain_resume = None  # this chain had not started
+                chains.append(self._run_chain(data, config, p, chain_seed(base_seed, c),
+                                              chain_resume, ckpt, c))
+        with phase("pooling the draws and the topic-word distributions", self.progress):
+            self._combine_chains(chains, p["n_iter"])
+            chains = None
+            release_free_heap(corpus.n_tokens)  # the chains' working arrays are freed
+        with phase(f"pointwise log-likelihood of the {n_docs:,} training documents (for "
+                   "az.loo)", self.progress):
+            from ...evaluate.diagnostics import training_pointwise_loglik
+
+            self.training_loglik_ = training_pointwise_loglik(self, Xd, y_index)
+        self._fit_proba_stacking(corpus, Xd, y_index, held)
+        self._report_convergence()
+        return self
+
+    def _scale_block_of_columns(self, all_blocks=False):
+        """The global-scale block of every column (None: one shared scale); ``all_blocks``:
+        the names of the blocks present instead."""
+        if not all_blocks and getattr(self, "scale_blocks_", None) is None:
+            return None
+        n_words = 0 if getattr(self, "word_features_", None) is None else len(
+            self.word_features_.get_feature_names_out())
+        K = self.phi_.shape[0]
+        blocks, names = _dolda_inputs.scale_blocks(len(self.feature_names_) - K, n_words, K,
+                                                   True)
+        return names if all_blocks else blocks
+
+    def _report_convergence(self):
+        """``convergence_`` (:func:`dolda.evaluate.convergence.chain_convergence`), logged."""
+        from ...evaluate.convergence import chain_convergence
+
+        with phase("convergence diagnostics (split R-hat and ESS)", self.progress):
+            self.convergence_ = chain_convergence(self)
+            # what is reported, across chains: class levels, signal-topic contrasts, unstable
+            # topics (dolda.interpret.stability; figures only, the verdict is chain_convergence's)
+            from ...interpret.stability import reported_convergence
+
+            self.convergence_.update({f"reported_{key}": value for key, value
+                                      in reported_convergence(self).items()})
+        (logger.info if self.convergence_["converged"] else logger.warning)(
+            "DOLDA: %s", self.convergence_["message"])
+
+    def _fit_proba_stacking(self, corpus, Xd, y_index, held=None):
+        """``stacking_``: the ``proba="calibrated"`` map, fitted on the training documents'
+        regressors recomputed as for new documents (unsupervised z, :meth:`transform`), or,
+        with ``calibration_holdout``, on the held-out latest rows ``held`` (``(texts, y,
+        covariates)``, :mod:`dolda.posterior.holdout`)."""
+        n_classes = len(self.classes_)
+        if held is not None:
+            with phase(f"fitting the calibration map on the {len(held[1]):,} held-out rows "
+                       f"({n_classes} classes)", self.progress):
+                self.stacking_ = holdout_stacking(self, *held)
+            return
+        with phase(f"topic proportions of the {corpus.n_docs:,} training documents, as "
+                   "for new ones (for the calibration map)", self.progress):
+            U = self._regressor_matrix(corpus, Xd)
+        prior_sd = coefficient_prior_sd(self.tau_draws_, self.lambda_draws_,
+                                        check_positive_float(self.prior_variance,
+                                                             "prior_variance"),
+                                        blocks=self._scale_block_of_columns())
+        # fit_proba_stacking in two steps, so that U (its D x K topic proportions: 0.09 GB
+        # on 20 Newsgroups at K = 1000) is released before the map's fit, which reads only
+        # the leave-one-out draws
+        with phase(f"leave-one-out predictors of the {corpus.n_docs:,} training documents",
+                   self.progress):
+            loo = proba_stacking_draws(U, self.eta_draws_, y_index, n_classes, prior_sd)
+        U = None
+        n_draws = loo.mu.shape[0]
+        kind = "full"
+        if n_classes > calibration.FULL_MAP_MAX_CLASSES:
+            kind, n_draws = "per-class", min(n_draws, calibration.per_class_draws(
+                corpus.n_docs, n_classes))
+        with phase(f"fitting the calibration map ({kind}, {n_classes} classes x "
+                   f"{corpus.n_docs:,} documents x {n_draws} draws)", self.progress):
+            self.stacking_ = calibration.select_stacking(loo, y_index, n_classes)
+
+    def _combine_chains(self, chains, n_iter):
+        """Align every chain's topics to chain 0 (label switching), then pool the draws
+        (:func:`dolda.models.dolda.chain.combine_chains`)."""
+        combine_chains(self, chains, n_iter)
+
+    def _run_chain(self, data, config, p, seed, resume, checkpoint, chain):
+        """Run (or resume) one chain (:func:`dolda.models.dolda.chain.run_chain`)."""
+        return run_chain(self, data, config, p, seed, resume, checkpoint, chain)
+
+    def _set_loglik(self, loglik):
+        """``loglik`` (C, n_iter, 2) or (n_iter, 2) -> DataFrame indexed by (chain, iteration)."""
+        loglik = np.asarray(loglik, dtype=np.float64)
+        if loglik.ndim == 2:
+            loglik = loglik[None]
+        n_chains, n_iter, _ = loglik.shape
+        index = pd.MultiIndex.from_product([range(n_chains), range(n_iter)],
+                                           names=["chain", "iteration"])
+        flat = loglik.reshape(-1, 2)
+        self.loglik_ = pd.DataFrame({"do": flat[:, 0], "lda": flat[:, 1],
+                                     "total": flat.sum(axis=1)}, index=index)
+
+    def _finish(self, eta_draws):
+        mean = draw_mean(eta_draws)
+        self.coef_ = pd.DataFrame(mean, index=pd.Index(self.classes_, name="class"),
+                                  columns=self.feature_names_)
+
+    def _fit_two_step(self, corpus, data, p, prior):
+        """LDA first, then the DO probit on the final topic proportions (paper section 4)."""
+        from ..lda import LDA
+
+        lda = LDA(n_topics=p["n_topics"], alpha=p["alpha"], beta=p["beta"],
+                  n_iter=p["n_iter"], burn_in=p["burn_in"], random_state=self.random_state,
+                  n_jobs=self.n_jobs, progress=self.progress)
+        lda.fit(corpus)
+        self.lda_ = lda
+        self.phi_ = lda.phi_
+        zbar = lda.transform(corpus)
+        U = (sp.hstack([data.X, zbar], format="csr") if sp.issparse(data.X)
+             else np.hstack([data.X, zbar]))
+        probit = DOProbit(prior=self.prior, n_iter=p["n_iter"], burn_in=p["burn_in"],
+                          thin=p["thin"], prior_variance=p["variance"], fit_intercept=False,
+                          random_state=self.random_state, n_jobs=self.n_jobs).fit(U, data.y)
+        self.seed_ = probit.seed_
+        self.scale_blocks_ = None  # DOProbit's one global scale per class
+        self.n_iter_ = p["n_iter"]
+        self.eta_draws_ = probit.eta_draws_
+        self.tau_draws_ = probit.tau_draws_
+        self.lambda_draws_ = probit.lambda_draws_
+        self.doc_topic_counts_ = None
+        self.alpha_, self.beta_ = alpha_value(p["alpha"]), p["beta"]
+        self.n_chains_ = 1
+        ll = np.column_stack([probit.loglik_, np.asarray(lda.loglik_)[-len(probit.loglik_):]])
+        self._set_loglik(ll)
+        self._finish(self.eta_draws_)
+        return self
+
+    # ------------------------------------------------------ prediction
+    @obeys_n_jobs
+    def transform(self, X):
+        """Topic proportions of new documents (paper section 3.3), shape (D, K).
+
+        The topic indicators are sampled with Phi fixed at ``phi_`` and no
+        supervision, ``p(z = k) ∝ phibar_{k,w} (n_{dk} + alpha)``, for
+        ``predict_sweeps`` sweeps; the proportions ``zbar_d = n_{d,.} / N_d`` (what the
+        regression was fitted on) are estimated over the sweeps after ``predict_burn_in``
+        by their Rao-Blackwellised average (each token's conditional, not its draw,
+        counted: the same mean, less Monte Carlo noise).  A document with no
+        known word gets zeros.  ``X`` is as in :meth:`fit` (a DataFrame's
+        covariate columns are not used here); the output columns are
+        :meth:`get_feature_names_out` (``dolda0`` ...), and
+        ``set_output(transform="pandas")`` gives a DataFrame.
+        """
+        check_is_fitted(self, "phi_")
+        texts, _ = split_documents(X, self.text_column, [], None)
+        return self._topic_proportions(self._make_corpus(texts, fit=False))
+
+    def _topic_proportions(self, corpus, out=None):
+        """:meth:`transform` of a :class:`Corpus`, written into ``out`` (D, K) when given
+        (e.g. the topic columns of a regressor matrix: no D x K copy)."""
+        from ...sampler.lda import predict_topic_proportions
+
+        burn = (self.predict_sweeps // 2 if self.predict_burn_in is None
+                else self.predict_burn_in)
+        with using_threads(check_n_jobs(self.n_jobs)):
+            theta = predict_topic_proportions(corpus.tokens, corpus.doc_ptr, self.phi_,
+                                              self._alpha(), int(self.predict_sweeps),
+                                              int(burn), int(self.seed_), out=out)
+        # theta averages (n_dk + alpha_k) / (N_d + sum alpha); the regression uses the
+        # empirical proportions n_dk / N_d, an exact linear function of it.
+        n_d = corpus.doc_lengths.astype(np.float64)[:, None]
+        K = theta.shape[1]
+        alpha = as_alpha(self._alpha(), K)
+        zbar = theta  # in place: no further D x K temporaries
+        zbar *= n_d + alpha.sum()
+        zbar -= alpha
+        zbar /= np.maximum(n_d, 1.0)
+        zbar[n_d[:, 0] == 0] = 0.0  # no words: no topic information, as in training
+        return np.clip(zbar, 0.0, 1.0, out=zbar)
+
+    def _regressor_matrix(self, corpus, Xd):
+        """``U = [Xd, zbar]`` (D, P) of ``corpus``: zbar is written straight into U's topic
+        columns when Xd is dense (one D x P array, not zbar and a stacked copy); beside a
+        sparse Xd (word covariates, sparse one-hot levels) the two stay separate blocks
+        (:class:`dolda.design.regressors.SparseDenseDesign`: the dense zbar is not copied into sparse
+        storage, and its products run in BLAS)."""
+        if sp.issparse(Xd):
+            U = SparseDenseDesign(Xd, self._topic_proportions(corpus))
+        else:
+            Xd = np.asarray(Xd, dtype=np.float64)
+            U = np.empty((Xd.shape[0], Xd.shape[1] + self.phi_.shape[0]))
+            U[:, :Xd.shape[1]] = Xd
+            self._topic_proportions(corpus, out=U[:, Xd.shape[1]:])
+        # the sampler's chunks of Phi columns and its threads' scratch are freed now; glibc
+        # keeps their pages (0.05-0.1 GB on 20 Newsgroups at K = 1000) resident otherwise,
+        # under what the calibration map or the class probabilities allocate next
+        release_free_heap(corpus.n_tokens)
+        return U
+
+    @property
+    def _n_features_out(self):
+        """``K``: the columns of :meth:`transform` (for ``get_feature_names_out``)."""
+        return self.phi_.shape[0]
+
+    def _alpha(self):
+        """The alpha of the fitted chain (learned with ``alpha="auto"``): a float or (K,)."""
+        alpha = getattr(self, "alpha_", None)
+        if alpha is None:
+            alpha = (AUTO_ALPHA_START if isinstance(self.alpha, str) else self.alpha)
+        return alpha_value(alpha)
+
+    def _alpha_mode(self):
+        """How alpha is learned: ``"asymmetric"`` (``"auto"``), ``"symmetric"``, or False."""
+        if isinstance(self.alpha, str):
+            return "asymmetric" if self.alpha == "auto" else "symmetric"
+        return False
+
+    def _alpha_start(self, n_topics):
+        """The checked ``alpha``: a float or float64 (K,); the start value when learned."""
+        alpha = check_alpha(self.alpha, n_topics, auto=ALPHA_AUTO)
+        return AUTO_ALPHA_START if isinstance(alpha, str) else alpha
+
+    def _regressors(self, X, covariates=None):
+        """``u_d = [1, x_d, words_d, zbar_d]`` (D, P) of documents ``X`` (as in :meth:`fit`)."""
+        check_is_fitted(self, "phi_")
+        texts, covariates = split_documents(X, self.text_column, self.covariate_columns,
+                                            covariates)
+        corpus = self._make_corpus(texts, fit=False)
+        Xd, _ = self._covariates(covariates, corpus.n_docs, fit=False)
+        Xd, _ = self._add_word_features(corpus, Xd, [])
+        return self._regressor_matrix(corpus, Xd)
+
+    def _class_probabilities(self, U):
+        """Class probabilities (D, L) of regressor rows ``U`` (D, P) by the rule ``proba``."""
+        check_choice(self.proba, "proba", PROBA_RULES)
+        return calibration.class_probabilities(U, self.eta_draws_, self.proba,
+                                               getattr(self, "stacking_", None))
+
+    @obeys_n_jobs
+    @legacy_covariates_keyword
+    def predict_proba(self, X, covariates=None):
+        """Class probabilities by the rule ``proba`` (default calibrated), shape (D, L).
+
+        ``X`` and ``covariates`` are as in :meth:`fit`.  See
+        :mod:`dolda.posterior.calibration` and docs/CALIBRATION.md for the rules.
+        """
+        check_is_fitted(self, "eta_draws_")
+        return self._class_probabilities(self._regressors(X, covariates))
+
+    @legacy_covariates_keyword
+    def predict_log_proba(self, X, covariates=None):
+        """Logarithm of :meth:`predict_proba`, shape (D, L)."""
+        return np.log(self.predict_proba(X, covariates))
+
+    @legacy_covariates_keyword
+    def decision_function(self, X, covariates=None):
+        """Scores whose argmax (sign, for two classes) is :meth:`predict`.
+
+        Derived from :meth:`predict_proba`: two classes give the log-odds
+        ``log p_1 - log p_0``, shape (D,); more classes the centred
+        log-probabilities ``log p_l - mean_j log p_j``, shape (D, L), whose
+        softmax is :meth:`predict_proba`.
+        """
+        return log_odds_scores(self.predict_proba(X, covariates))
+
+    @obeys_n_jobs
+    @legacy_covariates_keyword
+    def predict(self, X, covariates=None):
+        """The most probable class of every document, shape (D,)."""
+        proba = self.predict_proba(X, covariates)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    @obeys_n_jobs
+    @legacy_covariates_keyword
+    def score(self, X, y, covariates=None, sample_weight=None):
+        """Accuracy of :meth:`predict` on documents ``X`` with true labels ``y``."""
+        return float(accuracy_score(y, self.predict(X, covariates), sample_weight=sample_weight))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # X is text, as for CountVectorizer: documents (or a DataFrame with a text
+        # column), never a numeric 2-D array, so the numeric estimator checks do not apply
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        tags.input_tags.sparse = True  # a document-term matrix of counts (vocabulary=)
+        return tags
+

@@ -1,0 +1,254 @@
+"""DOLDA's inputs as the chain and prediction need them: the corpus, ``[1, X]``, the word
+covariates, and the layout of ``U`` the eta-step wants.
+
+Functions of the estimator (:class:`dolda.models.dolda.estimator.DOLDA`), whose methods ``_make_corpus``,
+``_covariates``, ``_add_word_features`` and ``_design`` call them: in ``fit`` they also set
+the fitted vocabulary, covariate encoder and word features on it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from ...design.word_features import WordFeatures, resolve_n_words
+from ...sampler import probit as probit_blocks
+from ...utils.heap import release_free_heap
+from ...utils.validation import check_covariate_scale
+
+INTERCEPT = "(intercept)"
+#: ``eta_sampler="auto"`` with word covariates or sparse X: Cholesky of the
+#: sparse-formed ``U^T U`` up to this many columns of ``U``, CG beyond (measured on
+#: the hadoop bug reports with 2,000 words + 20 topics, 28 classes: CG needed
+#: 10-35 s per eta-step on the loaded 2-core machine; the Cholesky of 1,000
+#: columns costs ~L P^3 / 3 = 7e9 flops, under a second).
+SPARSE_CHOLESKY_MAX_COLUMNS = 1000
+
+
+def _count_corpus(model, X, fit: bool):
+    """A Corpus from a document-term matrix of counts ``X`` (sparse, numeric array or numeric
+    DataFrame), as :class:`dolda.LDA` takes one (``make_pipeline(CountVectorizer(),
+    DOLDA())``): its columns are the vocabulary, named by ``model.vocabulary`` (e.g. the
+    vectorizer's ``get_feature_names_out()``), else by the DataFrame's columns, else
+    ``x0, x1, ...``; the vocabulary options (stop words, ``min_df`` ...) do not apply."""
+    from sklearn.utils.validation import check_non_negative, validate_data
+
+    from ...design.inputs import corpus_from_counts, vocabulary_of_columns
+
+    if fit:
+        for name in ("n_features_in_", "feature_names_in_"):  # from an earlier fit
+            if name in vars(model):
+                delattr(model, name)
+    elif not hasattr(model, "n_features_in_"):
+        raise ValueError("this DOLDA was fitted on texts; pass texts, not a document-term "
+                         "matrix")
+    X = validate_data(model, X, reset=fit, accept_sparse="csr", dtype=None,
+                      ensure_all_finite=True)
+    check_non_negative(X, "DOLDA (document-term matrix X)")
+    if fit:
+        names = model.vocabulary
+        if names is None:
+            names = getattr(model, "feature_names_in_", None)
+        if names is None:
+            names = [f"x{j}" for j in range(X.shape[1])]
+        names = [str(w) for w in names]
+        if len(names) != X.shape[1]:
+            raise ValueError(f"vocabulary has {len(names)} words but the document-term "
+                             f"matrix has {X.shape[1]} columns")
+        if len(set(names)) != len(names):
+            raise ValueError("vocabulary has duplicated words")
+        model.vocabulary_ = vocabulary_of_columns(names)
+    return corpus_from_counts(X, model.vocabulary_)
+
+
+def make_corpus(model, texts, fit: bool):
+    from ...design.inputs import is_count_matrix
+    from ...design.corpus import Corpus, Vocabulary
+
+    if is_count_matrix(texts):
+        return _count_corpus(model, texts, fit)
+    if not fit and hasattr(model, "n_features_in_") and not isinstance(texts, Corpus):
+        raise ValueError(f"this DOLDA was fitted on a document-term matrix; pass one with its "
+                         f"{model.n_features_in_} columns, not texts")
+    if fit:
+        for name in ("n_features_in_", "feature_names_in_"):  # from an earlier fit on counts
+            if name in vars(model):
+                delattr(model, name)
+    if isinstance(texts, Corpus):
+        if fit:
+            model.vocabulary_ = texts.vocabulary
+        elif texts.vocabulary is not model.vocabulary_ and \
+                texts.vocabulary.words != model.vocabulary_.words:
+            raise ValueError("this Corpus was built with another vocabulary; pass the "
+                             "texts, or a Corpus from model.vocabulary_.transform(texts)")
+        return texts
+    if fit:
+        from ...design.corpus import TOKEN_PATTERN, check_token_pattern, read_stop_words
+
+        model.vocabulary_ = Vocabulary(
+            rare_share=model.rare_share, min_df=model.min_df, max_df=model.max_df,
+            stop_words=read_stop_words(model.stop_words),
+            token_pattern=check_token_pattern(
+                TOKEN_PATTERN if model.token_pattern is None else model.token_pattern))
+        corpus = model.vocabulary_.fit_transform(texts)
+    else:
+        corpus = model.vocabulary_.transform(texts)
+    release_free_heap(corpus.n_tokens)  # the token lists' strings and lists are freed
+    return corpus
+
+
+def covariate_design(model, X, n_docs: int, fit: bool):
+    """Design matrix ``[1, x_d]`` (D, P_x) and its column names.
+
+    ``X`` may be a DataFrame (categorical columns one-hot encoded by
+    :class:`dolda.design.covariates.CovariateEncoder`), a 1-D or 2-D array, or any
+    scipy.sparse matrix.  Arrays and sparse matrices are numeric columns
+    named ``x0 ... x{p-1}``; a sparse matrix takes no DataFrame detour and
+    stays sparse (CSR), as does a sparse one-hot encoding: :func:`chain_design`
+    densifies it only for the Cholesky eta-step, and with thousands of
+    columns the CG / BCM eta-step (:mod:`dolda.sampler.sparse_eta`) keeps it
+    sparse end to end.  Or pool
+    rare levels with ``covariate_min_count``.  A model fitted on
+    an array or sparse matrix predicts from either; a model fitted on a
+    DataFrame needs a DataFrame.
+    """
+    from ...design.covariates import CovariateEncoder
+
+    if fit:
+        model._has_covariates = X is not None
+    if X is None:
+        if not fit and model._has_covariates:
+            raise ValueError("this model was fitted with covariates X; pass X to predict")
+        return np.ones((n_docs, 1)), [INTERCEPT]
+    if not fit and not model._has_covariates:
+        raise ValueError("this model was fitted without covariates; do not pass X")
+    if sp.issparse(X):
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}")
+        n_cols = X.shape[1]
+        plain = [f"x{j}" for j in range(n_cols)]
+        if fit:
+            # an encoder over numeric columns x0..x{p-1} (identity), fitted on no rows:
+            # it names the columns and is saved with the model like any other
+            model.covariate_encoder_ = CovariateEncoder().fit(
+                pd.DataFrame(np.zeros((0, n_cols)), columns=plain))
+        else:
+            enc = model.covariate_encoder_
+            fitted_plain = (not enc.categories_ and all(
+                enc.mean_[c] == 0.0 and enc.scale_[c] == 1.0 for c in enc.mean_))
+            if not fitted_plain:
+                raise ValueError("this model was fitted on a DataFrame of covariates; "
+                                 "pass a DataFrame to predict")
+            if n_cols != enc.n_features_out_:
+                raise ValueError(f"X has {n_cols} columns, but the model was fitted "
+                                 f"with {enc.n_features_out_}")
+        M = sp.csr_matrix(X, dtype=np.float64)
+        if not np.all(np.isfinite(M.data)):
+            raise ValueError("X has missing or infinite values")
+        check_covariate_scale(M, plain)
+    else:
+        if not isinstance(X, pd.DataFrame):
+            arr = np.asarray(X)
+            if arr.ndim == 1:
+                arr = arr[:, None]
+            if arr.ndim != 2:
+                raise ValueError(f"X must be a 2-D array or a DataFrame, got shape "
+                                 f"{arr.shape}")
+            X = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
+        if fit:
+            model.covariate_encoder_ = CovariateEncoder(min_count=model.covariate_min_count)
+            M = model.covariate_encoder_.fit_transform(X)
+        else:
+            M = model.covariate_encoder_.transform(X)
+        M = (sp.csr_matrix(M, dtype=np.float64) if sp.issparse(M)
+             else np.asarray(M, dtype=np.float64))
+    if M.shape[0] != n_docs:
+        raise ValueError(f"texts and X have different lengths: {n_docs} texts, "
+                         f"{M.shape[0]} rows of X")
+    names = [INTERCEPT] + [str(c) for c in model.covariate_encoder_.get_feature_names_out()]
+    if sp.issparse(M):
+        return sp.hstack([np.ones((n_docs, 1)), M], format="csr"), names
+    return np.hstack([np.ones((n_docs, 1)), M]), names
+
+
+def add_word_features(model, corpus, Xd, names, p=None, y_index=None):
+    """Append the word covariates (:mod:`dolda.design.word_features`) to ``[1, x_d]``
+    (``p``, ``y_index``: the fit's parameters and class indices)."""
+    if p is not None:  # fit
+        n_words = resolve_n_words(p["n_words"], corpus.n_docs)
+        model.word_features_ = (
+            WordFeatures(n_words, p["word_features"], p["word_selection"])
+            .fit(corpus, y_index) if n_words > 0 else None)
+    wf = getattr(model, "word_features_", None)
+    if wf is None:
+        return Xd, names
+    return (sp.hstack([Xd, wf.transform(corpus)], format="csr"),
+            names + wf.get_feature_names_out())
+
+
+def chain_design(model, Xd, n_topics, p, sparse_input):
+    """``[1, X, words]`` as the chain needs it; returns ``(Xd, eta_sampler)``.
+
+    Word covariates and a scipy-sparse ``X`` of more than
+    :data:`dolda.sampler.probit.CHOLESKY_MAX_COLUMNS` columns stay CSR
+    (:mod:`dolda.sampler.sparse_eta`): ``"auto"`` then
+    factors ``U^T U`` (formed sparse) per class up to
+    :data:`SPARSE_CHOLESKY_MAX_COLUMNS` columns and beyond uses the blocked Gibbs scan
+    ``"gibbs"`` (:mod:`dolda.sampler.word_step`) with word covariates, CG without.  Other
+    covariates keep the dense path (reduced statistics and Cholesky) unless
+    :func:`dolda.sampler.probit.choose_eta_sampler` says otherwise.
+    """
+    import warnings
+
+    n_docs, n_x = Xd.shape
+    n_cols = n_x + n_topics
+    # small sparse X keeps the dense path (and the chain it always had)
+    has_words = getattr(model, "word_features_", None) is not None
+    method = p["eta_sampler"]
+    keep_sparse = has_words or method == "gibbs" or (
+        (sparse_input or sp.issparse(Xd)) and n_x > probit_blocks.CHOLESKY_MAX_COLUMNS)
+    if method == "auto":
+        # up to SPARSE_CHOLESKY_MAX_COLUMNS an independent exact draw (Cholesky) is cheap; beyond,
+        # with word covariates, the blocked Gibbs scan (dolda.sampler.word_step, O(nnz) per
+        # class) instead of CG (36x cheaper per iteration at equal ESS per iteration:
+        # benchmarks/results/word_step.md); CG for other wide sparse X
+        method = (("cholesky" if n_cols <= SPARSE_CHOLESKY_MAX_COLUMNS
+                   else "gibbs" if has_words else "cg")
+                  if keep_sparse else
+                  probit_blocks.choose_eta_sampler(n_docs, n_cols, False))
+    if method == "cholesky" and n_x > probit_blocks.CHOLESKY_MAX_COLUMNS:
+        warnings.warn(f"DOLDA with {n_x} covariate columns and eta_sampler='cholesky': its "
+                      f"eta-step factors a dense ({n_x} + K)^2 matrix per class and "
+                      f"iteration; leave eta_sampler='auto' (CG on sparse X) or pool rare "
+                      f"levels with covariate_min_count (CLI: --min-count)",
+                      UserWarning, stacklevel=4)
+    if method == "cholesky" and not keep_sparse:
+        Xd = Xd.toarray() if sp.issparse(Xd) else np.ascontiguousarray(Xd)
+    else:
+        Xd = sp.csr_matrix(Xd, dtype=np.float64)
+        Xd.sort_indices()
+    return Xd, method
+
+
+#: The global-scale blocks of ``global_scales="block"``, in the order of their index.
+SCALE_BLOCKS = ("topics", "covariates", "words")
+
+
+def scale_blocks(n_x: int, n_word_columns: int, n_topics: int, per_block: bool):
+    """The Horseshoe global-scale block of every column of ``U = [1, covariates, words,
+    topics]``: ``(blocks, names)``, ``blocks`` int (P,) (-1: the intercept) and ``names``
+    the blocks present in index order; ``(None, None)`` for one shared scale (also when only
+    one block is present: the chain is then the shared-scale one)."""
+    if not per_block:
+        return None, None
+    n_cov = n_x - 1 - n_word_columns
+    kinds = np.array(["intercept"] + ["covariates"] * n_cov + ["words"] * n_word_columns
+                     + ["topics"] * n_topics)
+    names = [b for b in SCALE_BLOCKS if np.any(kinds == b)]
+    if len(names) < 2:
+        return None, None
+    blocks = np.full(len(kinds), -1, np.int64)
+    for g, b in enumerate(names):
+        blocks[kinds == b] = g
+    return blocks, names

@@ -1,0 +1,132 @@
+"""A fitted DOLDA as metadata and arrays (dolda's own model files, ``docs/FORMAT.md``; no
+pickle) and the state that skops stores.
+
+A mixin of :class:`dolda.DOLDA`, so that ``model.py`` holds the estimator itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import check_is_fitted
+
+from ...design.word_features import WordFeatures
+from ...evaluate.convergence import chain_convergence, from_json, to_json
+from ...sampler.alpha import alpha_json, alpha_value
+
+#: Starting values of ``alpha="auto"`` and ``beta="auto"`` (:mod:`dolda.sampler.hyper`), also
+#: what a model file without ``alpha_`` / ``beta_`` falls back to.
+AUTO_ALPHA_START = 0.1
+AUTO_BETA_START = 0.01
+
+
+class DOLDAState:
+    """Saving and loading a fitted :class:`dolda.DOLDA` (``dolda.io``) and its skops state."""
+
+    def __getstate__(self):
+        """Plain arrays instead of the DataFrames ``coef_`` and ``loglik_``.
+
+        Lets skops (``skops.io.dump``) store a fitted model: it cannot store a
+        DataFrame.  :meth:`__setstate__` rebuilds both.  dolda's own
+        :meth:`save` never pickles.
+        """
+        state = super().__getstate__()
+        if isinstance(state.get("loglik_"), pd.DataFrame):
+            state = dict(state)
+            state.pop("coef_", None)  # the mean of eta_draws_: rebuilt on load
+            state["loglik_"] = self.loglik_[["do", "lda"]].to_numpy().reshape(
+                self.n_chains_, -1, 2)
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if isinstance(getattr(self, "loglik_", None), np.ndarray):
+            self._set_loglik(self.loglik_)
+            self._finish(self.eta_draws_)
+
+    def _to_state(self):
+        """Metadata and arrays for :func:`dolda.io.save_model` (no pickle)."""
+        from ... import io
+
+        check_is_fitted(self, "eta_draws_")
+        meta = {
+            "params": io.encode_params(self.get_params(deep=False)),
+            "classes": io.encode_labels(self.classes_),
+            "feature_names": list(self.feature_names_),
+            "vocabulary": self.vocabulary_.to_dict(),
+            "covariates": (self.covariate_encoder_.to_dict()
+                           if getattr(self, "_has_covariates", False) else None),
+            "seed": int(self.seed_),
+            "n_iter": int(self.n_iter_),
+            "n_tokens": int(self.n_tokens_),
+            "n_chains": int(self.n_chains_),
+            "alpha_": alpha_json(self._alpha()),
+            "beta_": float(getattr(self, "beta_", None) or self.beta),
+            "word_features": (self.word_features_.to_dict()
+                              if getattr(self, "word_features_", None) is not None else None),
+            "convergence": to_json(getattr(self, "convergence_", None)),
+            # fitted on a document-term matrix: its number of columns (the vocabulary)
+            "n_features_in": (int(self.n_features_in_) if "n_features_in_" in vars(self)
+                              else None),
+        }
+        arrays = {"eta_draws": self.eta_draws_, "tau_draws": self.tau_draws_,
+                  "lambda_draws": self.lambda_draws_, "phi": self.phi_,
+                  "doc_topic_counts": self.doc_topic_counts_,
+                  "loglik": self.loglik_[["do", "lda"]].to_numpy().reshape(
+                      self.n_chains_, -1, 2),
+                  "stacking": getattr(self, "stacking_", None),
+                  "training_loglik": getattr(self, "training_loglik_", None)}
+        return meta, arrays
+
+    @classmethod
+    def _from_state(cls, meta, arrays):
+        """Rebuild a fitted DOLDA from :meth:`_to_state` output (see :func:`dolda.load`)."""
+        from ...io.codec import fitted_from_state
+        from ...design.corpus import Vocabulary
+
+        model = fitted_from_state(cls, meta, arrays)
+        model.feature_names_ = list(meta["feature_names"])
+        model.vocabulary_ = Vocabulary.from_dict(meta["vocabulary"])
+        model._has_covariates = meta.get("covariates") is not None
+        if model._has_covariates:
+            from ...design.covariates import CovariateEncoder
+
+            model.covariate_encoder_ = CovariateEncoder.from_dict(meta["covariates"])
+        model.word_features_ = (WordFeatures.from_dict(meta["word_features"])
+                                if meta.get("word_features") else None)
+        model.n_tokens_ = meta["n_tokens"]
+        model.alpha_ = alpha_value(meta.get("alpha_", model.alpha
+                                            if not isinstance(model.alpha, str)
+                                            else AUTO_ALPHA_START))
+        model.beta_ = float(meta.get("beta_", model.beta if model.beta != "auto"
+                                     else AUTO_BETA_START))
+        model.phi_ = arrays["phi"]
+        model.scale_blocks_ = None  # one global scale per class unless tau_draws (S, L, G)
+        if model.tau_draws_ is not None and np.ndim(model.tau_draws_) == 3:
+            from .inputs import SCALE_BLOCKS
+
+            blocks = model._scale_block_of_columns(all_blocks=True)
+            model.scale_blocks_ = [b for b in SCALE_BLOCKS if b in blocks]
+        model.doc_topic_counts_ = arrays.get("doc_topic_counts")
+        model.training_loglik_ = arrays.get("training_loglik")
+        if meta.get("n_features_in") is not None:
+            model.n_features_in_ = int(meta["n_features_in"])
+        model._set_loglik(arrays["loglik"])
+        model._finish(model.eta_draws_)
+        # the verdict the fit logged; files written before it was stored: computed now (a
+        # diagnostic never stops a load)
+        if meta.get("convergence"):
+            model.convergence_ = from_json(meta["convergence"])
+        else:
+            try:
+                model.convergence_ = chain_convergence(model)
+            except (ValueError, IndexError, ZeroDivisionError):
+                model.convergence_ = None
+        return model
+
+    def save(self, path, overwrite=False):
+        """Save the fitted model as a directory (``docs/FORMAT.md``); read it with ``dolda.load``."""
+        from ...io import save_model
+
+        return save_model(self, path, overwrite=overwrite)
+

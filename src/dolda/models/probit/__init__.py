@@ -1,0 +1,2 @@
+"""DOProbit (``estimator.py``) and its Gibbs chain (``chain.py``).
+"""

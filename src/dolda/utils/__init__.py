@@ -1,0 +1,3 @@
+"""Helpers below every estimator: input checks, class labels, stored draws, heap
+release.
+"""
