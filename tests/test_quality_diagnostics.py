@@ -101,8 +101,11 @@ def test_dolda_loo_waic_and_compare(dolda_model, sim):
     assert table.index[0] == "dolda"
     with pytest.raises(ValueError, match="not a class"):
         dolda_model.to_inference_data(y=np.array(["nope"] * len(sim.y)))
-    # no y: no log_likelihood group, as before
-    assert "log_likelihood" not in dolda_model.to_inference_data().groups()
+    # no y: the training documents' pointwise log-likelihood kept at fit (issue 36), the
+    # same values as with the training labels given
+    plain = dolda_model.to_inference_data()
+    np.testing.assert_allclose(plain.log_likelihood["y"].values,
+                               idata.log_likelihood["y"].values, rtol=1e-5)
 
 
 def test_dolda_with_covariates_needs_them(sim):

@@ -224,4 +224,6 @@ def from_json(stored):
     """``convergence_`` of a model file (:func:`to_json`): None back to NaN."""
     if stored is None:
         return None
-    return {k: (float("nan") if v is None and k in NUMBERS else v) for k, v in stored.items()}
+    # the reported_* figures of dolda.interpret.stability are numbers too
+    return {k: (float("nan") if v is None and (k in NUMBERS or k.startswith("reported_"))
+                else v) for k, v in stored.items()}
