@@ -1,7 +1,7 @@
 """Idle cost of the passive OpenMP wait policy: chain iterations with and without spinning.
 
 ``import dolda`` sets ``OMP_WAIT_POLICY=PASSIVE`` when the user chose no policy
-(:func:`dolda.sampler.threads.prefer_passive_wait`, issue 37): numba's OpenMP threads sleep
+(:func:`dolda.sampler.threads.limit_spin_wait`, issue 37): numba's OpenMP threads sleep
 at the end of a parallel region instead of spinning 300,000 rounds (GNU libgomp's default).
 This measures what that costs on an idle machine: two worker processes hold a live DOLDA
 chain each (built as ``bench_dolda.py`` builds it: ``n_words=0``, the estimator's z- and

@@ -123,8 +123,9 @@ def test_passive_wait_is_asked_for_only_when_the_user_chose_no_policy(chosen, mo
     fake._is_initialized = False
     monkeypatch.setitem(sys.modules, "numba.np.ufunc.parallel", fake)
     environ = dict(chosen, PATH="/bin")
-    assert threads.prefer_passive_wait(environ) is (not chosen)
-    assert environ == (dict(chosen, PATH="/bin", OMP_WAIT_POLICY="PASSIVE") if not chosen
+    assert threads.limit_spin_wait(environ) is (not chosen)
+    assert environ == (dict(chosen, PATH="/bin", GOMP_SPINCOUNT=str(threads.SPIN_ROUNDS))
+                       if not chosen
                        else dict(chosen, PATH="/bin"))
 
 
@@ -133,9 +134,9 @@ def test_passive_wait_is_not_asked_for_once_numbas_threads_run(monkeypatch):
     fake._is_initialized = True
     monkeypatch.setitem(sys.modules, "numba.np.ufunc.parallel", fake)
     environ = {}
-    assert threads.prefer_passive_wait(environ) is False and environ == {}
+    assert threads.limit_spin_wait(environ) is False and environ == {}
     fake._is_initialized = False
-    assert threads.prefer_passive_wait(environ) is True
+    assert threads.limit_spin_wait(environ) is True
 
 
 _SHOW_POLICY = """
@@ -150,11 +151,12 @@ print(numba.threading_layer(), flush=True)
 """
 
 
-@pytest.mark.parametrize("user, expect", [(None, "0"), ("ACTIVE", "30000000000")])
-def test_import_dolda_makes_gnu_openmp_threads_wait_passively(user, expect):
-    """The policy reaches the OpenMP runtime numba loads (libgomp prints its settings with
-    OMP_DISPLAY_ENV=VERBOSE: no spinning, where unset it spins 300,000 rounds), and an
-    explicit user setting wins (ACTIVE: 30 billion rounds)."""
+@pytest.mark.parametrize("user, expect", [(None, "10000"), ("ACTIVE", "30000000000"),
+                                          ("PASSIVE", "0")])
+def test_import_dolda_makes_gnu_openmp_threads_spin_briefly(user, expect):
+    """The setting reaches the OpenMP runtime numba loads (libgomp prints its settings with
+    OMP_DISPLAY_ENV=VERBOSE: SPIN_ROUNDS rounds, where unset it spins 300,000), and an
+    explicit user setting wins (ACTIVE: 30 billion rounds; PASSIVE: none)."""
     import os
     import subprocess
 

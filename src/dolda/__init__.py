@@ -13,11 +13,11 @@ from __future__ import annotations
 import importlib
 import sys
 
-from .sampler.threads import prefer_passive_wait
+from .sampler.threads import limit_spin_wait
 
-# before numba's OpenMP threads exist: they sleep while they wait instead of spinning
+# before numba's OpenMP threads exist: they spin briefly, then sleep while they wait
 # (a fit on a shared machine then slows by its share of the CPU; issue 37)
-prefer_passive_wait()
+limit_spin_wait()
 
 __version__ = "0.1.0"
 

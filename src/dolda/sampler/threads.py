@@ -1,7 +1,7 @@
 """Thread control: every thread pool a block runs (numba, BLAS, OpenMP) obeys ``n_jobs``,
 and its threads sleep, not spin, while they wait.
 
-numba is imported inside the functions: :func:`prefer_passive_wait` runs at ``import dolda``,
+numba is imported inside the functions: :func:`limit_spin_wait` runs at ``import dolda``,
 which must stay cheap (no numba until a kernel is needed).
 """
 
@@ -19,34 +19,42 @@ _controller_lock = threading.Lock()
 
 
 #: Settings that already say how OpenMP threads wait (OpenMP, GNU libgomp, LLVM/Intel):
-#: when the user set any of them, :func:`prefer_passive_wait` leaves the environment alone.
+#: when the user set any of them, :func:`limit_spin_wait` leaves the environment alone.
 WAIT_SETTINGS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
 
 
-def prefer_passive_wait(environ=os.environ) -> bool:
-    """Ask OpenMP to put waiting threads to sleep (``OMP_WAIT_POLICY=PASSIVE``); True if set.
+#: libgomp's spin rounds before a waiting thread sleeps (:func:`limit_spin_wait`): about
+#: a tenth of a millisecond, enough for the back-to-back parallel regions of one block.
+SPIN_ROUNDS = 10_000
+
+
+def limit_spin_wait(environ=os.environ) -> bool:
+    """Let waiting OpenMP threads spin briefly, then sleep (``GOMP_SPINCOUNT``); True if set.
 
     numba's default threading layer here is OpenMP (GNU libgomp).  Unset, libgomp's threads
     spin for 300,000 rounds at the end of every parallel region and between regions (it
     throttles only when there are more threads than CPUs in the affinity mask, never for
-    the load of other processes).  An iteration runs a dozen parallel regions, the
-    eta-step's CG hundreds; on a shared machine the spinning thread burns the CPU share the
-    working one needs, and the fit slowed 9x beside 4 busy loops on 2 cores where a fair
-    share predicts 3x (issue 37; ``benchmarks/results/contention.md``).  Sleeping costs a
-    futex wake per region (microseconds), nothing measurable when idle.
+    the load of other processes).  An iteration runs a dozen parallel regions; on a shared
+    machine the spinning thread burns the CPU share the working one needs, and the fit
+    slowed 9x beside 4 busy loops on 2 cores where a fair share predicts 3x (issue 37;
+    ``benchmarks/results/contention.md``).  Sleeping at once (``OMP_WAIT_POLICY=PASSIVE``)
+    costs a futex wake per region: the exact-posterior z-sweep tests, thousands of tiny
+    regions, took 36 s against 6.3 s spinning on an idle machine; :data:`SPIN_ROUNDS`
+    rounds took 6.8-7.4 s (3,000-30,000), so a short spin keeps the idle speed.
 
-    The policy is read once, when the OpenMP runtime is loaded (numba loads it at the first
-    parallel kernel), so this runs at ``import dolda``.  It leaves the environment alone
-    when the user chose a policy (any of :data:`WAIT_SETTINGS` set: ``OMP_WAIT_POLICY=ACTIVE``
-    brings the spinning back) or when numba's threads already run (too late to matter).
-    Child processes (Dask workers started from here) inherit the setting.
+    The setting is read once, when the OpenMP runtime is loaded (numba loads it at the
+    first parallel kernel), so this runs at ``import dolda``.  It leaves the environment
+    alone when the user chose a policy (any of :data:`WAIT_SETTINGS` set:
+    ``OMP_WAIT_POLICY=ACTIVE`` brings the long spin back, ``PASSIVE`` sleeps at once) or
+    when numba's threads already run (too late to matter).  Child processes (Dask workers
+    started from here) inherit the setting.
     """
     if any(name in environ for name in WAIT_SETTINGS):
         return False
     parallel = sys.modules.get("numba.np.ufunc.parallel")
     if parallel is not None and getattr(parallel, "_is_initialized", False):
         return False
-    environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    environ["GOMP_SPINCOUNT"] = str(SPIN_ROUNDS)
     return True
 
 

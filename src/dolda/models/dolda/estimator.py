@@ -226,8 +226,8 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
     n_jobs : int or None
         Threads for the parallel kernels (None or -1: every CPU the process may run on,
         its affinity mask, e.g. ``taskset`` or a container's cpuset).  Waiting threads
-        sleep instead of spinning (``import dolda`` sets ``OMP_WAIT_POLICY=PASSIVE``
-        unless a policy is set), so on a busy machine 2 threads are not slower than 1.
+        spin briefly, then sleep (``import dolda`` sets ``GOMP_SPINCOUNT=10000`` unless a
+        policy is set), so on a busy machine 2 threads are not slower than 1.
     progress : bool, default=True
         Show a progress bar with the log-likelihood and tokens per second.
     backend : {"local", "dask"}, default="local"
