@@ -1,19 +1,22 @@
 """The blocked-Gibbs eta-step for word covariates: exact, O(nnz(W)) per class and iteration.
 
 With word covariates ``U = [X_A, W, zbar]`` (D x P): ``X_A`` the intercept and the
-other covariates, ``W`` the thousands of sparse word columns
-(:mod:`dolda.design.word_features`), ``zbar`` the K topic proportions.  The eta-step's
+dense covariates, ``W`` the thousands of sparse word columns
+(:mod:`dolda.design.word_features`) and the sparse covariate columns (a one-hot level
+in at most :data:`SWEEP_MAX_DENSITY` of the rows: a reporter, a director), ``zbar`` the
+K topic proportions.  The eta-step's
 conditional is ``eta_l ~ N(Q_l^{-1} U^T a_l, Q_l^{-1})``, ``Q_l = U^T U + diag(prec_l)``
 (:mod:`dolda.sampler.probit`).  Drawing it jointly costs a CG solve (tens to hundreds
 of passes over ``U``, :mod:`dolda.sampler.gaussian`).  Here the eta-step is instead
 one scan of a blocked Gibbs sampler of that same Gaussian, starting from the
 chain's current eta:
 
-1. the dense block ``A`` (intercept, covariates, topics) from its exact conditional
-   given the word coefficients: with ``r_l = a_l - W eta_{W,l}``,
+1. the dense block ``A`` (intercept, dense covariates, topics) from its exact
+   conditional given the swept coefficients: with ``r_l = a_l - W eta_{W,l}``,
    ``eta_{A,l} ~ N(Q_A^{-1} U_A^T r_l, Q_A^{-1})``, ``Q_A = U_A^T U_A + diag(prec_{A,l})``
    (one dense Cholesky per class, :func:`dolda.sampler.probit.draw_coefficients`);
-2. every word coefficient in turn from its exact conditional given all the others,
+2. every swept coefficient (sparse covariates, then words) in turn from its exact
+   conditional given all the others,
    with the residual ``r_l = a_l - U eta_l`` kept up to date: for word ``j`` with
    column ``w_j``, ``q = ||w_j||^2 + prec_{lj}``,
    ``eta_{lj} ~ N(w_j^T (r_l + w_j eta_{lj}) / q, 1 / q)``, then
@@ -31,6 +34,14 @@ own counter-based stream ``rng.stream(seed, iteration * 16 + STEP_WORDS, l)`` an
 dense block's normals come from the serial ``STEP_ETA`` numpy stream, so the chain is
 bit-identical for any thread count.  Costs per iteration: O(nnz(W) L) for the
 residuals and the sweep, ``U_A^T U_A`` once and an O(P_A^3) Cholesky per class.
+
+Why sparse covariates are swept too: with a reporter column per reporter (1,162 one-hot
+columns on the pooled hadoop + hdfs bug reports) the dense block's Cholesky, O(P_A^3) per
+class, was 89% of an iteration at 54 classes (``benchmarks/results/triage_full.md``).  A
+column in a few percent of the rows is nearly orthogonal to the intercept (correlation
+at most ``sqrt(density)``) and to the other levels of its variable (disjoint rows), the
+situation in which single-site Gibbs mixes as well as a joint draw; dense columns (a
+level most reports share, a numeric covariate) stay in the joint block.
 """
 
 from __future__ import annotations
@@ -45,15 +56,24 @@ from . import probit as probit_blocks
 from .rng import STEP_ETA, STEP_WORDS, normal, numpy_generator, stream
 
 
+#: A covariate column (not a word, not the intercept) nonzero in at most this share of
+#: the rows is swept one coefficient at a time with the words rather than drawn in the
+#: dense block.
+SWEEP_MAX_DENSITY = 0.05
+
+
 class WordColumns(NamedTuple):
     """The fixed parts of ``U = [X_A, W, zbar]`` the blocked step reads.
 
     Attributes
     ----------
-    x_dense : CSR (D, P_XA)      ``X_A``: the intercept and the other covariates.
-    ptr, rows, vals :            ``W`` by column (CSC arrays, int64 / int64 / float64).
+    x_dense : CSR (D, P_XA)      ``X_A``: the columns ``dense`` of ``X``.
+    ptr, rows, vals :            ``W``, the columns ``swept`` of ``X``, by column (CSC
+                                 arrays, int64 / int64 / float64).
     col_sq : float64 (P_W,)      ``||w_j||^2``.
-    start : int                  the first word column of ``X`` (``= P_XA``).
+    dense : int64 (P_XA,)        the columns of ``X`` in the dense block (0 first).
+    swept : int64 (P_W,)         the columns of ``X`` swept, ascending (the sparse
+                                 covariates, then the words).
     """
 
     x_dense: sp.csr_matrix
@@ -61,26 +81,40 @@ class WordColumns(NamedTuple):
     rows: np.ndarray
     vals: np.ndarray
     col_sq: np.ndarray
-    start: int
+    dense: np.ndarray
+    swept: np.ndarray
 
 
-def word_columns(X, n_word_columns: int) -> WordColumns:
-    """Split CSR ``X`` (D, P_x) into ``X_A`` and its last ``n_word_columns`` columns ``W``."""
+def word_columns(X, n_word_columns: int, sweep_density: float | None = None) -> WordColumns:
+    """Split CSR ``X`` (D, P_x) into ``X_A`` and the swept columns ``W``: the last
+    ``n_word_columns`` (the words) and every other column but the first (the intercept)
+    nonzero in at most ``sweep_density`` of the rows (None: :data:`SWEEP_MAX_DENSITY`;
+    0: the words only)."""
+    if sweep_density is None:
+        sweep_density = SWEEP_MAX_DENSITY
     X = sp.csr_matrix(X, dtype=np.float64)
-    n_x = X.shape[1]
+    n_rows, n_x = X.shape
     n_word_columns = int(n_word_columns)
     if not 0 <= n_word_columns < n_x:
         raise ValueError(f"n_word_columns must be in [0, {n_x}) for X with {n_x} columns "
                          f"(the intercept is never a word), got {n_word_columns}")
     start = n_x - n_word_columns
-    W = X[:, start:].tocsc()
+    covariates = np.arange(1, start)
+    if sweep_density > 0 and len(covariates):
+        nnz = X.getnnz(axis=0)[1:start]
+        sparse = covariates[nnz <= sweep_density * n_rows]
+    else:
+        sparse = covariates[:0]
+    swept = np.r_[sparse, np.arange(start, n_x)].astype(np.int64)
+    dense = np.setdiff1d(np.arange(n_x), swept).astype(np.int64)
+    W = X[:, swept].tocsc()
     W.sum_duplicates()
     W.sort_indices()
-    x_dense = X[:, :start].tocsr()
+    x_dense = X[:, dense].tocsr()
     x_dense.sort_indices()
     col_sq = np.asarray(W.multiply(W).sum(axis=0), dtype=np.float64).ravel()
     return WordColumns(x_dense, W.indptr.astype(np.int64), W.indices.astype(np.int64),
-                       W.data.astype(np.float64), col_sq, start)
+                       W.data.astype(np.float64), col_sq, dense, swept)
 
 
 _CACHE: list = []
@@ -148,7 +182,7 @@ def draw_blocked(seed: int, iteration: int, wc: WordColumns, zbar, a, prec, eta,
     zbar : CSR (D, K)
         The topic proportions.
     a : (D, L) utilities.
-    prec : (L, P) prior precisions, columns in the order of ``U = [X_A, W, zbar]``.
+    prec : (L, P) prior precisions, columns in the order of ``U = [X, zbar]``.
     eta : (L, P) the current coefficients (the scan's start).
     n_jobs : int
         Threads of the dense block's Cholesky (the draw does not depend on it).
@@ -160,14 +194,13 @@ def draw_blocked(seed: int, iteration: int, wc: WordColumns, zbar, a, prec, eta,
     eta : (L, P) new array.
     """
     n_classes, n_cols = prec.shape
-    start = wc.start
-    stop = start + len(wc.col_sq)
-    dense_cols = np.r_[np.arange(start), np.arange(stop, n_cols)]
+    n_x = wc.x_dense.shape[1] + len(wc.swept)
+    dense_cols = np.r_[wc.dense, np.arange(n_x, n_cols)]
     UA = sp.hstack([wc.x_dense, sp.csr_matrix(zbar, dtype=np.float64)], format="csr")
     UA.sort_indices()
     eta = np.array(eta, dtype=np.float64)
-    eta_w = np.ascontiguousarray(eta[:, start:stop])
-    prec_w = np.ascontiguousarray(prec[:, start:stop], dtype=np.float64)
+    eta_w = np.ascontiguousarray(eta[:, wc.swept])
+    prec_w = np.ascontiguousarray(prec[:, wc.swept], dtype=np.float64)
     resid = np.array(np.asarray(a, dtype=np.float64).T, order="C")      # (L, D)
     subtract_words(wc.ptr, wc.rows, wc.vals, eta_w, resid)
     gram = (UA.T @ UA).toarray()
@@ -178,7 +211,6 @@ def draw_blocked(seed: int, iteration: int, wc: WordColumns, zbar, a, prec, eta,
     resid -= np.asarray(UA @ eta_a.T).T
     word_sweeps(wc.ptr, wc.rows, wc.vals, wc.col_sq, prec_w, eta_w, resid, int(seed),
                 int(iteration) * 16 + STEP_WORDS, int(n_sweeps))
-    eta[:, :start] = eta_a[:, :start]
-    eta[:, stop:] = eta_a[:, start:]
-    eta[:, start:stop] = eta_w
+    eta[:, dense_cols] = eta_a
+    eta[:, wc.swept] = eta_w
     return eta
