@@ -184,6 +184,22 @@ def pointwise_do_loglik(U, eta_draws, y_index, max_block=2e7):
     if len(y_index) != n_docs:
         raise ValueError(f"{len(y_index)} labels for {n_docs} documents")
     out = np.empty((len(eta_draws), n_docs))
+    if sp.issparse(U):
+        # fused and parallel over documents (dolda.sampler.linear_predictors): no S x D x L
+        # temporaries, 2-3x faster on 2 threads than the array path below
+        from ..sampler import linear_predictors as lp
+
+        U = sp.csr_matrix(U, dtype=np.float64)
+        U.sort_indices()
+        arrays = lp.as_csr_arrays(U)
+        _, n_classes, n_columns = eta_draws.shape
+        step = max(1, int(min(max_block, 4e6) // max(1, n_classes * n_columns)))
+        for lo in range(0, len(eta_draws), step):
+            eta_t = lp.draws_by_column(eta_draws[lo:lo + step])
+            chunk = np.empty((len(eta_t), n_docs))
+            lp.do_pointwise_loglik(*arrays, eta_t, y_index, chunk)
+            out[lo:lo + len(eta_t)] = chunk
+        return out
     rows = np.arange(n_docs)
     lo = 0
     for mu in _draw_chunks(U, eta_draws, max_block):  # (s, D, L) float64, slice by slice

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 from scipy import optimize, special
 
 from ..sampler.threads import blas_threads
@@ -49,6 +50,13 @@ def _linear_predictors(U, block):
         return np.einsum("dp,slp->sdl", U, np.asarray(block, dtype=np.float64))
     # sparse or two-block U: one float64 copy, C-ordered (P, s * L), the layout the sparse
     # product copies to
+    if sp.issparse(U) and U.format == "csr":
+        # the same product draw by draw on all threads (dolda.sampler.linear_predictors)
+        from ..sampler import linear_predictors as lp
+
+        mu = np.empty((n_draws, n_rows, n_classes))
+        lp.csr_draw_products(*lp.as_csr_arrays(U), lp.draws_by_column(block), mu)
+        return mu
     right = np.ascontiguousarray(block.reshape(-1, n_columns).T, dtype=np.float64)
     mu = np.asarray(U @ right)
     return mu.reshape(n_rows, n_draws, n_classes).transpose(1, 0, 2)
