@@ -78,6 +78,8 @@ class LocalLDAChain:
         Sparse (alias-table) sweep instead of the dense one.
     bounds : int64 (S + 1,) or None
         Document bounds of the shards (:func:`dolda.sampler.shard.shard_bounds`).
+    topics : (z, ndk) or None
+        Start from these topic indicators instead of uniform random ones.
 
     Attributes
     ----------
@@ -86,14 +88,14 @@ class LocalLDAChain:
     """
 
     def __init__(self, seed, tokens, doc_ptr, n_words, n_topics, alpha, beta, sparse,
-                 bounds=None):
+                 bounds=None, topics=None):
         self.seed = seed
         self.tokens, self.doc_ptr = tokens, doc_ptr
         self.n_words, self.n_topics = int(n_words), int(n_topics)
         self.alpha, self.beta = alpha_value(alpha), float(beta)
         self.bounds = bounds
         self.z, self.ndk, self.phi_wk, self.word_ptr, self.order = topic_kernels.initial_state(
-            tokens, doc_ptr, n_words, n_topics, beta, seed)
+            tokens, doc_ptr, n_words, n_topics, beta, seed, topics)
         rows = topic_kernels.alias_rows(np.diff(self.word_ptr))
         self.tables = topic_kernels.build_alias_tables(self.phi_wk, rows) if sparse else None
         self.timings = {"z_sweep": 0.0, "phi_draw": 0.0}

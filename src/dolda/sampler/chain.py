@@ -124,9 +124,16 @@ def regressors(data: TopicData, ndk):
     return np.hstack([data.X, topic_proportions(ndk, data.doc_lengths)])
 
 
-def init_state(seed: int, data: TopicData, config: DOLDAConfig) -> DOLDAState:
-    """Random topic indicators (one stream per document), Phi drawn from their counts."""
-    z, ndk = topic_kernels.init_topics(data.tokens, data.doc_ptr, config.n_topics, seed)
+def init_state(seed: int, data: TopicData, config: DOLDAConfig, topics=None) -> DOLDAState:
+    """Random topic indicators (one stream per document), Phi drawn from their counts.
+
+    ``topics``: a given start ``(z, ndk)`` instead of the random one (copied; e.g. the
+    deterministic start of :mod:`dolda.sampler.topic_start`); Phi is still drawn on ``seed``.
+    """
+    if topics is None:
+        z, ndk = topic_kernels.init_topics(data.tokens, data.doc_ptr, config.n_topics, seed)
+    else:
+        z, ndk = np.array(topics[0], np.int32), np.array(topics[1], np.int32)
     word_ptr, order = topic_kernels.word_index(data.tokens, data.n_words)
     n_columns = data.X.shape[1] + config.n_topics
     probit = probit_blocks.initial_state(

@@ -152,8 +152,10 @@ def shard_sweep(seed, iteration, shard: LDAShard, z, ndk, phi_wk, tables, alpha)
 
 
 
-def initial_state(tokens, doc_ptr, n_words, n_topics, beta, seed):
+def initial_state(tokens, doc_ptr, n_words, n_topics, beta, seed, topics=None):
     """The start of an LDA chain: uniform z (one stream per document) and Phi from its counts.
+
+    ``topics``: a given start ``(z, ndk)`` instead of the uniform one (copied).
 
     Returns
     -------
@@ -162,7 +164,10 @@ def initial_state(tokens, doc_ptr, n_words, n_topics, beta, seed):
     word_ptr, order : int64       the corpus' word index (:func:`word_index`).
     """
     word_ptr, order = word_index(tokens, n_words)
-    z, ndk = init_topics(tokens, doc_ptr, n_topics, seed)
+    if topics is None:
+        z, ndk = init_topics(tokens, doc_ptr, n_topics, seed)
+    else:
+        z, ndk = np.array(topics[0], np.int32), np.array(topics[1], np.int32)
     counts = sparse_topic_word_counts(word_ptr, order, z, n_topics)
     phi_wk = np.empty((int(n_words), int(n_topics)), np.float32)
     draw_phi_word_major(counts, beta, seed, -1, phi_wk)

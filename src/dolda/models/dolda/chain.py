@@ -185,9 +185,15 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
     else:
         start = 0
         with using_threads(config.n_jobs):
-            state = dolda_chain.init_state(seed, data, config)
+            from ...sampler.topic_start import start_topics
+
+            # topic_init="nmf": one deterministic start (the same z for every seed and chain)
+            topics = start_topics(p.get("topic_init", "random"), data.tokens, data.doc_ptr,
+                                  data.n_words, config.n_topics)
+            state = dolda_chain.init_state(seed, data, config, topics)
             if p.get("init_iter", 0) > 0:
-                state = warm_start(state, seed, data, config, p["init_iter"])
+                state = warm_start(state, seed, data, config, p["init_iter"],
+                                   from_state=topics is not None)
         # the kept draws in float32 (dolda.utils.draws); the chain's state stays float64
         eta_draws = new_draws((n_keep, data.n_classes, n_cols))
         tau_draws = new_draws((n_keep,) + state.probit.tau2.shape) if horseshoe else None
@@ -307,14 +313,15 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
             "alpha": alpha, "beta": beta}
 
 
-def warm_start(state, seed, data, config, n_sweeps):
+def warm_start(state, seed, data, config, n_sweeps, from_state=False):
     """``state`` with the topics of ``n_sweeps`` unsupervised LDA iterations (``init_iter``).
 
     :class:`dolda.backends.local.LocalLDAChain` (the engine of :class:`dolda.LDA`: collapsed
     z-sweeps, dense below 50 topics and sparse from there, and exact Phi draws, on the
-    current thread pool) is run from its own random start on a seed derived from the
+    current thread pool) is run from its own random start (``from_state``: from the topics
+    of ``state``, e.g. the ``topic_init="nmf"`` start) on a seed derived from the
     chain's, with the chain's alpha and beta; ``z``, ``n_{d,k}`` and Phi of its last
-    iteration replace the random start.  The probit blocks start at eta = 0 as before.
+    iteration replace the start.  The probit blocks start at eta = 0 as before.
     """
     from ...backends.local import LocalLDAChain
     from ...sampler.sweeps import resolve_sampler
@@ -323,7 +330,8 @@ def warm_start(state, seed, data, config, n_sweeps):
                    >> np.uint64(1))
     K = config.n_topics
     lda = LocalLDAChain(lda_seed, data.tokens, data.doc_ptr, data.n_words, K, config.alpha,
-                        config.beta, resolve_sampler("auto", K) == "sparse")
+                        config.beta, resolve_sampler("auto", K) == "sparse",
+                        topics=(state.z, state.ndk) if from_state else None)
     for it in range(int(n_sweeps)):
         lda.step(it)
     state.z[:] = lda.z

@@ -34,6 +34,7 @@ from ...sampler import probit as probit_blocks
 from ...sampler.alpha import alpha_value, as_alpha
 from ...sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-exported)
 from ...sampler.threads import obeys_n_jobs, using_threads
+from ...sampler.topic_start import TOPIC_INITS, check_nmf_start
 from ...utils.draws import draw_mean
 from ...utils.heap import release_free_heap
 from ...utils.labels import encode_labels
@@ -153,7 +154,21 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         the supervised chain, which then starts from their topics instead of random
         ones: a start near the topic mode (the supervised chain is still run for
         ``n_iter`` iterations, its burn-in included; the warm start is not a draw of
-        the supervised posterior and is never kept).  0: the random start.
+        the supervised posterior and is never kept).  0: the random start.  With
+        ``topic_init="nmf"`` these iterations continue from the NMF start.
+    topic_init : {"random", "nmf"}, default="random"
+        Where the topic indicators start.  ``"random"``: uniform on the chain's seed.
+        ``"nmf"``: one deterministic, data-determined start, the same for every seed,
+        chain and ``n_jobs`` (:mod:`dolda.sampler.topic_start`): an NMF of the training
+        tf-idf matrix (SVD-based "nndsvda" start, at most 200 coordinate-descent
+        iterations), every token in topic ``argmax_k W[d, k] H[k, w]``; Phi and the
+        probit blocks start as before.  Seeds then differ only by Monte Carlo noise
+        within the mode this start leads to, so the explanation reproduces *within that
+        mode*; it is not promised to be the posterior's only or best mode, and identical
+        starts make R-hat across chains less able to detect non-convergence (it wants
+        over-dispersed starts).  The posterior sampled is unchanged.  Needs ``n_topics``
+        at most the number of documents and of vocabulary words; ignored with
+        ``two_step``.
     n_chains : int, default=1
         Independent chains (run one after the other, each on all threads).
         Their topics are aligned to chain 0 by matching Phi (Hungarian
@@ -324,10 +339,11 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
                  text_column="text", covariate_columns=None,
                  backend="local", client=None, n_shards=None, snapshot_every=10,
                  proba="calibrated", phi_sampler="exact", loglik_every=1,
-                 global_scales="shared", init_iter=0,
+                 global_scales="shared", init_iter=0, topic_init="random",
                  calibration_holdout=None, phi_transport="auto", vocabulary=None):
         self.vocabulary = vocabulary
         self.init_iter = init_iter
+        self.topic_init = topic_init
         self.calibration_holdout = calibration_holdout
         self.phi_sampler = phi_sampler
         self.global_scales = global_scales
@@ -407,6 +423,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
             checkpoint_every=check_positive_int(self.checkpoint_every, "checkpoint_every"),
             n_chains=check_positive_int(self.n_chains, "n_chains"),
             init_iter=check_positive_int(self.init_iter, "init_iter", minimum=0),
+            topic_init=check_choice(self.topic_init, "topic_init", TOPIC_INITS),
             covariate_min_count=check_positive_int(self.covariate_min_count,
                                                    "covariate_min_count"),
             n_words=check_n_words(self.n_words),
@@ -494,6 +511,8 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         n_word_columns = Xd.shape[1] - n_before_words
         K = p["n_topics"]
         check_fit_sizes(self.classes_, y_index, K, corpus, Xd.shape[1] + K, p)
+        if p["topic_init"] == "nmf" and not self.two_step:
+            check_nmf_start(corpus.n_docs, corpus.n_words, K)
         Xd, self.eta_sampler_ = self._design(Xd, K, p, sp.issparse(covariates))
         self.feature_names_ = names + [topic_name(k) for k in range(K)]
         n_x = Xd.shape[1]
