@@ -188,14 +188,26 @@ def _jaccard(a, b):
     return float(len(a & b) / len(a | b)) if (a or b) else 1.0
 
 
+def _jsonable(value):
+    """``value`` with numpy numbers as floats, lists and dicts walked (None, str, bool kept)."""
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_jsonable(v) for v in value]
+    return float(value)
+
+
 def _fit_one(texts, y, te, yte, seed, n_iter, topics, options):
     import time
 
     from dolda import DOLDA
     from dolda.interpret import stability as st
 
-    model = DOLDA(n_topics=topics, n_iter=n_iter, n_words=0, random_state=seed, n_jobs=2,
-                  progress=False, **options)
+    kw = {"n_words": 0, **options}  # topics only unless --set n_words=...
+    model = DOLDA(n_topics=topics, n_iter=n_iter, random_state=seed, n_jobs=2,
+                  progress=False, **kw)
     t0 = time.perf_counter()
     model.fit(texts, y)
     seconds = time.perf_counter() - t0
@@ -204,6 +216,14 @@ def _fit_one(texts, y, te, yte, seed, n_iter, topics, options):
     eta = model.eta_draws_
     raw_lo, raw_hi = st.intervals(np.asarray(eta[..., -K:], np.float64))
     raw = np.where(raw_lo > 0, 1, np.where(raw_hi < 0, -1, 0))
+    # signal words (word covariates, when there are any): interval of the coefficient
+    names = np.asarray(model.feature_names_).astype(str)
+    wcols = np.flatnonzero(np.char.startswith(names, "word="))
+    words = set()
+    if len(wcols):
+        w_lo, w_hi = st.intervals(np.asarray(eta[..., wcols], np.float64))
+        for l, j in zip(*np.nonzero((w_lo > 0) | (w_hi < 0))):
+            words.add((str(model.classes_[l]), str(names[wcols[j]]), 1 if w_lo[l, j] > 0 else -1))
     eff = st.topic_contrasts(eta, K)
     lo, hi = st.intervals(eff)
     ident = np.where(lo > 0, 1, np.where(hi < 0, -1, 0))
@@ -213,8 +233,7 @@ def _fit_one(texts, y, te, yte, seed, n_iter, topics, options):
     mean_topic = np.asarray(eta[..., -K:], np.float64).mean(axis=-1)
     corr = [float(np.corrcoef(eta[:, l, 0], mean_topic[:, l])[0, 1])
             for l in range(len(model.classes_))]
-    conv = {k: (v if isinstance(v, (str, bool, dict)) else float(v))
-            for k, v in model.convergence_.items()}
+    conv = {k: _jsonable(v) for k, v in model.convergence_.items()}
     return model, {
         "seed": seed, "seconds": round(seconds, 1), "accuracy": round(acc, 4),
         "convergence": conv, "reported": st.reported_convergence(model),
@@ -222,7 +241,8 @@ def _fit_one(texts, y, te, yte, seed, n_iter, topics, options):
         "signals_raw_per_class": float(np.abs(raw).sum(axis=1).mean()),
         "signals_identified_per_class": float(np.abs(ident_stable).sum(axis=1).mean()),
         "unstable_topics": st.reported_convergence(model)["unstable_topics"],
-    }, raw, ident_stable
+        "signal_words_per_class": len(words) / len(model.classes_),
+    }, raw, ident_stable, words
 
 
 def stability(corpus, seeds=(0, 1), n_iter=500, topics=20, options=None, tag="default",
@@ -233,9 +253,10 @@ def stability(corpus, seeds=(0, 1), n_iter=500, topics=20, options=None, tag="de
 
     options = dict(options or {})
     texts, y, te, yte = load_stability_corpus(corpus, data)
-    fits, rows, raws, idents = [], [], [], []
+    fits, rows, raws, idents, words = [], [], [], [], []
     for seed in seeds:
-        model, row, raw, ident = _fit_one(texts, y, te, yte, seed, n_iter, topics, options)
+        model, row, raw, ident, w = _fit_one(texts, y, te, yte, seed, n_iter, topics, options)
+        words.append(w)
         fits.append(model)
         rows.append(row)
         raws.append(raw)
@@ -276,6 +297,8 @@ def stability(corpus, seeds=(0, 1), n_iter=500, topics=20, options=None, tag="de
         "signal_jaccard_identified": _jaccard(sig_a, sig_b),
         "n_signals_raw": [len(sig_a_raw), len(sig_b_raw)],
         "n_signals_identified": [len(sig_a), len(sig_b)],
+        "signal_word_jaccard": _jaccard(words[0], words[1]) if (words[0] or words[1]) else None,
+        "n_signal_words": [len(words[0]), len(words[1])],
         "rhat_class_levels": share_above(levels),
         "class_level_gap_in_sd_median": float(np.median(lv_gap)),
         "rhat_intercepts": share_above(both[..., 0]),
