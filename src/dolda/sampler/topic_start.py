@@ -50,8 +50,9 @@ def check_nmf_start(n_docs: int, n_words: int, n_topics: int):
                          'topic_init="random"')
 
 
-def nmf_factors(tokens, doc_ptr, n_words, n_topics, max_iter=NMF_MAX_ITER):
-    """``(W, H)``: the NMF of the corpus's tf-idf matrix, (D, K) and (K, V), deterministic."""
+def nmf_factors(tokens, doc_ptr, n_words, n_topics, max_iter=None):
+    """``(W, H)``: the NMF of the corpus's tf-idf matrix, (D, K) and (K, V), deterministic
+    (``max_iter`` None: :data:`NMF_MAX_ITER`, read at the call)."""
     from sklearn.decomposition import NMF
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.feature_extraction.text import TfidfTransformer
@@ -59,6 +60,7 @@ def nmf_factors(tokens, doc_ptr, n_words, n_topics, max_iter=NMF_MAX_ITER):
 
     check_nmf_start(len(doc_ptr) - 1, int(n_words), int(n_topics))
     tfidf = TfidfTransformer().fit_transform(count_matrix(tokens, doc_ptr, n_words))
+    max_iter = NMF_MAX_ITER if max_iter is None else max_iter
     nmf = NMF(n_components=int(n_topics), init="nndsvda", solver="cd", max_iter=int(max_iter),
               random_state=0)
     # one BLAS thread: a product split over threads may round differently, and the start
@@ -90,7 +92,7 @@ def assign_topics(tokens, doc_ptr, W, H):
     return z, ndk
 
 
-def nmf_topics(tokens, doc_ptr, n_words, n_topics, max_iter=NMF_MAX_ITER):
+def nmf_topics(tokens, doc_ptr, n_words, n_topics, max_iter=None):
     """``(z, ndk)`` (int32 (N,), int32 (D, K)) of the NMF start, the same for every seed."""
     W, H = nmf_factors(tokens, doc_ptr, n_words, n_topics, max_iter)
     return assign_topics(tokens, doc_ptr, W, H)
