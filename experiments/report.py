@@ -513,7 +513,9 @@ def build(results_dir=RESULTS, out_md=None, quick=False, films_genre=None):
             w("")
 
     from experiments.accuracy import markdown_table
+    from experiments.interpret import markdown_table as stability_table
 
+    L += stability_table(results_dir)
     L += markdown_table(results_dir, quick)
     out_md.write_text("\n".join(L) + "\n")
     return out_md
