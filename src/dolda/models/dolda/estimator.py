@@ -160,7 +160,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         Where the topic indicators start.  ``"random"``: uniform on the chain's seed.
         ``"nmf"``: one deterministic, data-determined start, the same for every seed,
         chain and ``n_jobs`` (:mod:`dolda.sampler.topic_start`): an NMF of the training
-        tf-idf matrix (SVD-based "nndsvda" start, at most 200 coordinate-descent
+        tf-idf matrix (SVD-based "nndsvda" start, at most 50 coordinate-descent
         iterations), every token in topic ``argmax_k W[d, k] H[k, w]``; Phi and the
         probit blocks start as before.  Seeds then differ only by Monte Carlo noise
         within the mode this start leads to, so the explanation reproduces *within that
@@ -168,7 +168,8 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         starts make R-hat across chains less able to detect non-convergence (it wants
         over-dispersed starts).  The posterior sampled is unchanged.  Needs ``n_topics``
         at most the number of documents and of vocabulary words; ignored with
-        ``two_step``.
+        ``two_step``.  Cost, once per chain: on 20 Newsgroups train about 6 s at K = 20
+        and 70 s at K = 100 (``benchmarks/results/topic_start_cap50.md``).
     n_chains : int, default=1
         Independent chains (run one after the other, each on all threads).
         Their topics are aligned to chain 0 by matching Phi (Hungarian
