@@ -349,8 +349,11 @@ def markdown_table(results_dir=RESULTS):
            "class-level R-hat median | reported contrasts R-hat > 1.05 | signal-word Jaccard "
            "| fit s |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for f in files:
-        d = json.loads(f.read_text())
+    runs = [json.loads(f.read_text()) for f in files]
+    runs.sort(key=lambda d: (d["corpus"], "n_words" in d["options"],
+                             sorted(d["options"].items()), d.get("nmf_max_iter") or 0,
+                             d["n_iter"], [x["seed"] for x in d["fits"]]))
+    for d in runs:
         a, fits = d["across_seeds"], d["fits"]
         opts = ", ".join(f"{k}={v}" for k, v in d["options"].items()) or "defaults"
         if d.get("nmf_max_iter") is not None:
