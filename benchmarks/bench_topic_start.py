@@ -83,13 +83,15 @@ def main(argv=None):
                      "start_over_iteration": [round(float(x), 1) for x in ratio]})
     out = {"corpus": "20 Newsgroups train, stripped", "n_docs": int(corpus.n_docs),
            "n_tokens": int(len(corpus.tokens)), "n_words": int(corpus.n_words),
-           "threads": args.threads, "nmf_max_iter": args.nmf_max_iter or NMF_MAX_ITER, "load_before": load_before,
+           "threads": args.threads, "nmf_max_iter": args.nmf_max_iter or NMF_MAX_ITER,
+           "load_before": load_before,
            "load_after": os.getloadavg(), "rows": rows}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{args.name}.json").write_text(json.dumps(out, indent=1) + "\n")
     lines = ["# The NMF topic start against one chain iteration", "",
              f"{out['corpus']}: {out['n_docs']:,} documents, {out['n_tokens']:,} tokens, "
-             f"{out['n_words']:,} words; NMF capped at {out['nmf_max_iter']} iterations; chain topics-only on {args.threads} threads; load "
+             f"{out['n_words']:,} words; NMF capped at {out['nmf_max_iter']} iterations; "
+             f"chain topics-only on {args.threads} threads; load "
              f"{load_before[0]:.1f} before, {out['load_after'][0]:.1f} after "
              "(`benchmarks/bench_topic_start.py`).", "",
              "| K | NMF (s) | read-off (s) | one iteration (s) | start / iteration |",
