@@ -117,17 +117,20 @@ def main():
 
     from dolda.models.dolda import estimator as M
     from dolda.models.dolda import chain as C
+    from dolda.models.dolda import inputs as I
+    from dolda.models.dolda import proportions as P
+    from dolda.models.dolda import summary as S
     from dolda.sampler import chain as chain_module
 
-    staged(stages, M.DOLDA, "_make_corpus",
-           lambda self, texts, fit: "fit: corpus (tokenise)" if fit else "predict: corpus")
-    staged(stages, M.DOLDA, "_add_word_features",
-           lambda self, corpus, Xd, names, p=None, y_index=None:
+    staged(stages, I, "make_corpus",
+           lambda model, texts, fit: "fit: corpus (tokenise)" if fit else "predict: corpus")
+    staged(stages, I, "add_word_features",
+           lambda model, corpus, Xd, names, p=None, y_index=None:
            "fit: word covariates" if p is not None else "predict: word covariates")
-    staged(stages, M.DOLDA, "_design", "fit: chain design")
+    staged(stages, I, "chain_design", "fit: chain design")
     staged(stages, chain_module, "init_state", "fit: chain init_state",
            after="fit: chain iterations")
-    staged(stages, M.DOLDA, "_run_chain", "fit: chain set-up", after="fit: combine draws")
+    staged(stages, C, "run_chain", "fit: chain set-up", after="fit: combine draws")
     if os.environ.get("CHAIN_STAGES"):  # the chain's iteration split into its blocks
         from dolda.sampler import gaussian
         from dolda.sampler import shard as shard_module
@@ -157,25 +160,27 @@ def main():
             return state
 
         chain_module.init_state = padded_init
-        run_chain = M.DOLDA._run_chain
+        run_chain = C.run_chain
 
-        def padded_run(self, *a, **k):
-            out = run_chain(self, *a, **k)
+        def padded_run(model, *a, **k):
+            out = run_chain(model, *a, **k)
             ballast.clear()
             for key in ("eta_draws", "lambda_draws", "tau_draws"):
                 if out[key] is not None:
                     out[key] = np.resize(out[key], (pad,) + out[key].shape[1:])
             return out
 
-        M.DOLDA._run_chain = padded_run
-    staged(stages, M.DOLDA, "_regressor_matrix",
-           lambda *a: ("predict: transform (zbar)" if stages.stage.startswith("predict")
-                       else "fit: transform of train (zbar)"))
+        C.run_chain = padded_run
+    # U = [X, zbar]: the fit's summary stage (training documents) and prediction
+    zbar_stage = (lambda *a: "predict: transform (zbar)" if stages.stage.startswith("predict")
+                  else "fit: transform of train (zbar)")
+    staged(stages, S, "regressor_matrix", zbar_stage)
+    staged(stages, P, "regressor_matrix", zbar_stage)
     # the map's fit: one function before commit b2c999e, its two steps since
     staged(stages, M, "fit_proba_stacking", "fit: calibration map (LOO + map)")
-    staged(stages, M, "proba_stacking_draws", "fit: calibration map, LOO pass")
-    staged(stages, M.calibration, "select_stacking", "fit: calibration map, map fit")
-    staged(stages, M.DOLDA, "_report_convergence", "fit: convergence report")
+    staged(stages, S, "proba_stacking_draws", "fit: calibration map, LOO pass")
+    staged(stages, S.calibration, "select_stacking", "fit: calibration map, map fit")
+    staged(stages, S, "report_convergence", "fit: convergence report")
     staged(stages, M.calibration, "class_probabilities", "predict: class probabilities")
 
     tracker = contextlib.nullcontext()

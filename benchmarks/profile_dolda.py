@@ -174,14 +174,18 @@ def memory_mode(args):
 
         setattr(obj, name, run)
 
-    staged(model_module.DOLDA, "_make_corpus", "corpus (tokenise)")
+    from dolda.models.dolda import chain as dolda_chain_module
+    from dolda.models.dolda import inputs as inputs_module
+    from dolda.models.dolda import summary as summary_module
+
+    staged(inputs_module, "make_corpus", "corpus (tokenise)")
     staged(model_module.DOLDA, "transform", "transform (stacking or predict)")
     from dolda.sampler import chain as chain_module
     staged(chain_module, "init_state", "chain: init_state")
-    staged(model_module.DOLDA, "_run_chain", "chain (init + iterations)")
-    staged(model_module.DOLDA, "_report_convergence", "convergence report")
-    staged(model_module.DOLDA, "_combine_chains", "combine draws (phi_)")
-    staged(model_module.DOLDA, "_fit_proba_stacking", "stacking (transform of train)")
+    staged(dolda_chain_module, "run_chain", "chain (init + iterations)")
+    staged(summary_module, "report_convergence", "convergence report")
+    staged(summary_module, "combine_chains", "combine draws (phi_)")
+    staged(summary_module, "fit_calibration_map", "stacking (transform of train)")
     sampler.stage = "load data"
     tr = load_20newsgroups(args.data, "train")
     te = load_20newsgroups(args.data, "test")

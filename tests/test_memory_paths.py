@@ -48,7 +48,7 @@ def test_release_free_heap(monkeypatch):
 def test_regressors_give_back_the_transforms_heap_for_large_batches(corpus, monkeypatch):
     """The regressor matrix (training transform, predict) trims after the topic sampler,
     asking with the batch's token count, so a small batch is not trimmed."""
-    from dolda.models.dolda import estimator as model_module
+    from dolda.models.dolda import proportions as model_module
 
     model = DOLDA(n_topics=4, n_iter=4, random_state=2, progress=False, n_jobs=1,
                   n_words=20).fit(corpus.texts, corpus.y)
@@ -75,17 +75,17 @@ def test_one_chain_keeps_its_draw_arrays_and_chains_pool_in_order(corpus, monkey
     """One chain: the model's S x L x P draws are the chain's own C-ordered arrays (no
     column-permuted copy, no concatenated copy); several chains: the concatenation of the
     chains' (aligned) draws, in chain order."""
-    from dolda.models.dolda import chain as _dolda_chain
+    from dolda.models.dolda import summary as _dolda_summary
 
     seen = []
-    combine = _dolda_chain.combine_chains
+    combine = _dolda_summary.combine_chains
 
     def spy(model, chains, n_iter):
         seen.append([{k: ch[k] for k in ("eta_draws", "lambda_draws", "tau_draws")}
                      for ch in chains])
         return combine(model, chains, n_iter)
 
-    monkeypatch.setattr("dolda.models.dolda.estimator.combine_chains", spy)
+    monkeypatch.setattr("dolda.models.dolda.summary.combine_chains", spy)
     one = DOLDA(n_topics=4, n_iter=6, random_state=2, progress=False, n_jobs=1,
                 n_words=0).fit(corpus.texts, corpus.y)
     assert one.eta_draws_ is seen[0][0]["eta_draws"]

@@ -61,6 +61,8 @@ PARALLEL_MIN_COLUMNS = 256
 
 #: The eta samplers :func:`draw_eta` knows.
 ETA_SAMPLERS = ("cholesky", "bcm", "cg")
+#: The coefficients' priors (``prior`` of DOLDA and DOProbit): the Horseshoe, or normal.
+PRIORS = ("horseshoe", "normal")
 
 #: ``eta_sampler="auto"`` keeps the dense Cholesky for a dense ``U`` up to this
 #: many columns whatever the number of rows (see :func:`choose_eta_sampler`

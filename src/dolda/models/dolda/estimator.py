@@ -9,11 +9,8 @@ Gibbs sampler of Magnusson, Jonsson & Villani (paper sections 2-3).
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -23,50 +20,39 @@ from sklearn.base import (
 from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import check_is_fitted
 
-from ...design.inputs import check_covariate_columns, legacy_covariates_keyword, split_documents
-from ...design.regressors import SparseDenseDesign
-from ...design.word_features import WORD_FEATURES, WORD_SELECTIONS, check_n_words
+from ...design.inputs import legacy_covariates_keyword, split_documents
 from ...posterior import calibration
-from ...posterior.holdout import check_holdout, holdout_stacking, split_latest
-from ...posterior.scores import coefficient_prior_sd, log_odds_scores, proba_stacking_draws
-from ...sampler import chain as dolda_chain
-from ...sampler import probit as probit_blocks
-from ...sampler.alpha import alpha_value, as_alpha
-from ...sampler.rng import chain_seed, seed_from  # noqa: F401 (chain_seed re-exported)
-from ...sampler.threads import obeys_n_jobs, using_threads
-from ...sampler.topic_start import TOPIC_INITS, check_nmf_start
-from ...utils.draws import draw_mean
-from ...utils.heap import release_free_heap
-from ...utils.labels import encode_labels
-from ...utils.phases import phase
-from ...utils.validation import (
-    check_alpha,
-    check_burn_in,
-    check_choice,
-    check_fit_sizes,
-    check_n_jobs,
-    check_positive_float,
-    check_positive_int,
-)
-from ..probit.estimator import PRIORS, PROBA_RULES, DOProbit
+from ...posterior.scores import log_odds_scores
+from ...sampler.rng import chain_seed, seed_from  # noqa: F401 (re-exported)
+from ...sampler.threads import obeys_n_jobs
+from ...utils.validation import check_choice
 from . import inputs as _dolda_inputs
-from .chain import FitInterrupted, combine_chains, run_chain  # noqa: F401
-from .inputs import INTERCEPT, SPARSE_CHOLESKY_MAX_COLUMNS  # noqa: F401
-from .interpret import DOLDAInterpretation, topic_name
-from .state import AUTO_ALPHA_START, AUTO_BETA_START, DOLDAState
+from . import proportions as _proportions
+from . import state as _state
+from . import summary as _summary
+from .chain import (  # noqa: F401 (MH_MIN_TOPICS, FitInterrupted re-exported)
+    MH_MIN_TOPICS,
+    FitInterrupted,
+    resolved_z_sampler,
+    run_chain,
+    run_chains,
+)
+from .inputs import INTERCEPT, SPARSE_CHOLESKY_MAX_COLUMNS, fit_design  # noqa: F401
+from .interpret import DOLDAInterpretation, topic_name  # noqa: F401
+from .params import (  # noqa: F401 (the parameters' choices, re-exported)
+    ALPHA_AUTO,
+    GLOBAL_SCALES,
+    PHI_SAMPLERS,
+    PRIORS,
+    PROBA_RULES,
+    Z_SAMPLERS,
+    check_params,
+)
+from .state import AUTO_ALPHA_START, AUTO_BETA_START, DOLDAState, alpha_mode  # noqa: F401
+from .summary import combine_chains, summarize  # noqa: F401 (combine_chains re-exported)
+from .two_step import fit_two_step
 
 logger = logging.getLogger(__name__)
-
-Z_SAMPLERS = ("auto", "exact", "mh", "cycle")
-PHI_SAMPLERS = ("exact", "polya")
-#: The Horseshoe global-scale layouts (``global_scales``).
-GLOBAL_SCALES = ("shared", "block")
-#: From this many topics on, "auto" uses the Metropolis-Hastings z-step (both have the exact
-#: target).  Measured on 20 Newsgroups, one sweep from the same state, 2 threads: exact / MH
-#: time 0.84 at K = 20, 1.8 at K = 100 (the MH step wins from K ~ 30 by interpolation).
-MH_MIN_TOPICS = 50
-#: The strings ``alpha`` takes: learned asymmetric (one ``alpha_k`` per topic) or symmetric.
-ALPHA_AUTO = ("auto", "auto_symmetric")
 
 
 class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, ClassifierMixin,
@@ -389,55 +375,11 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
 
     # ------------------------------------------------------------ checks
     def _check_params(self):
-        n_topics = check_positive_int(self.n_topics, "n_topics", minimum=2)
-        check_choice(self.prior, "prior", PRIORS)
-        check_choice(self.z_sampler, "z_sampler", Z_SAMPLERS)
-        check_choice(self.proba, "proba", PROBA_RULES)
-        check_choice(self.phi_sampler, "phi_sampler", PHI_SAMPLERS)
-        check_choice(self.global_scales, "global_scales", GLOBAL_SCALES)
-        if self.z_sampler == "cycle" and self.phi_sampler == "polya":
-            raise ValueError(dolda_chain.CYCLE_POLYA_ERROR)
-        check_covariate_columns(self.covariate_columns)
-        n_iter = check_positive_int(self.n_iter, "n_iter")
-        from ...backends import BACKENDS, PHI_TRANSPORTS
-
-        check_choice(self.backend, "backend", BACKENDS)
-        check_choice(self.phi_transport, "phi_transport", PHI_TRANSPORTS)
-        return dict(
-            calibration_holdout=check_holdout(self.calibration_holdout),
-            loglik_every=check_positive_int(self.loglik_every, "loglik_every"),
-            n_shards=(None if self.n_shards is None
-                      else check_positive_int(self.n_shards, "n_shards")),
-            snapshot_every=check_positive_int(self.snapshot_every, "snapshot_every"),
-            phi_transport=self.phi_transport,
-            n_topics=n_topics,
-            alpha=self._alpha_start(n_topics),
-            beta=(AUTO_BETA_START if isinstance(self.beta, str) and self.beta == "auto"
-                  else check_positive_float(self.beta, "beta")),
-            variance=check_positive_float(self.prior_variance, "prior_variance"),
-            n_iter=n_iter,
-            burn_in=check_burn_in(self.burn_in, n_iter),
-            thin=check_positive_int(self.thin, "thin"),
-            n_jobs=check_n_jobs(self.n_jobs),
-            predict_sweeps=check_positive_int(self.predict_sweeps, "predict_sweeps"),
-            phi_draws=check_positive_int(self.phi_draws, "phi_draws"),
-            checkpoint_every=check_positive_int(self.checkpoint_every, "checkpoint_every"),
-            n_chains=check_positive_int(self.n_chains, "n_chains"),
-            init_iter=check_positive_int(self.init_iter, "init_iter", minimum=0),
-            topic_init=check_choice(self.topic_init, "topic_init", TOPIC_INITS),
-            covariate_min_count=check_positive_int(self.covariate_min_count,
-                                                   "covariate_min_count"),
-            n_words=check_n_words(self.n_words),
-            eta_sampler=check_choice(self.eta_sampler, "eta_sampler",
-                                     ("auto", "gibbs") + probit_blocks.ETA_SAMPLERS),
-            word_features=check_choice(self.word_features, "word_features", WORD_FEATURES),
-            word_selection=check_choice(self.word_selection, "word_selection", WORD_SELECTIONS),
-        )
+        """The checked parameters (:func:`dolda.models.dolda.params.check_params`)."""
+        return check_params(self)
 
     def _resolved_z_sampler(self, n_topics):
-        if self.z_sampler == "auto":
-            return "mh" if n_topics >= MH_MIN_TOPICS else "exact"
-        return self.z_sampler
+        return resolved_z_sampler(self.z_sampler, n_topics)
 
     # ------------------------------------------------------------ inputs
     # (:mod:`dolda.models.dolda.inputs`: the texts, covariates and word covariates as the chain
@@ -495,138 +437,36 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         if sample_weight is not None and not np.all(np.asarray(sample_weight) == 1):
             raise ValueError("DOLDA does not support sample_weight: the probit augmentation "
                              "has no exact weighted form; repeat documents for integer weights")
-        texts, covariates = split_documents(X, self.text_column, self.covariate_columns,
-                                            covariates)
-        if y is None:
-            encode_labels(None, 0, self)  # scikit-learn's message, before any work
-        held = None  # with calibration_holdout, the latest rows: the map's, not the chain's
-        if p["calibration_holdout"] is not None:
-            (texts, y, covariates), held = split_latest(texts, y, covariates,
-                                                        p["calibration_holdout"], self)
-        corpus = self._make_corpus(texts, fit=True)
-        n_docs = corpus.n_docs
-        self.classes_, y_index = encode_labels(y, n_docs, self)
-        Xd, names = self._covariates(covariates, n_docs, fit=True)
-        n_before_words = Xd.shape[1]
-        Xd, names = self._add_word_features(corpus, Xd, names, p, y_index)
-        n_word_columns = Xd.shape[1] - n_before_words
-        K = p["n_topics"]
-        check_fit_sizes(self.classes_, y_index, K, corpus, Xd.shape[1] + K, p)
-        if p["topic_init"] == "nmf" and not self.two_step:
-            check_nmf_start(corpus.n_docs, corpus.n_words, K)
-        Xd, self.eta_sampler_ = self._design(Xd, K, p, sp.issparse(covariates))
-        self.feature_names_ = names + [topic_name(k) for k in range(K)]
-        n_x = Xd.shape[1]
-        shrunk = np.ones(n_x + K, dtype=bool)
-        shrunk[0] = False
-        blocks, self.scale_blocks_ = _dolda_inputs.scale_blocks(
-            n_x, n_word_columns, K, self.global_scales == "block" and self.prior == "horseshoe")
-        prior = probit_blocks.ProbitPrior(self.prior == "horseshoe", shrunk, p["variance"],
-                                          blocks)
-        data = dolda_chain.TopicData(corpus.tokens, corpus.doc_ptr, corpus.n_words, Xd,
-                                     y_index, len(self.classes_))
-        self.n_tokens_ = int(len(corpus.tokens))
+        # the stages, in order, each a module of dolda.models.dolda (docs/ARCHITECTURE.md)
+        design = fit_design(self, X, y, covariates, p)  # inputs -> the chain's design
         if self.two_step:
-            self._fit_two_step(corpus, data, p, prior)
-            self._fit_proba_stacking(corpus, Xd, y_index, held)
+            fit_two_step(self, design, p)  # LDA, then DOProbit on its topic proportions
+            _summary.fit_calibration_map(self, design.corpus, design.Xd, design.y_index,
+                                         design.held)
             return self
-        config = dolda_chain.DOLDAConfig(K, p["alpha"], p["beta"], prior,
-                                         self._resolved_z_sampler(K), p["n_jobs"],
-                                         self.eta_sampler_, self.phi_sampler,
-                                         p["loglik_every"], n_word_columns)
-        base_seed = seed_from(self.random_state)
-        chains = []
-        # the progress bar shows the chain: its phase is logged, not echoed
-        with phase(f"sampling {p['n_iter']} iterations x {p['n_chains']} chain(s)",
-                   show=False):
-            for c in range(p["n_chains"]):
-                ckpt = self.checkpoint
-                if ckpt is not None and p["n_chains"] > 1:
-                    ckpt = Path(ckpt) / f"chain{c}"
-                chain_resume = resume
-                if resume is not None and p["n_chains"] > 1:
-                    chain_resume = Path(resume) / f"chain{c}"
-                    if not (chain_resume / "model.json").exists():
-                        chain_resume = None  # this chain had not started
-                chains.append(self._run_chain(data, config, p, chain_seed(base_seed, c),
-                                              chain_resume, ckpt, c))
-        with phase("pooling the draws and the topic-word distributions", self.progress):
-            self._combine_chains(chains, p["n_iter"])
-            chains = None
-            release_free_heap(corpus.n_tokens)  # the chains' working arrays are freed
-        with phase(f"pointwise log-likelihood of the {n_docs:,} training documents (for "
-                   "az.loo)", self.progress):
-            from ...evaluate.diagnostics import training_pointwise_loglik
-
-            self.training_loglik_ = training_pointwise_loglik(self, Xd, y_index)
-        self._fit_proba_stacking(corpus, Xd, y_index, held)
-        self._report_convergence()
+        chains = run_chains(self, design, p, resume)  # the chain(s)
+        summarize(self, chains, design, p)  # pooled draws, calibration map, convergence
         return self
 
+    # ------------------------------------------- the stages, one method each
+    # (kept for callers and profilers: fit calls the stage modules themselves)
     def _scale_block_of_columns(self, all_blocks=False):
         """The global-scale block of every column (None: one shared scale); ``all_blocks``:
         the names of the blocks present instead."""
-        if not all_blocks and getattr(self, "scale_blocks_", None) is None:
-            return None
-        n_words = 0 if getattr(self, "word_features_", None) is None else len(
-            self.word_features_.get_feature_names_out())
-        K = self.phi_.shape[0]
-        blocks, names = _dolda_inputs.scale_blocks(len(self.feature_names_) - K, n_words, K,
-                                                   True)
-        return names if all_blocks else blocks
+        return _dolda_inputs.fitted_scale_blocks(self, all_blocks)
 
     def _report_convergence(self):
-        """``convergence_`` (:func:`dolda.evaluate.convergence.chain_convergence`), logged."""
-        from ...evaluate.convergence import chain_convergence
-
-        with phase("convergence diagnostics (split R-hat and ESS)", self.progress):
-            self.convergence_ = chain_convergence(self)
-            # what is reported, across chains: class levels, signal-topic contrasts, unstable
-            # topics (dolda.interpret.stability; figures only, the verdict is chain_convergence's)
-            from ...interpret.stability import reported_convergence
-
-            self.convergence_.update({f"reported_{key}": value for key, value
-                                      in reported_convergence(self).items()})
-        (logger.info if self.convergence_["converged"] else logger.warning)(
-            "DOLDA: %s", self.convergence_["message"])
+        """``convergence_`` (:func:`dolda.models.dolda.summary.report_convergence`), logged."""
+        _summary.report_convergence(self)
 
     def _fit_proba_stacking(self, corpus, Xd, y_index, held=None):
-        """``stacking_``: the ``proba="calibrated"`` map, fitted on the training documents'
-        regressors recomputed as for new documents (unsupervised z, :meth:`transform`), or,
-        with ``calibration_holdout``, on the held-out latest rows ``held`` (``(texts, y,
-        covariates)``, :mod:`dolda.posterior.holdout`)."""
-        n_classes = len(self.classes_)
-        if held is not None:
-            with phase(f"fitting the calibration map on the {len(held[1]):,} held-out rows "
-                       f"({n_classes} classes)", self.progress):
-                self.stacking_ = holdout_stacking(self, *held)
-            return
-        with phase(f"topic proportions of the {corpus.n_docs:,} training documents, as "
-                   "for new ones (for the calibration map)", self.progress):
-            U = self._regressor_matrix(corpus, Xd)
-        prior_sd = coefficient_prior_sd(self.tau_draws_, self.lambda_draws_,
-                                        check_positive_float(self.prior_variance,
-                                                             "prior_variance"),
-                                        blocks=self._scale_block_of_columns())
-        # fit_proba_stacking in two steps, so that U (its D x K topic proportions: 0.09 GB
-        # on 20 Newsgroups at K = 1000) is released before the map's fit, which reads only
-        # the leave-one-out draws
-        with phase(f"leave-one-out predictors of the {corpus.n_docs:,} training documents",
-                   self.progress):
-            loo = proba_stacking_draws(U, self.eta_draws_, y_index, n_classes, prior_sd)
-        U = None
-        n_draws = loo.mu.shape[0]
-        kind = "full"
-        if n_classes > calibration.FULL_MAP_MAX_CLASSES:
-            kind, n_draws = "per-class", min(n_draws, calibration.per_class_draws(
-                corpus.n_docs, n_classes))
-        with phase(f"fitting the calibration map ({kind}, {n_classes} classes x "
-                   f"{corpus.n_docs:,} documents x {n_draws} draws)", self.progress):
-            self.stacking_ = calibration.select_stacking(loo, y_index, n_classes)
+        """``stacking_``, the calibration map
+        (:func:`dolda.models.dolda.summary.fit_calibration_map`)."""
+        _summary.fit_calibration_map(self, corpus, Xd, y_index, held)
 
     def _combine_chains(self, chains, n_iter):
         """Align every chain's topics to chain 0 (label switching), then pool the draws
-        (:func:`dolda.models.dolda.chain.combine_chains`)."""
+        (:func:`dolda.models.dolda.summary.combine_chains`)."""
         combine_chains(self, chains, n_iter)
 
     def _run_chain(self, data, config, p, seed, resume, checkpoint, chain):
@@ -635,50 +475,11 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
 
     def _set_loglik(self, loglik):
         """``loglik`` (C, n_iter, 2) or (n_iter, 2) -> DataFrame indexed by (chain, iteration)."""
-        loglik = np.asarray(loglik, dtype=np.float64)
-        if loglik.ndim == 2:
-            loglik = loglik[None]
-        n_chains, n_iter, _ = loglik.shape
-        index = pd.MultiIndex.from_product([range(n_chains), range(n_iter)],
-                                           names=["chain", "iteration"])
-        flat = loglik.reshape(-1, 2)
-        self.loglik_ = pd.DataFrame({"do": flat[:, 0], "lda": flat[:, 1],
-                                     "total": flat.sum(axis=1)}, index=index)
+        _state.set_loglik(self, loglik)
 
     def _finish(self, eta_draws):
-        mean = draw_mean(eta_draws)
-        self.coef_ = pd.DataFrame(mean, index=pd.Index(self.classes_, name="class"),
-                                  columns=self.feature_names_)
-
-    def _fit_two_step(self, corpus, data, p, prior):
-        """LDA first, then the DO probit on the final topic proportions (paper section 4)."""
-        from ..lda import LDA
-
-        lda = LDA(n_topics=p["n_topics"], alpha=p["alpha"], beta=p["beta"],
-                  n_iter=p["n_iter"], burn_in=p["burn_in"], random_state=self.random_state,
-                  n_jobs=self.n_jobs, progress=self.progress)
-        lda.fit(corpus)
-        self.lda_ = lda
-        self.phi_ = lda.phi_
-        zbar = lda.transform(corpus)
-        U = (sp.hstack([data.X, zbar], format="csr") if sp.issparse(data.X)
-             else np.hstack([data.X, zbar]))
-        probit = DOProbit(prior=self.prior, n_iter=p["n_iter"], burn_in=p["burn_in"],
-                          thin=p["thin"], prior_variance=p["variance"], fit_intercept=False,
-                          random_state=self.random_state, n_jobs=self.n_jobs).fit(U, data.y)
-        self.seed_ = probit.seed_
-        self.scale_blocks_ = None  # DOProbit's one global scale per class
-        self.n_iter_ = p["n_iter"]
-        self.eta_draws_ = probit.eta_draws_
-        self.tau_draws_ = probit.tau_draws_
-        self.lambda_draws_ = probit.lambda_draws_
-        self.doc_topic_counts_ = None
-        self.alpha_, self.beta_ = alpha_value(p["alpha"]), p["beta"]
-        self.n_chains_ = 1
-        ll = np.column_stack([probit.loglik_, np.asarray(lda.loglik_)[-len(probit.loglik_):]])
-        self._set_loglik(ll)
-        self._finish(self.eta_draws_)
-        return self
+        """``coef_``: the posterior mean of ``eta_draws``."""
+        _state.set_coef(self, eta_draws)
 
     # ------------------------------------------------------ prediction
     @obeys_n_jobs
@@ -702,45 +503,14 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
 
     def _topic_proportions(self, corpus, out=None):
         """:meth:`transform` of a :class:`Corpus`, written into ``out`` (D, K) when given
-        (e.g. the topic columns of a regressor matrix: no D x K copy)."""
-        from ...sampler.lda import predict_topic_proportions
-
-        burn = (self.predict_sweeps // 2 if self.predict_burn_in is None
-                else self.predict_burn_in)
-        with using_threads(check_n_jobs(self.n_jobs)):
-            theta = predict_topic_proportions(corpus.tokens, corpus.doc_ptr, self.phi_,
-                                              self._alpha(), int(self.predict_sweeps),
-                                              int(burn), int(self.seed_), out=out)
-        # theta averages (n_dk + alpha_k) / (N_d + sum alpha); the regression uses the
-        # empirical proportions n_dk / N_d, an exact linear function of it.
-        n_d = corpus.doc_lengths.astype(np.float64)[:, None]
-        K = theta.shape[1]
-        alpha = as_alpha(self._alpha(), K)
-        zbar = theta  # in place: no further D x K temporaries
-        zbar *= n_d + alpha.sum()
-        zbar -= alpha
-        zbar /= np.maximum(n_d, 1.0)
-        zbar[n_d[:, 0] == 0] = 0.0  # no words: no topic information, as in training
-        return np.clip(zbar, 0.0, 1.0, out=zbar)
+        (e.g. the topic columns of a regressor matrix: no D x K copy;
+        :func:`dolda.models.dolda.proportions.topic_proportions`)."""
+        return _proportions.topic_proportions(self, corpus, out)
 
     def _regressor_matrix(self, corpus, Xd):
-        """``U = [Xd, zbar]`` (D, P) of ``corpus``: zbar is written straight into U's topic
-        columns when Xd is dense (one D x P array, not zbar and a stacked copy); beside a
-        sparse Xd (word covariates, sparse one-hot levels) the two stay separate blocks
-        (:class:`dolda.design.regressors.SparseDenseDesign`: the dense zbar is not copied into sparse
-        storage, and its products run in BLAS)."""
-        if sp.issparse(Xd):
-            U = SparseDenseDesign(Xd, self._topic_proportions(corpus))
-        else:
-            Xd = np.asarray(Xd, dtype=np.float64)
-            U = np.empty((Xd.shape[0], Xd.shape[1] + self.phi_.shape[0]))
-            U[:, :Xd.shape[1]] = Xd
-            self._topic_proportions(corpus, out=U[:, Xd.shape[1]:])
-        # the sampler's chunks of Phi columns and its threads' scratch are freed now; glibc
-        # keeps their pages (0.05-0.1 GB on 20 Newsgroups at K = 1000) resident otherwise,
-        # under what the calibration map or the class probabilities allocate next
-        release_free_heap(corpus.n_tokens)
-        return U
+        """``U = [Xd, zbar]`` (D, P) of ``corpus``
+        (:func:`dolda.models.dolda.proportions.regressor_matrix`)."""
+        return _proportions.regressor_matrix(self, corpus, Xd)
 
     @property
     def _n_features_out(self):
@@ -749,21 +519,12 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
 
     def _alpha(self):
         """The alpha of the fitted chain (learned with ``alpha="auto"``): a float or (K,)."""
-        alpha = getattr(self, "alpha_", None)
-        if alpha is None:
-            alpha = (AUTO_ALPHA_START if isinstance(self.alpha, str) else self.alpha)
-        return alpha_value(alpha)
+        return _state.fitted_alpha(self)
 
     def _alpha_mode(self):
         """How alpha is learned: ``"asymmetric"`` (``"auto"``), ``"symmetric"``, or False."""
-        if isinstance(self.alpha, str):
-            return "asymmetric" if self.alpha == "auto" else "symmetric"
-        return False
+        return alpha_mode(self.alpha)
 
-    def _alpha_start(self, n_topics):
-        """The checked ``alpha``: a float or float64 (K,); the start value when learned."""
-        alpha = check_alpha(self.alpha, n_topics, auto=ALPHA_AUTO)
-        return AUTO_ALPHA_START if isinstance(alpha, str) else alpha
 
     def _regressors(self, X, covariates=None):
         """``u_d = [1, x_d, words_d, zbar_d]`` (D, P) of documents ``X`` (as in :meth:`fit`)."""

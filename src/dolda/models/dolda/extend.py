@@ -21,6 +21,7 @@ import numpy as np
 from ...sampler import phi_mean
 from ...utils.draws import DRAW_DTYPE
 from ...utils.validation import check_burn_in
+from .params import check_params
 
 
 def _old_schedule(meta):
@@ -39,7 +40,7 @@ def check_extension(meta, n_iter: int, model) -> None:
     if n_iter < n_old:
         raise ValueError(f"the checkpoint holds a finished chain of {n_old} iterations; "
                          f"n_iter={n_iter} would shorten it (extend with n_iter > {n_old})")
-    p = model._check_params()
+    p = check_params(model)
     burn, thin, phi_draws = p["burn_in"], p["thin"], p["phi_draws"]
     if thin != old_thin or burn < old_burn or (burn - old_burn) % thin:
         raise ValueError(f"cannot extend: the longer run keeps draws from iteration {burn} "

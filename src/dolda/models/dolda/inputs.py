@@ -1,21 +1,29 @@
-"""DOLDA's inputs as the chain and prediction need them: the corpus, ``[1, X]``, the word
-covariates, and the layout of ``U`` the eta-step wants.
+"""Stages 1-2 of a DOLDA fit, and the inputs as prediction needs them: the corpus,
+``[1, X]``, the word covariates, and the layout of ``U`` the eta-step wants.
 
-Functions of the estimator (:class:`dolda.models.dolda.estimator.DOLDA`), whose methods ``_make_corpus``,
-``_covariates``, ``_add_word_features`` and ``_design`` call them: in ``fit`` they also set
-the fitted vocabulary, covariate encoder and word features on it.
+:func:`fit_design` is the fit's first stage: the user's ``X`` and ``y`` become the
+chain's data (:class:`FitDesign`).  The other functions serve it and prediction alike
+(the estimator's methods ``_make_corpus``, ``_covariates``, ``_add_word_features`` and
+``_design`` call them): in ``fit`` they also set the fitted vocabulary, covariate encoder
+and word features on the estimator.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from ...design.inputs import split_documents
 from ...design.word_features import WordFeatures, resolve_n_words
+from ...posterior.holdout import split_latest
+from ...sampler import chain as dolda_chain
 from ...sampler import probit as probit_blocks
 from ...utils.heap import release_free_heap
-from ...utils.validation import check_covariate_scale
+from ...utils.labels import encode_labels
+from ...utils.validation import check_covariate_scale, check_fit_sizes
 
 INTERCEPT = "(intercept)"
 #: ``eta_sampler="auto"`` with word covariates or sparse X: Cholesky of the
@@ -24,6 +32,65 @@ INTERCEPT = "(intercept)"
 #: 10-35 s per eta-step on the loaded 2-core machine; the Cholesky of 1,000
 #: columns costs ~L P^3 / 3 = 7e9 flops, under a second).
 SPARSE_CHOLESKY_MAX_COLUMNS = 1000
+
+
+def topic_name(k: int) -> str:
+    """The name of topic ``k`` in ``coef_``, ``top_words`` and the report."""
+    return f"topic {k}"
+
+
+class FitDesign(NamedTuple):
+    """What the first stage of a fit gives the chain and the posterior summary."""
+
+    corpus: object  #: the training documents (:class:`dolda.design.corpus.Corpus`)
+    Xd: object  #: ``[1, X, words]`` (D, P_x), dense or CSR as the eta-step wants
+    y_index: np.ndarray  #: every document's class column (D,)
+    data: object  #: :class:`dolda.sampler.chain.TopicData`: what the chain reads
+    prior: object  #: :class:`dolda.sampler.probit.ProbitPrior`
+    n_word_columns: int  #: the word covariates among the columns of ``Xd``
+    held: tuple | None  #: ``calibration_holdout``'s latest rows ``(texts, y, covariates)``
+
+
+def fit_design(model, X, y, covariates, p) -> FitDesign:
+    """Stages 1-2 of ``model.fit`` (a DOLDA; ``p`` its checked parameters): split ``X`` into
+    texts and covariates, keep the latest rows out with ``calibration_holdout``, encode
+    ``y``, build the corpus, ``[1, X, words]`` and the prior; sets the fitted vocabulary,
+    ``classes_``, covariate encoder, word features, ``eta_sampler_``, ``feature_names_``,
+    ``scale_blocks_`` and ``n_tokens_``."""
+    texts, covariates = split_documents(X, model.text_column, model.covariate_columns,
+                                        covariates)
+    if y is None:
+        encode_labels(None, 0, model)  # scikit-learn's message, before any work
+    held = None  # with calibration_holdout, the latest rows: the map's, not the chain's
+    if p["calibration_holdout"] is not None:
+        (texts, y, covariates), held = split_latest(texts, y, covariates,
+                                                    p["calibration_holdout"], model)
+    corpus = make_corpus(model, texts, fit=True)
+    n_docs = corpus.n_docs
+    model.classes_, y_index = encode_labels(y, n_docs, model)
+    Xd, names = covariate_design(model, covariates, n_docs, fit=True)
+    n_before_words = Xd.shape[1]
+    Xd, names = add_word_features(model, corpus, Xd, names, p, y_index)
+    n_word_columns = Xd.shape[1] - n_before_words
+    K = p["n_topics"]
+    check_fit_sizes(model.classes_, y_index, K, corpus, Xd.shape[1] + K, p)
+    if p["topic_init"] == "nmf" and not model.two_step:
+        from ...sampler.topic_start import check_nmf_start
+
+        check_nmf_start(corpus.n_docs, corpus.n_words, K)
+    Xd, model.eta_sampler_ = chain_design(model, Xd, K, p, sp.issparse(covariates))
+    model.feature_names_ = names + [topic_name(k) for k in range(K)]
+    n_x = Xd.shape[1]
+    shrunk = np.ones(n_x + K, dtype=bool)
+    shrunk[0] = False
+    blocks, model.scale_blocks_ = scale_blocks(
+        n_x, n_word_columns, K, model.global_scales == "block" and model.prior == "horseshoe")
+    prior = probit_blocks.ProbitPrior(model.prior == "horseshoe", shrunk, p["variance"],
+                                      blocks)
+    data = dolda_chain.TopicData(corpus.tokens, corpus.doc_ptr, corpus.n_words, Xd,
+                                 y_index, len(model.classes_))
+    model.n_tokens_ = int(len(corpus.tokens))
+    return FitDesign(corpus, Xd, y_index, data, prior, n_word_columns, held)
 
 
 def _count_corpus(model, X, fit: bool):
@@ -252,3 +319,15 @@ def scale_blocks(n_x: int, n_word_columns: int, n_topics: int, per_block: bool):
     for g, b in enumerate(names):
         blocks[kinds == b] = g
     return blocks, names
+
+
+def fitted_scale_blocks(model, all_blocks=False):
+    """The global-scale block of every column of a fitted DOLDA (None: one shared scale);
+    ``all_blocks``: the names of the blocks present instead."""
+    if not all_blocks and getattr(model, "scale_blocks_", None) is None:
+        return None
+    n_words = 0 if getattr(model, "word_features_", None) is None else len(
+        model.word_features_.get_feature_names_out())
+    K = model.phi_.shape[0]
+    blocks, names = scale_blocks(len(model.feature_names_) - K, n_words, K, True)
+    return names if all_blocks else blocks

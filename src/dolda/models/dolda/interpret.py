@@ -20,12 +20,7 @@ from ...interpret.topics import (
 from ...sampler.threads import obeys_n_jobs
 from ...utils.draws import draw_quantiles
 from ...utils.validation import check_positive_int
-from .inputs import INTERCEPT
-
-
-def topic_name(k: int) -> str:
-    """The name of topic ``k`` in ``coef_``, ``top_words`` and the report."""
-    return f"topic {k}"
+from .inputs import INTERCEPT, topic_name  # noqa: F401 (topic_name re-exported)
 
 
 class DOLDAInterpretation:

@@ -1,7 +1,7 @@
 """A fitted DOLDA as metadata and arrays (dolda's own model files, ``docs/FORMAT.md``; no
 pickle) and the state that skops stores.
 
-A mixin of :class:`dolda.DOLDA`, so that ``model.py`` holds the estimator itself.
+A mixin of :class:`dolda.DOLDA`, so that ``estimator.py`` holds the estimator itself.
 """
 
 from __future__ import annotations
@@ -13,11 +13,50 @@ from sklearn.utils.validation import check_is_fitted
 from ...design.word_features import WordFeatures
 from ...evaluate.convergence import chain_convergence, from_json, to_json
 from ...sampler.alpha import alpha_json, alpha_value
+from ...utils.draws import draw_mean
 
 #: Starting values of ``alpha="auto"`` and ``beta="auto"`` (:mod:`dolda.sampler.hyper`), also
 #: what a model file without ``alpha_`` / ``beta_`` falls back to.
 AUTO_ALPHA_START = 0.1
 AUTO_BETA_START = 0.01
+
+
+def alpha_mode(alpha):
+    """How the parameter ``alpha`` is learned: ``"asymmetric"`` (``"auto"``),
+    ``"symmetric"`` (``"auto_symmetric"``), or False (fixed)."""
+    if isinstance(alpha, str):
+        return "asymmetric" if alpha == "auto" else "symmetric"
+    return False
+
+
+def set_loglik(model, loglik):
+    """``model.loglik_`` from ``loglik`` (C, n_iter, 2) or (n_iter, 2): a DataFrame indexed by
+    (chain, iteration) with the columns ``do``, ``lda`` and ``total``."""
+    loglik = np.asarray(loglik, dtype=np.float64)
+    if loglik.ndim == 2:
+        loglik = loglik[None]
+    n_chains, n_iter, _ = loglik.shape
+    index = pd.MultiIndex.from_product([range(n_chains), range(n_iter)],
+                                       names=["chain", "iteration"])
+    flat = loglik.reshape(-1, 2)
+    model.loglik_ = pd.DataFrame({"do": flat[:, 0], "lda": flat[:, 1],
+                                  "total": flat.sum(axis=1)}, index=index)
+
+
+def set_coef(model, eta_draws):
+    """``model.coef_``: the posterior mean of ``eta_draws``, rows = ``classes_``, columns =
+    ``feature_names_``."""
+    model.coef_ = pd.DataFrame(draw_mean(eta_draws), index=pd.Index(model.classes_,
+                                                                    name="class"),
+                               columns=model.feature_names_)
+
+
+def fitted_alpha(model):
+    """The alpha of a DOLDA's fitted chain (learned with ``alpha="auto"``): a float or (K,)."""
+    alpha = getattr(model, "alpha_", None)
+    if alpha is None:
+        alpha = (AUTO_ALPHA_START if isinstance(model.alpha, str) else model.alpha)
+    return alpha_value(alpha)
 
 
 class DOLDAState:
@@ -41,8 +80,8 @@ class DOLDAState:
     def __setstate__(self, state):
         super().__setstate__(state)
         if isinstance(getattr(self, "loglik_", None), np.ndarray):
-            self._set_loglik(self.loglik_)
-            self._finish(self.eta_draws_)
+            set_loglik(self, self.loglik_)
+            set_coef(self, self.eta_draws_)
 
     def _to_state(self):
         """Metadata and arrays for :func:`dolda.io.save_model` (no pickle)."""
@@ -60,7 +99,7 @@ class DOLDAState:
             "n_iter": int(self.n_iter_),
             "n_tokens": int(self.n_tokens_),
             "n_chains": int(self.n_chains_),
-            "alpha_": alpha_json(self._alpha()),
+            "alpha_": alpha_json(fitted_alpha(self)),
             "beta_": float(getattr(self, "beta_", None) or self.beta),
             "word_features": (self.word_features_.to_dict()
                               if getattr(self, "word_features_", None) is not None else None),
@@ -103,16 +142,16 @@ class DOLDAState:
         model.phi_ = arrays["phi"]
         model.scale_blocks_ = None  # one global scale per class unless tau_draws (S, L, G)
         if model.tau_draws_ is not None and np.ndim(model.tau_draws_) == 3:
-            from .inputs import SCALE_BLOCKS
+            from .inputs import SCALE_BLOCKS, fitted_scale_blocks
 
-            blocks = model._scale_block_of_columns(all_blocks=True)
+            blocks = fitted_scale_blocks(model, all_blocks=True)
             model.scale_blocks_ = [b for b in SCALE_BLOCKS if b in blocks]
         model.doc_topic_counts_ = arrays.get("doc_topic_counts")
         model.training_loglik_ = arrays.get("training_loglik")
         if meta.get("n_features_in") is not None:
             model.n_features_in_ = int(meta["n_features_in"])
-        model._set_loglik(arrays["loglik"])
-        model._finish(model.eta_draws_)
+        set_loglik(model, arrays["loglik"])
+        set_coef(model, model.eta_draws_)
         # the verdict the fit logged; files written before it was stored: computed now (a
         # diagnostic never stops a load)
         if meta.get("convergence"):

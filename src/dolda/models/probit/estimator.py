@@ -46,7 +46,7 @@ from ...posterior.scores import (  # noqa: F401 (their old home)
 
 logger = logging.getLogger(__name__)
 
-PRIORS = ("horseshoe", "normal")
+PRIORS = gibbs.PRIORS
 LIKELIHOODS = ("ovr", "do")
 
 #: Below this share of accepted Langevin moves a ``likelihood="do"`` fit warns.

@@ -1,0 +1,161 @@
+"""Stage 4 of a DOLDA fit: the posterior summary of its chains.
+
+:func:`summarize` runs it in order: :func:`combine_chains` aligns the chains' topics (label
+switching) and pools their draws into the fitted attributes; the training documents'
+pointwise log-likelihood (for ``az.loo``); :func:`fit_calibration_map`, the
+``proba="calibrated"`` map; :func:`report_convergence`, the verdict ``convergence_``,
+logged.  Each works on a :class:`dolda.DOLDA` and sets its fitted attributes.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from ...posterior import calibration
+from ...posterior.holdout import holdout_stacking
+from ...posterior.scores import coefficient_prior_sd, proba_stacking_draws
+from ...sampler.alpha import alpha_value, as_alpha
+from ...utils.heap import release_free_heap
+from ...utils.phases import phase
+from ...utils.validation import check_positive_float
+from .inputs import fitted_scale_blocks
+from .proportions import regressor_matrix
+from .state import alpha_mode, set_coef, set_loglik
+
+logger = logging.getLogger("dolda.models.dolda.estimator")
+
+
+def summarize(model, chains, design, p):
+    """Stage 4 of ``model.fit``: pool ``chains`` (the list is emptied, so that the chains'
+    arrays are freed), then the training pointwise log-likelihood, the calibration map and
+    the convergence verdict (``design``: :class:`dolda.models.dolda.inputs.FitDesign`)."""
+    with phase("pooling the draws and the topic-word distributions", model.progress):
+        combine_chains(model, chains, p["n_iter"])
+        chains.clear()
+        release_free_heap(design.corpus.n_tokens)  # the chains' working arrays are freed
+    with phase(f"pointwise log-likelihood of the {design.corpus.n_docs:,} training documents "
+               "(for az.loo)", model.progress):
+        from ...evaluate.diagnostics import training_pointwise_loglik
+
+        model.training_loglik_ = training_pointwise_loglik(model, design.Xd, design.y_index)
+    fit_calibration_map(model, design.corpus, design.Xd, design.y_index, design.held)
+    report_convergence(model)
+
+
+def report_convergence(model):
+    """``convergence_`` (:func:`dolda.evaluate.convergence.chain_convergence`), logged."""
+    from ...evaluate.convergence import chain_convergence
+
+    with phase("convergence diagnostics (split R-hat and ESS)", model.progress):
+        model.convergence_ = chain_convergence(model)
+        # what is reported, across chains: class levels, signal-topic contrasts, unstable
+        # topics (dolda.interpret.stability; figures only, the verdict is chain_convergence's)
+        from ...interpret.stability import reported_convergence
+
+        model.convergence_.update({f"reported_{key}": value for key, value
+                                   in reported_convergence(model).items()})
+    (logger.info if model.convergence_["converged"] else logger.warning)(
+        "DOLDA: %s", model.convergence_["message"])
+
+
+def fit_calibration_map(model, corpus, Xd, y_index, held=None):
+    """``stacking_``: the ``proba="calibrated"`` map, fitted on the training documents'
+    regressors recomputed as for new documents (unsupervised z, :meth:`dolda.DOLDA.transform`),
+    or, with ``calibration_holdout``, on the held-out latest rows ``held`` (``(texts, y,
+    covariates)``, :mod:`dolda.posterior.holdout`)."""
+    n_classes = len(model.classes_)
+    if held is not None:
+        with phase(f"fitting the calibration map on the {len(held[1]):,} held-out rows "
+                   f"({n_classes} classes)", model.progress):
+            model.stacking_ = holdout_stacking(model, *held)
+        return
+    with phase(f"topic proportions of the {corpus.n_docs:,} training documents, as "
+               "for new ones (for the calibration map)", model.progress):
+        U = regressor_matrix(model, corpus, Xd)
+    prior_sd = coefficient_prior_sd(model.tau_draws_, model.lambda_draws_,
+                                    check_positive_float(model.prior_variance,
+                                                         "prior_variance"),
+                                    blocks=fitted_scale_blocks(model))
+    # fit_proba_stacking in two steps, so that U (its D x K topic proportions: 0.09 GB
+    # on 20 Newsgroups at K = 1000) is released before the map's fit, which reads only
+    # the leave-one-out draws
+    with phase(f"leave-one-out predictors of the {corpus.n_docs:,} training documents",
+               model.progress):
+        loo = proba_stacking_draws(U, model.eta_draws_, y_index, n_classes, prior_sd)
+    U = None
+    n_draws = loo.mu.shape[0]
+    kind = "full"
+    if n_classes > calibration.FULL_MAP_MAX_CLASSES:
+        kind, n_draws = "per-class", min(n_draws, calibration.per_class_draws(
+            corpus.n_docs, n_classes))
+    with phase(f"fitting the calibration map ({kind}, {n_classes} classes x "
+               f"{corpus.n_docs:,} documents x {n_draws} draws)", model.progress):
+        model.stacking_ = calibration.select_stacking(loo, y_index, n_classes)
+
+
+def _pooled(chains, key):
+    """The chains' ``key`` draws stacked along the draw axis; a single chain's array itself."""
+    if len(chains) == 1:
+        return chains[0][key]
+    out = np.concatenate([ch[key] for ch in chains])
+    for ch in chains:
+        ch[key] = None  # not used after pooling: free each chain's copy
+    return out
+
+
+def combine_chains(model, chains, n_iter):
+    """Align every chain's topics to chain 0 (label switching), then pool the draws into
+    ``model``'s fitted attributes (draws, ``phi_``, ``alpha_``, ``beta_``, ``loglik_``,
+    ``coef_``, the alignment)."""
+    from ...evaluate.diagnostics import align_topics, hellinger
+
+    K = chains[0]["phi"].shape[0]
+    n_x = chains[0]["eta_draws"].shape[2] - K
+    perms = [np.arange(K)] + [align_topics(chains[0]["phi"], ch["phi"]) for ch in chains[1:]]
+    # how far each chain's matched topic is from chain 0's (topic recurrence, dolda.interpret.stability)
+    hell = np.zeros((len(chains), K))
+    for c, (ch, perm) in enumerate(zip(chains[1:], perms[1:]), start=1):
+        hell[c] = np.diag(hellinger(np.asarray(chains[0]["phi"], np.float64),
+                                    np.asarray(ch["phi"], np.float64)[perm]))
+    model.topic_hellinger_ = hell
+    for ch, perm in zip(chains, perms):
+        if np.array_equal(perm, np.arange(K)):
+            continue  # chain 0 (and any chain already aligned): no copies of its arrays
+        cols = np.concatenate([np.arange(n_x), n_x + perm])
+        ch["phi"] = ch["phi"][perm]
+        ch["eta_draws"] = ch["eta_draws"][:, :, cols]
+        if ch["lambda_draws"] is not None:
+            ch["lambda_draws"] = ch["lambda_draws"][:, :, cols]
+        ch["ndk"] = ch["ndk"][:, perm]
+    model.n_chains_ = len(chains)
+    model.topic_alignment_ = np.array(perms)
+    model.seed_ = chains[0]["seed"]
+    model.n_iter_ = n_iter
+    # one chain: its arrays as they are (S x L x P draws are the largest arrays of a fit
+    # with word covariates: 0.12 GB each (float32) for eta and lambda at K = 1000, 5,000
+    # words); several: one float32 concatenation
+    model.eta_draws_ = _pooled(chains, "eta_draws")
+    horseshoe = chains[0]["tau_draws"] is not None
+    model.tau_draws_ = _pooled(chains, "tau_draws") if horseshoe else None
+    model.lambda_draws_ = _pooled(chains, "lambda_draws") if horseshoe else None
+    # the mean of the chains' Phi, renormalised: summed into chain 0's array in place (the
+    # chains' draws are not used after this), no stacked or K x V temporary copies
+    phi = chains[0]["phi"]
+    for ch in chains[1:]:
+        phi += ch["phi"]
+        ch["phi"] = None
+    phi /= phi.sum(axis=1, keepdims=True)
+    model.phi_ = phi
+    model.doc_topic_counts_ = chains[0]["ndk"]
+    # per-topic alphas follow their topics through the alignment
+    alphas = [ch["alpha"] if np.ndim(ch["alpha"]) == 0 else np.asarray(ch["alpha"])[perm]
+              for ch, perm in zip(chains, perms)]
+    alpha = (np.mean([as_alpha(a, K) for a in alphas], axis=0)
+             if alpha_mode(model.alpha) == "asymmetric" else np.mean(alphas, axis=0))
+    model.alpha_ = alpha_value(alpha)
+    model.beta_ = float(np.mean([ch["beta"] for ch in chains]))
+    set_loglik(model, np.stack([ch["loglik"] for ch in chains]))
+    model.timings_ = {"iteration_seconds": np.stack([ch["seconds"] for ch in chains])}
+    set_coef(model, model.eta_draws_)
