@@ -109,7 +109,7 @@ def test_every_help_lists_every_table_format(command):
 def test_compressed_csv_and_tsv_are_read_like_jsonl_gz(table, tmp_path):
     import gzip
 
-    from dolda.cli._common import read_table
+    from dolda.cli._tables import read_table
 
     for name, sep in (("d.csv.gz", ","), ("d.tsv.gz", "\t")):
         with gzip.open(tmp_path / name, "wt", encoding="utf-8") as fh:

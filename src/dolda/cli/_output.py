@@ -17,13 +17,9 @@ from pathlib import Path
 
 import click
 
-from ._common import (
-    CSV_EXTENSIONS,
-    PARQUET_EXTENSIONS,
-    _check_output_file,
-    _write_json,
-    _write_table,
-)
+from ._files import _write_json, _write_table
+from ._policy import _check_output_file
+from ._tables import CSV_EXTENSIONS, PARQUET_EXTENSIONS
 
 #: The ``--out`` value meaning standard output.
 STDOUT = "-"
@@ -121,7 +117,7 @@ def write_formatted(fmt: str, out, text_lines, obj, frame) -> None:
         if out is None or is_stdout(out):
             click.echo(body, nl=False)
         else:
-            from ._common import _atomic_write
+            from ._files import _atomic_write
 
             _atomic_write(Path(out), lambda tmp: Path(tmp).write_text(body, encoding="utf-8"))
     elif fmt == "json":

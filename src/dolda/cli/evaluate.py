@@ -7,20 +7,16 @@ from pathlib import Path
 
 import click
 
-from ._common import (
-    DATA_FORMATS,
-    _plain,
-    _DATA,
+from ._common import _echo_warnings, _library_errors, _plain, _table
+from ._options import (
     _check_burn_in,
     _check_fold_seed,
+    _DATA,
     _data_options,
-    _echo_warnings,
     _estimator,
-    _library_errors,
     _model_options,
-    _read_training_data,
-    _table,
 )
+from ._tables import DATA_FORMATS, _read_training_data
 from ._group import main
 from ._output import check_out, emit, is_stdout, write_json
 

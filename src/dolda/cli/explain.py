@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import click
 
-from ._common import (
-    _MODEL,
-    _echo_warnings,
-    _library_errors,
-    _load_model,
-    _model_covariates,
-    decode_text,
-)
+from ._common import _echo_warnings, _library_errors
+from ._models import _load_model, _model_covariates
+from ._options import _MODEL
+from ._text import decode_text
 from ._group import main
 
 

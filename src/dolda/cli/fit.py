@@ -8,26 +8,21 @@ from pathlib import Path
 
 import click
 
-from ._common import (
-    DATA_FORMATS,
-    DEFAULT_CONNECT_TIMEOUT,
-    _DATA,
-    _MODEL,
+from ._common import _echo_warnings, _library_errors
+from ._dask import DEFAULT_CONNECT_TIMEOUT, _cluster_options, _dask_client
+from ._files import _check_model_out, _lock_checkpoint
+from ._models import _save_model
+from ._options import (
     _check_burn_in,
-    _check_model_out,
-    _cluster_options,
-    _dask_client,
+    _DATA,
     _data_options,
-    _echo_warnings,
     _estimator,
-    _interrupts,
-    _library_errors,
-    _lock_checkpoint,
+    _MODEL,
     _model_options,
-    _nested,
-    _read_training_data,
-    _save_model,
 )
+from ._policy import _nested
+from ._signals import _interrupts
+from ._tables import DATA_FORMATS, _read_training_data
 from ._group import main
 from ._metrics import training_accuracy
 

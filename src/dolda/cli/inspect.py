@@ -7,12 +7,8 @@ from pathlib import Path
 import click
 
 from ..interpret.topics import DEFAULT_RELEVANCE
-from ._common import (
-    _FloatRange,
-    _MODEL,
-    _echo_warnings,
-    _library_errors,
-)
+from ._common import _echo_warnings, _library_errors
+from ._options import _FloatRange, _MODEL
 from ._group import main
 from ._output import FORMATS, check_format_out, write_formatted
 

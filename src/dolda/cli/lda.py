@@ -8,20 +8,11 @@ from pathlib import Path
 import click
 
 from ..interpret.topics import DEFAULT_RELEVANCE
-from ._common import (
-    DATA_FORMATS,
-    MAX_PRIOR,
-    _SEED,
-    _FloatRange,
-    _DATA,
-    _check_model_out,
-    _echo_warnings,
-    _library_errors,
-    _require_columns,
-    _save_model,
-    _texts,
-    read_table,
-)
+from ._common import _echo_warnings, _library_errors
+from ._files import _check_model_out
+from ._models import _save_model
+from ._options import MAX_PRIOR, _DATA, _FloatRange, _SEED
+from ._tables import DATA_FORMATS, read_table, _require_columns, _texts
 from ._group import main
 
 

@@ -6,16 +6,10 @@ from pathlib import Path
 
 import click
 
-from ._common import (
-    DATA_FORMATS,
-    _DATA,
-    _MODEL,
-    _data_options,
-    _echo_warnings,
-    _library_errors,
-    _load_model,
-    read_model_documents,
-)
+from ._common import _echo_warnings, _library_errors
+from ._models import read_model_documents, _load_model
+from ._options import _DATA, _data_options, _MODEL
+from ._tables import DATA_FORMATS
 from ._group import main
 from ._output import check_out, emit, is_stdout, write_table
 

@@ -6,20 +6,11 @@ from pathlib import Path
 
 import click
 
-from ._common import (
-    DATA_FORMATS,
-    _DATA,
-    _MODEL,
-    _check_output_file,
-    _echo_warnings,
-    _labels,
-    _library_errors,
-    _load_model,
-    _model_covariates,
-    _require_columns,
-    _texts,
-    read_table,
-)
+from ._common import _echo_warnings, _library_errors
+from ._models import _load_model, _model_covariates
+from ._options import _DATA, _MODEL
+from ._policy import _check_output_file
+from ._tables import DATA_FORMATS, read_table, _labels, _require_columns, _texts
 from ._group import main
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ._common import _MODEL, _FloatRange, _load_model
+from ._models import _load_model
+from ._options import _MODEL, _FloatRange
 from ._group import main
 
 

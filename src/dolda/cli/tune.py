@@ -7,22 +7,16 @@ from pathlib import Path
 
 import click
 
-from ._common import (
+from ._common import _echo_warnings, _library_errors, _table
+from ._options import MAX_PRIOR, _check_fold_seed, _DATA, _FloatRange, _SEED
+from ._tables import (
     DATA_FORMATS,
-    MAX_PRIOR,
-    _SEED,
-    _FloatRange,
-    _DATA,
-    _check_fold_seed,
+    read_table,
     _covariates,
-    _echo_warnings,
     _labels,
-    _library_errors,
     _require_columns,
     _split_columns,
-    _table,
     _texts,
-    read_table,
 )
 from ._group import main
 from ._output import check_out, emit, is_stdout, write_table
@@ -95,7 +89,7 @@ def tune(data, text_column, label_column, covariates, grid, folds, n_iter, measu
             raise click.BadParameter(f"cannot write a {plot.suffix or 'extensionless'} plot; "
                                      f"use one of {', '.join(_PLOT_EXTENSIONS)}",
                                      param_hint="'--plot'")
-        from ._common import _check_output_file
+        from ._policy import _check_output_file
 
         plot = _check_output_file(plot, "--plot",
                                   inputs=[(data, "DATA file"), (out, "--out file")])

@@ -1,0 +1,267 @@
+"""The click options and parameter types the ``dolda`` commands share: the model's
+options (``fit``, ``evaluate``), the data options, ``--seed``, the priors, and the
+estimator they build.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._tables import _split_columns
+
+
+class _PositiveOrAuto(click.ParamType):
+    """A float > 0 or one of the ``words`` (hyperparameters learned from the data)."""
+
+    def __init__(self, words=("auto",)):
+        self.words = tuple(words)
+        self.name = "|".join(self.words) + "|FLOAT"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value.strip().lower() in self.words:
+            return value.strip().lower()
+        words = " or ".join(repr(w) for w in self.words)
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is neither a number nor {words}", param, ctx)
+        if not number > 0 or number == float("inf"):
+            self.fail(f"{value!r} must be a finite number > 0 or {words}", param, ctx)
+        if number > MAX_PRIOR:
+            self.fail(f"{value!r} is too large (at most {MAX_PRIOR:g}; a prior this strong "
+                      f"makes every distribution uniform) or use {words}", param, ctx)
+        return number
+
+
+class _FloatRange(click.FloatRange):
+    """click's FloatRange without NaN and infinities (NaN passes every range check)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if number != number or number in (float("inf"), float("-inf")):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+#: ``--seed``: the library takes any int >= 0.
+_SEED = click.IntRange(min=0)
+#: ``--seed`` of the commands that also cut folds (scikit-learn's limit).
+MAX_FOLD_SEED = 2**32 - 1
+
+
+def _check_fold_seed(seed: int) -> None:
+    if seed > MAX_FOLD_SEED:
+        raise click.BadParameter(f"must be at most {MAX_FOLD_SEED} (it also seeds the folds), "
+                                 f"got {seed}", param_hint="'--seed'")
+#: The largest --beta / --alpha: beyond, every topic or document is uniform and the
+#: prior's sums overflow (``--beta 1e308`` ended in NaN in Phi).
+MAX_PRIOR = 1e6
+
+_POSITIVE_OR_AUTO = _PositiveOrAuto()
+_ALPHA_TYPE = _PositiveOrAuto(("auto", "auto_symmetric"))
+
+
+class _CountOrAuto(click.ParamType):
+    """An int >= 0 or the word 'auto' (the number of word covariates)."""
+
+    name = "N|auto"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value.strip().lower() == "auto":
+            return "auto"
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is neither a whole number nor 'auto'", param, ctx)
+        if number < 0:
+            self.fail(f"{value!r} must be >= 0 or 'auto'", param, ctx)
+        return number
+
+
+def _check_token_pattern(ctx, param, value):
+    """``--token-pattern``: a regular expression whose matches are non-empty words."""
+    if value is None:
+        return None
+    from ..design.corpus import check_token_pattern
+
+    try:
+        check_token_pattern(value)
+    except ValueError as exc:
+        raise click.BadParameter(" ".join(str(exc).split()), param_hint="'--token-pattern'") \
+            from None
+    import re
+
+    regex = re.compile(value)
+    if regex.groups > 1:
+        raise click.BadParameter(f"{value!r} has {regex.groups} groups; a token pattern may "
+                                 "have at most one (use (?:...) for grouping)",
+                                 param_hint="'--token-pattern'")
+    if regex.fullmatch(""):
+        raise click.BadParameter(f"{value!r} matches the empty string; every token must have "
+                                 "at least one character (use + rather than *)",
+                                 param_hint="'--token-pattern'")
+    return value
+
+
+def _model_options(func):
+    """The DOLDA options shared by ``fit`` and ``evaluate``."""
+    options = [
+        click.option("--topics", "-k", "n_topics", type=click.IntRange(min=2), default=20,
+                     show_default=True, help="Number of topics K."),
+        click.option("--prior", type=click.Choice(["horseshoe", "normal"]),
+                     default="horseshoe", show_default=True,
+                     help="Prior of the regression coefficients."),
+        click.option("--iterations", "-n", "n_iter", type=click.IntRange(min=1), default=500,
+                     show_default=True, help="Gibbs iterations, burn-in included."),
+        click.option("--burn-in", "burn_in", type=click.IntRange(min=0), default=None,
+                     help="Iterations discarded before averaging  [default: half]."),
+        click.option("--alpha", type=_ALPHA_TYPE, default=0.01, show_default=True,
+                     help="Dirichlet prior of the topic proportions, or 'auto' (one value "
+                          "per topic, learned during the burn-in) or 'auto_symmetric' "
+                          "(one value, learned)."),
+        click.option("--beta", type=_POSITIVE_OR_AUTO, default=0.01, show_default=True,
+                     help="Dirichlet prior of the topics, or 'auto' (learned during the "
+                          "burn-in)."),
+        click.option("--rare-share", type=_FloatRange(0, 1, max_open=True), default=0.01,
+                     show_default=True, help="Share of tokens, made of the rarest words, that "
+                     "are removed from the vocabulary."),
+        click.option("--min-df", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Drop words found in fewer documents."),
+        click.option("--max-df", type=_FloatRange(0, 1, min_open=True), default=1.0,
+                     show_default=True,
+                     help="Drop words found in more than this share of the documents."),
+        click.option("--stop-words", "stop_words", multiple=True, metavar="english|none|FILE",
+                     help="Stop words: 'english' (scikit-learn's list), 'none', or a file "
+                          "with one word per line; repeat to combine  [default: english]."),
+        click.option("--token-pattern", default=None, metavar="REGEX",
+                     callback=_check_token_pattern,
+                     help="Regular expression of a token  [default: words of 2+ characters "
+                          "starting with a letter]."),
+        click.option("--words", "n_words", type=_CountOrAuto(), default="auto",
+                     show_default=True,
+                     help="Words as covariates: the counts of this many most frequent "
+                          "words enter the regression beside the topics ('word=<w>'); "
+                          "'auto': one per two training documents, 2,000 to 5,000; "
+                          "0: topics only."),
+        click.option("--word-features", type=click.Choice(["log", "binary", "tfidf"]),
+                     default="log", show_default=True,
+                     help="How a word covariate counts: log(1 + count), 0/1, or tf-idf "
+                          "(unit rows)."),
+        click.option("--word-selection", type=click.Choice(["df", "chi2"]),
+                     default="df", show_default=True,
+                     help="Which words: most frequent (df), or most associated with the "
+                          "label (chi2, words in 3+ training documents)."),
+        click.option("--min-count", "covariate_min_count", type=click.IntRange(min=1),
+                     default=1, show_default=True,
+                     help="Pool the levels of a categorical covariate seen in fewer training "
+                          "rows into one '<column>=other' indicator."),
+        click.option("--two-step", is_flag=True,
+                     help="Fit LDA first and the probit on its topics afterwards "
+                          "(the paper's comparison model) instead of the joint sampler."),
+        click.option("--calibration-holdout", "calibration_holdout",
+                     type=_FloatRange(0, 0.5, min_open=True), default=None,
+                     metavar="SHARE",
+                     help="Fit the probability calibration on the last SHARE of the rows "
+                          "(e.g. 0.2), held out of the chain: for rows in time order, such "
+                          "as bug reports by filing date  [default: leave-one-out on all "
+                          "rows]."),
+        click.option("--seed", type=_SEED, default=0, show_default=True,
+                     help="Random seed; the same seed gives the same chain for any --threads."),
+        click.option("--threads", type=click.IntRange(min=1), default=None,
+                     help="Threads for the sampler  [default: all cores]."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+_COVARIATES_HELP = ("Comma-separated covariate columns (numeric columns are used as they "
+                    "are, others are one-hot encoded).")
+_PREDICT_COVARIATES_HELP = ("Comma-separated columns of DATA holding the model's covariates, "
+                            "in the model's order  [default: the model's covariate names].")
+
+
+def _data_options(for_predict=False):
+    def decorate(func):
+        options = [
+            click.option("--text", "text_column", required=not for_predict, default=None,
+                         metavar="COL",
+                         help="Column holding the documents" + (
+                             "  [default: the model's text column]." if for_predict else ".")),
+            click.option("--covariates", "covariates", multiple=True, callback=_split_columns,
+                         metavar="A,B",
+                         help=_PREDICT_COVARIATES_HELP if for_predict else _COVARIATES_HELP),
+            click.option("--encoding", default="utf-8", show_default=True,
+                         help="Encoding of a CSV/TSV file."),
+        ]
+        for option in reversed(options):
+            func = option(func)
+        return func
+    return decorate
+
+
+_DATA = click.Path(exists=True, dir_okay=False, path_type=Path)
+class _ModelPath(click.Path):
+    """An existing model or checkpoint directory, or one whose complete copy was left
+    beside it by an interrupted replacement (``docs/FORMAT.md``, Atomicity)."""
+
+    def convert(self, value, param, ctx):
+        from ..io import atomic as _atomic
+        from ..io import _is_complete
+
+        path = Path(value)
+        if not path.exists() and _atomic.readable_path(path, _is_complete) != path:
+            return path
+        return super().convert(value, param, ctx)
+
+
+_MODEL = _ModelPath(exists=True, file_okay=False, path_type=Path)
+
+
+def _estimator(opts, **extra):
+    from ..models.dolda.estimator import DOLDA
+
+    return DOLDA(n_topics=opts["n_topics"], prior=opts["prior"], alpha=opts["alpha"],
+                 beta=opts["beta"], n_iter=opts["n_iter"], burn_in=opts["burn_in"],
+                 rare_share=opts["rare_share"], min_df=opts["min_df"],
+                 max_df=opts["max_df"], stop_words=_stop_words(opts["stop_words"]),
+                 token_pattern=opts["token_pattern"], n_words=opts["n_words"],
+                 word_features=opts["word_features"], word_selection=opts["word_selection"],
+                 covariate_min_count=opts["covariate_min_count"], two_step=opts["two_step"],
+                 random_state=opts["seed"], n_jobs=opts["threads"],
+                 calibration_holdout=opts.get("calibration_holdout"),
+                 progress=not opts["quiet"], **extra)
+
+
+def _stop_words(values):
+    """``--stop-words`` values -> DOLDA's ``stop_words``: one choice, or the union of several."""
+    from ..design.corpus import read_stop_words
+
+    values = tuple(values) or ("english",)
+    resolved = []
+    for value in values:
+        choice = None if value.lower() == "none" else value
+        try:
+            resolved.append(read_stop_words(choice))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--stop-words'") from None
+    if len(resolved) == 1:
+        return resolved[0]
+    words = set()
+    for value in resolved:
+        if value == "english":
+            from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+            value = ENGLISH_STOP_WORDS
+        words.update(value or ())
+    return sorted(words)
+
+
+def _check_burn_in(opts) -> None:
+    if opts["burn_in"] is not None and opts["burn_in"] >= opts["n_iter"]:
+        raise click.BadParameter(f"must be smaller than --iterations ({opts['n_iter']}), "
+                                 f"got {opts['burn_in']}", param_hint="'--burn-in'")
+
