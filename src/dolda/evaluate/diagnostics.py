@@ -176,7 +176,7 @@ def pointwise_do_loglik(U, eta_draws, y_index, max_block=2e7):
     """
     from scipy.special import log_ndtr, logsumexp
 
-    from ..posterior.calibration import _draw_chunks
+    from ..posterior.predictors import _draw_chunks
 
     eta_draws = np.asarray(eta_draws)
     y_index = np.asarray(y_index, dtype=np.int64)

@@ -1,27 +1,46 @@
-"""Calibration of class probabilities: reliability curves, ECE, log loss, slope.
+"""Calibration of class probabilities: the prediction rules between which
+``DOProbit(proba=...)`` and ``DOLDA(proba=...)`` choose (``docs/CALIBRATION.md``) and the
+``"calibrated"`` map: its fit on leave-one-out (or held-out) predictors and its selection.
 
-Utilities to check that ``predict_proba`` means what it says ("0.8 sure" is
-right 80% of the time), and the prediction rules between which
-``DOProbit(proba=...)`` and ``DOLDA(proba=...)`` choose (``docs/CALIBRATION.md``).
-
-Every scoring function takes ``proba`` (D, L), rows summing to one, and
-integer labels ``y`` (D,) in ``0..L-1`` (the column of the true class).
+The predictors of kept draws are :mod:`dolda.posterior.predictors`; the scores that
+check that ``predict_proba`` means what it says ("0.8 sure" is right 80% of the time:
+reliability curves, ECE, log loss, slope) are :mod:`dolda.posterior.reliability`.  Both
+modules' names are importable from here too (``dolda.calibration.reliability_curve``).
 """
 
 from __future__ import annotations
-
-from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 from scipy import optimize, special
 
 from ..sampler.threads import blas_threads
-from ..utils.draws import draw_mean
+from .predictors import (  # noqa: F401 (importable from here)
+    LooDraws,
+    _draw_chunks,
+    _linear_predictors,
+    column_nonzero_counts,
+    held_out_draws,
+    kept_draws,
+    loo_draws,
+    loo_predictors,
+    map_draw_count,
+    posterior_mean_predictors,
+    singleton_columns,
+)
+from .reliability import (  # noqa: F401 (importable from here)
+    Reliability,
+    _check,
+    calibration_slope,
+    calibration_summary,
+    expected_calibration_error,
+    fit_temperature,
+    log_loss,
+    plot_reliability,
+    reliability_curve,
+)
 
 PROBA_RULES = ("calibrated", "ovr", "do")
-
-_EPS = 1e-15
 
 
 # ------------------------------------------------------------------ prediction rules
@@ -41,44 +60,6 @@ def do_log_scores(mu):
     return special.log_ndtr(mu) - special.log_ndtr(-mu)
 
 
-def _linear_predictors(U, block):
-    """``mu[s, d, l] = u_d . eta_l^(s)`` (float64) for draws ``block`` (s, L, P); U dense,
-    sparse or a :class:`dolda.design.regressors.SparseDenseDesign`.  Float32 draws are converted
-    here, one block at a time."""
-    n_rows, (n_draws, n_classes, n_columns) = U.shape[0], block.shape
-    if isinstance(U, np.ndarray):
-        return np.einsum("dp,slp->sdl", U, np.asarray(block, dtype=np.float64))
-    # sparse or two-block U: one float64 copy, C-ordered (P, s * L), the layout the sparse
-    # product copies to
-    if sp.issparse(U) and U.format == "csr":
-        # the same product draw by draw on all threads (dolda.sampler.linear_predictors)
-        from ..sampler import linear_predictors as lp
-
-        mu = np.empty((n_draws, n_rows, n_classes))
-        lp.csr_draw_products(*lp.as_csr_arrays(U), lp.draws_by_column(block), mu)
-        return mu
-    right = np.ascontiguousarray(block.reshape(-1, n_columns).T, dtype=np.float64)
-    mu = np.asarray(U @ right)
-    return mu.reshape(n_rows, n_draws, n_classes).transpose(1, 0, 2)
-
-
-def _draw_chunks(U, eta_draws, max_elements=2e6, keep=None):
-    """``mu`` (s, D, L) of consecutive slices of the draws; ``keep`` (P,) bool: only those
-    columns of U count (the others' coefficients are zeroed in the slice, not U copied).
-
-    Slices of at most ``max_elements`` values of ``mu`` (16 MB) and of the draws (float32
-    draws are converted to float64 slice by slice, so a few rows never convert them all):
-    the callers' softmax and map temporaries are a few times that.  With 2e7, predicting
-    20 Newsgroups test at K = 1000 with 250 draws peaked 0.76 GB above the model; with
-    2e6, 0.21 GB, and faster.
-    """
-    _, n_classes, n_columns = eta_draws.shape
-    per_draw = max(1, U.shape[0] * n_classes, n_classes * n_columns)
-    chunk = max(1, int(max_elements // per_draw))
-    for start in range(0, len(eta_draws), chunk):
-        block = eta_draws[start:start + chunk]
-        yield _linear_predictors(U, block if keep is None else block * keep)
-
 
 def average_rule_probabilities(U, eta_draws, rule):
     """``mean_s rule(U eta^(s)^T)`` (D, L) for ``rule`` "do" or "ovr".
@@ -96,171 +77,6 @@ def average_rule_probabilities(U, eta_draws, rule):
     return proba / len(eta_draws)
 
 
-def posterior_mean_predictors(U, eta_draws):
-    """``u_d . E[eta_l]`` (D, L): the linear predictors at the posterior mean."""
-    return np.asarray(U @ draw_mean(eta_draws).T)
-
-
-def column_nonzero_counts(U):
-    """Non-zero rows per column of ``U`` (D, P): dense, sparse (explicit zeros not counted)
-    or a :class:`dolda.design.regressors.SparseDenseDesign`; (P,) int."""
-    import scipy.sparse as sp
-
-    from ..design.regressors import SparseDenseDesign
-
-    if isinstance(U, SparseDenseDesign):
-        return U.column_nonzero_counts()
-    if sp.issparse(U):
-        return np.asarray((U != 0).sum(axis=0)).ravel()
-    return np.count_nonzero(np.asarray(U), axis=0)
-
-
-def singleton_columns(U):
-    """Columns of the training design ``U`` (D, P) with exactly one non-zero row: (P,) bool.
-
-    A one-hot level seen in a single training row (a reporter who filed one
-    report, the director of one film) is a parameter only that row informs;
-    see :func:`loo_predictors`.
-    """
-    return column_nonzero_counts(U) == 1
-
-
-def loo_predictors(U, eta_draws, y, prior_sd=None, max_elements=2e6):
-    """Leave-one-out posterior means of the linear predictors of the training rows (D, L).
-
-    ``sum_s w_sd mu_sd`` with the draws and weights of :func:`loo_draws`.
-    """
-    return loo_draws(U, eta_draws, y, prior_sd, n_keep=0, max_elements=max_elements).mean
-
-
-class LooDraws(NamedTuple):
-    """Leave-one-out predictors of the training rows (:func:`loo_draws`)."""
-    mean: np.ndarray  # (D, L)     sum_s w_sd mu_sd over every draw
-    mu: np.ndarray    # (s, D, L)  the kept draws' predictors, rows' own columns left out
-    w: np.ndarray     # (s, D)     their weights, each row's renormalised to sum to one
-
-
-def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e6,
-              likelihood="ovr"):
-    """Leave-one-out draws of the training rows' linear predictors and their weights.
-
-    The posterior the sampler targets is a product of one-vs-rest binary
-    probits, so row ``d``'s likelihood at draw ``s`` is
-    ``prod_l F(mu_dl^(s))^{[y_d = l]} F(-mu_dl^(s))^{[y_d != l]}``; weighting the
-    draws by its inverse (importance sampling, Gelfand 1996) turns the
-    posterior into the posterior without row ``d``.  The weights are truncated
-    at ``sqrt(S)`` times their mean (Ionides 2008) so that one draw cannot
-    dominate.
-
-    Columns only row ``d`` uses (:func:`singleton_columns`) are integrated out
-    exactly instead: without row ``d`` nothing informs their coefficients, so
-    their leave-one-out posterior is the prior, of mean zero; they drop out of
-    ``d``'s predictor, and its likelihood, marginalised over them, is the probit
-    ``F(+-mu_rest / sqrt(1 + v))`` with ``v = sum_j u_dj^2 sd_lj^2``.  Importance
-    sampling alone cannot do this: no posterior draw has such a coefficient
-    near its prior, the weights degenerate, and the "out-of-sample" predictors
-    keep the fit to the row itself (with thousands of one-hot columns the map
-    fitted on them was badly overconfident).
-
-    Parameters
-    ----------
-    U : (D, P) dense or sparse   the rows the chain was fitted on.
-    eta_draws : (S, L, P)        kept coefficient draws.
-    y : (D,)                     class columns.
-    prior_sd : callable or None  ``prior_sd(draws, columns)`` -> (s, L, len(columns)):
-                                 the prior standard deviation of those columns'
-                                 coefficients at the draws of slice ``draws``
-                                 (``tau lambda`` for the Horseshoe; see
-                                 :func:`dolda.models.probit.estimator.coefficient_prior_sd`).  None
-                                 takes ``v = 0`` (the weights then slightly favour
-                                 draws that fit row ``d`` without its own columns).
-
-    n_keep : int                 draws (evenly spaced) whose predictors are returned.
-    likelihood : {"ovr", "do"}   what the chain conditioned on: the one-vs-rest probits
-                                 (the paper's sampler) or the DO likelihood
-                                 (``DOProbit(likelihood="do")``), whose row likelihood
-                                 then gives the weights.  Singleton columns are integrated
-                                 out under ``"ovr"`` only (the DO likelihood has no closed
-                                 form marginal over them).
-
-    Returns
-    -------
-    LooDraws
-        ``mean`` over every draw, and ``n_keep`` draws' predictors with their
-        weights.  Two passes over the draws (weights, then predictors), so the
-        memory is O(S D + n_keep D L), not O(S D L).
-    """
-    import scipy.sparse as sp
-
-    from ..design.regressors import SparseDenseDesign
-    from ..sampler.do_posterior import do_row_log_likelihood
-
-    y = np.asarray(y, dtype=np.int64)
-    n_rows, n_draws = U.shape[0], len(eta_draws)
-    single = singleton_columns(U) if likelihood == "ovr" else np.zeros(U.shape[1], bool)
-    if single.any():
-        # the other columns' predictors: those coefficients zeroed draw by draw (U itself,
-        # D x P, is neither changed nor copied)
-        rest = (~single).astype(np.float64)
-        own = (U.columns(np.flatnonzero(single)) if isinstance(U, SparseDenseDesign)
-               else sp.csr_matrix(U)[:, np.flatnonzero(single)])
-        U_own = own.power(2).tocsr()
-    else:
-        rest, U_own = None, None
-    sign = np.where(np.arange(eta_draws.shape[1])[None, :] == y[:, None], 1.0, -1.0)
-    log_w = np.empty((n_draws, n_rows))
-    start = 0
-    for mu in _draw_chunks(U, eta_draws, max_elements / 2, rest):
-        scaled = mu
-        if U_own is not None and prior_sd is not None:
-            var = np.asarray(prior_sd(slice(start, start + len(mu)), np.flatnonzero(single)),
-                             dtype=np.float64) ** 2
-            v = np.asarray(U_own @ var.reshape(-1, var.shape[2]).T)
-            v = v.reshape(n_rows, len(mu), -1).transpose(1, 0, 2)
-            scaled = mu / np.sqrt(1.0 + v)
-        if likelihood == "do":
-            log_w[start:start + len(mu)] = -do_row_log_likelihood(mu, y)
-        else:
-            log_w[start:start + len(mu)] = -special.log_ndtr(sign * scaled).sum(axis=2)
-        start += len(mu)
-    log_w -= log_w.max(axis=0, keepdims=True)
-    w = np.exp(log_w)
-    del log_w
-    w = np.minimum(w, np.sqrt(n_draws) * w.mean(axis=0, keepdims=True))
-    w /= w.sum(axis=0, keepdims=True)
-    keep = kept_draws(n_draws, n_keep)
-    mean = np.zeros((n_rows, eta_draws.shape[1]))
-    kept = np.empty((len(keep), n_rows, eta_draws.shape[1]))
-    start = 0
-    for mu in _draw_chunks(U, eta_draws, max_elements / 2, rest):
-        mean += np.einsum("sd,sdl->dl", w[start:start + len(mu)], mu)
-        inside = (keep >= start) & (keep < start + len(mu))
-        kept[inside] = mu[keep[inside] - start]
-        start += len(mu)
-    w_kept = w[keep]
-    w_kept /= np.maximum(w_kept.sum(axis=0, keepdims=True), 1e-300)
-    return LooDraws(mean, kept, w_kept)
-
-
-def map_draw_count(n_rows, n_classes):
-    """How many draws' predictors the calibration map is fitted on: 20, fewer (at least 5)
-    when ``rows x classes`` is large, so that they stay below about 5e6 values."""
-    return int(np.clip(5e6 // max(1, n_rows * n_classes), 5, 20))
-
-
-def kept_draws(n_draws, n_keep):
-    """Indices of ``n_keep`` evenly spaced draws of ``n_draws`` (all when fewer)."""
-    if n_keep <= 0:
-        return np.zeros(0, dtype=int)
-    return np.unique(np.linspace(0, n_draws - 1, min(n_keep, n_draws)).round().astype(int))
-
-
-def held_out_draws(U, eta_draws, n_keep):
-    """Predictors of rows the chain did not see, as :class:`LooDraws`: ``n_keep`` evenly
-    spaced draws' ``mu`` with equal weights (nothing to leave out)."""
-    keep = kept_draws(len(eta_draws), n_keep)
-    mu = np.concatenate(list(_draw_chunks(U, eta_draws[keep])), axis=0)
-    return LooDraws(mu.mean(axis=0), mu, np.full(mu.shape[:2], 1.0 / len(keep)))
 
 
 def fit_stacking(mu, y, n_classes, C=1.0):
@@ -711,132 +527,3 @@ def class_probabilities(U, eta_draws, rule, stacking=None):
         return average_rule_probabilities(U, eta_draws, rule)
     raise ValueError(f"proba must be one of {PROBA_RULES}, got {rule!r}")
 
-
-def fit_temperature(log_scores, y, bounds=(0.05, 20.0)):
-    """Exponent ``T`` maximising ``sum_d log softmax(T * log_scores_d)[y_d]``.
-
-    Parameters
-    ----------
-    log_scores : (D, L) log class scores.
-    y : (D,) int class columns.
-
-    Returns
-    -------
-    float
-        ``T``; 1 leaves the scores as they are, ``T > 1`` sharpens them.
-    """
-    log_scores = np.asarray(log_scores, dtype=np.float64)
-    y = np.asarray(y, dtype=np.int64)
-    rows = np.arange(len(y))
-
-    def nll(t):
-        s = t * log_scores
-        return -np.sum(s[rows, y] - special.logsumexp(s, axis=1))
-
-    res = optimize.minimize_scalar(nll, bounds=bounds, method="bounded",
-                                   options={"xatol": 1e-5})
-    return float(res.x)
-
-
-# ------------------------------------------------------------------ scores
-def _check(proba, y):
-    proba = np.asarray(proba, dtype=np.float64)
-    y = np.asarray(y, dtype=np.int64)
-    if proba.ndim != 2 or len(proba) != len(y):
-        raise ValueError(f"proba must be (D, L) with D = len(y) = {len(y)}, "
-                         f"got shape {proba.shape}")
-    if y.size and (y.min() < 0 or y.max() >= proba.shape[1]):
-        raise ValueError(f"y must hold class columns 0..{proba.shape[1] - 1}")
-    return proba, y
-
-
-def log_loss(proba, y):
-    """Mean negative log probability of the true class (nats)."""
-    proba, y = _check(proba, y)
-    return float(-np.mean(np.log(np.clip(proba[np.arange(len(y)), y], _EPS, 1.0))))
-
-
-def calibration_slope(proba, y):
-    """Logit calibration slope: the ``b`` maximising ``sum_d log softmax(b log p_d)[y_d]``.
-
-    For two classes it is the classical slope of the logistic regression of
-    the label on the predicted logit.  1 is calibrated; below 1 the
-    probabilities are overconfident (too close to 0 and 1), above 1
-    underconfident.
-    """
-    proba, y = _check(proba, y)
-    return fit_temperature(np.log(np.clip(proba, _EPS, 1.0)), y, bounds=(0.01, 100.0))
-
-
-class Reliability(NamedTuple):
-    """A reliability curve of the top-label confidence, one entry per non-empty bin."""
-    confidence: np.ndarray  # mean predicted probability of the predicted class
-    accuracy: np.ndarray    # share of rows in the bin whose predicted class is right
-    count: np.ndarray       # rows in the bin
-    edges: np.ndarray       # (n_bins + 1,) bin edges
-
-
-def reliability_curve(proba, y, n_bins=15):
-    """Top-label reliability curve: confidence vs accuracy in equal-width bins.
-
-    Returns
-    -------
-    Reliability
-        For a calibrated classifier ``accuracy ≈ confidence`` in every bin.
-    """
-    proba, y = _check(proba, y)
-    confidence = proba.max(axis=1)
-    correct = (np.argmax(proba, axis=1) == y).astype(np.float64)
-    edges = np.linspace(0.0, 1.0, int(n_bins) + 1)
-    which = np.clip(np.digitize(confidence, edges[1:-1], right=True), 0, n_bins - 1)
-    count = np.bincount(which, minlength=n_bins)
-    conf_sum = np.bincount(which, weights=confidence, minlength=n_bins)
-    acc_sum = np.bincount(which, weights=correct, minlength=n_bins)
-    keep = count > 0
-    return Reliability(conf_sum[keep] / count[keep], acc_sum[keep] / count[keep],
-                       count[keep], edges)
-
-
-def expected_calibration_error(proba, y, n_bins=15):
-    """Top-label ECE: ``sum_b (n_b / D) |accuracy_b - confidence_b|`` over equal-width bins."""
-    curve = reliability_curve(proba, y, n_bins)
-    weights = curve.count / curve.count.sum()
-    return float(np.sum(weights * np.abs(curve.accuracy - curve.confidence)))
-
-
-def calibration_summary(proba, y, n_bins=15):
-    """Accuracy, log loss, ECE and calibration slope as a dict of floats."""
-    proba, y = _check(proba, y)
-    return {
-        "accuracy": float(np.mean(np.argmax(proba, axis=1) == y)),
-        "log_loss": log_loss(proba, y),
-        "ece": expected_calibration_error(proba, y, n_bins),
-        "slope": calibration_slope(proba, y),
-    }
-
-
-def plot_reliability(curves, ax=None, n_bins=None):
-    """Draw reliability curves on a matplotlib axis.
-
-    Parameters
-    ----------
-    curves : dict name -> Reliability (from :func:`reliability_curve`)
-    ax : matplotlib Axes or None (a new figure)
-
-    Returns
-    -------
-    matplotlib Axes
-    """
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(4.5, 4.5))
-    ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="calibrated")
-    for name, curve in curves.items():
-        ax.plot(curve.confidence, curve.accuracy, marker="o", ms=3, lw=1.2, label=name)
-    ax.set_xlabel("predicted probability of the predicted class")
-    ax.set_ylabel("share correct")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.legend(fontsize=8, loc="upper left")
-    return ax
