@@ -89,7 +89,7 @@ def split_latest(texts, y, covariates, fraction, estimator=None):
     return fit_part, held_part
 
 
-def holdout_stacking(model, texts, y, covariates):
+def holdout_stacking(model, texts, y, covariates, regressors=None):
     """The calibration map of fitted ``model`` on held-out rows (their labels ``y``).
 
     The rows' predictors under evenly spaced kept draws (at most 20, fewer for large
@@ -100,6 +100,9 @@ def holdout_stacking(model, texts, y, covariates):
     count over-penalises a ridge-regularised map of ``L (L + 1)`` weights, and on two JIRA
     corpora of six it kept the leave-one-out map where the held-out one was far better;
     ``docs/CALIBRATION.md``.)
+
+    ``regressors(texts, covariates)`` gives the rows' regressors ``U`` (default: the
+    model's ``_regressors``; the fit passes its own stage's function).
     """
     from . import calibration
 
@@ -115,7 +118,8 @@ def holdout_stacking(model, texts, y, covariates):
         raise ValueError("calibration_holdout: no held-out row has a class of the chain's "
                          "rows, so no calibration map can be fitted; hold out fewer rows")
     index = np.flatnonzero(known)
-    U = model._regressors(_rows(texts, index), _rows(covariates, index))
+    regressors = model._regressors if regressors is None else regressors
+    U = regressors(_rows(texts, index), _rows(covariates, index))
     y_index = np.searchsorted(model.classes_, y[index])  # classes_ = np.unique(labels)
     n_classes = len(model.classes_)
     out_of_sample = calibration.held_out_draws(

@@ -525,16 +525,10 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         """How alpha is learned: ``"asymmetric"`` (``"auto"``), ``"symmetric"``, or False."""
         return alpha_mode(self.alpha)
 
-
     def _regressors(self, X, covariates=None):
-        """``u_d = [1, x_d, words_d, zbar_d]`` (D, P) of documents ``X`` (as in :meth:`fit`)."""
-        check_is_fitted(self, "phi_")
-        texts, covariates = split_documents(X, self.text_column, self.covariate_columns,
-                                            covariates)
-        corpus = self._make_corpus(texts, fit=False)
-        Xd, _ = self._covariates(covariates, corpus.n_docs, fit=False)
-        Xd, _ = self._add_word_features(corpus, Xd, [])
-        return self._regressor_matrix(corpus, Xd)
+        """``u_d = [1, x_d, words_d, zbar_d]`` (D, P) of documents ``X`` (as in :meth:`fit`;
+        :func:`dolda.models.dolda.proportions.document_regressors`)."""
+        return _proportions.document_regressors(self, X, covariates)
 
     def _class_probabilities(self, U):
         """Class probabilities (D, L) of regressor rows ``U`` (D, P) by the rule ``proba``."""

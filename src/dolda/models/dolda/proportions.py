@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted
 
+from ...design.inputs import split_documents
 from ...design.regressors import SparseDenseDesign
 from ...sampler.alpha import as_alpha
 from ...sampler.threads import using_threads
 from ...utils.heap import release_free_heap
 from ...utils.validation import check_n_jobs
+from . import inputs as _inputs
 from .state import fitted_alpha
 
 
@@ -61,3 +64,15 @@ def regressor_matrix(model, corpus, Xd):
     # under what the calibration map or the class probabilities allocate next
     release_free_heap(corpus.n_tokens)
     return U
+
+
+def document_regressors(model, X, covariates=None):
+    """``u_d = [1, x_d, words_d, zbar_d]`` (D, P) of documents ``X`` (as in ``fit``) under a
+    fitted DOLDA: its vocabulary, covariate encoder, word features and Phi."""
+    check_is_fitted(model, "phi_")
+    texts, covariates = split_documents(X, model.text_column, model.covariate_columns,
+                                        covariates)
+    corpus = _inputs.make_corpus(model, texts, fit=False)
+    Xd, _ = _inputs.covariate_design(model, covariates, corpus.n_docs, fit=False)
+    Xd, _ = _inputs.add_word_features(model, corpus, Xd, [])
+    return regressor_matrix(model, corpus, Xd)

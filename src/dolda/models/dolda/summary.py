@@ -9,6 +9,7 @@ logged.  Each works on a :class:`dolda.DOLDA` and sets its fitted attributes.
 
 from __future__ import annotations
 
+import functools
 import logging
 
 import numpy as np
@@ -21,7 +22,7 @@ from ...utils.heap import release_free_heap
 from ...utils.phases import phase
 from ...utils.validation import check_positive_float
 from .inputs import fitted_scale_blocks
-from .proportions import regressor_matrix
+from .proportions import document_regressors, regressor_matrix
 from .state import alpha_mode, set_coef, set_loglik
 
 logger = logging.getLogger("dolda.models.dolda.estimator")
@@ -69,7 +70,8 @@ def fit_calibration_map(model, corpus, Xd, y_index, held=None):
     if held is not None:
         with phase(f"fitting the calibration map on the {len(held[1]):,} held-out rows "
                    f"({n_classes} classes)", model.progress):
-            model.stacking_ = holdout_stacking(model, *held)
+            model.stacking_ = holdout_stacking(
+                model, *held, regressors=functools.partial(document_regressors, model))
         return
     with phase(f"topic proportions of the {corpus.n_docs:,} training documents, as "
                "for new ones (for the calibration map)", model.progress):
