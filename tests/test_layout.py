@@ -156,6 +156,46 @@ def test_the_cli_commands_do_not_import_their_package():
     assert not back, "they import dolda.cli, which imports them: " + ", ".join(back)
 
 
+#: The stages of ``DOLDA.fit`` (``docs/ARCHITECTURE.md``, the road of one fit).
+FIT_STAGES = ("params", "inputs", "chain", "extend", "two_step", "summary", "proportions",
+              "state")
+
+
+def _estimator_methods(path: Path, cls: str) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    body = next(node for node in tree.body if isinstance(node, ast.ClassDef)
+                and node.name == cls).body
+    return {node.name for node in body if isinstance(node, ast.FunctionDef)}
+
+
+def calls_back_into(module: Path, methods: set[str]) -> list[str]:
+    """``model.m(...)`` / ``self.m(...)`` calls in ``module`` of private ``methods``."""
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    return sorted({f"{node.func.value.id}.{node.func.attr}" for node in ast.walk(tree)
+                   if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                   and isinstance(node.func.value, ast.Name)
+                   and node.func.value.id in ("model", "self")
+                   and node.func.attr.startswith("_") and node.func.attr in methods})
+
+
+def test_the_fit_stages_never_call_back_into_the_estimator(tmp_path):
+    folder = PACKAGE / "models" / "dolda"
+    graph = import_graph()
+    methods = {m for m in _estimator_methods(folder / "estimator.py", "DOLDA")
+               if m.startswith("_") and not m.startswith("__")}
+    assert {"_make_corpus", "_regressor_matrix", "_set_loglik"} <= methods
+    for stage in FIT_STAGES:
+        name = f"dolda.models.dolda.{stage}"
+        assert name in graph, name
+        assert "dolda.models.dolda.estimator" not in graph[name], f"{name} imports it"
+        back = calls_back_into(folder / f"{stage}.py", methods)
+        assert not back, f"{stage}.py calls the estimator's " + ", ".join(back)
+    # the check sees a call back (as chain.py's model._set_loglik(...) was)
+    planted = tmp_path / "stage.py"
+    planted.write_text("def pool(model, ll):\n    model._set_loglik(ll)\n")
+    assert calls_back_into(planted, methods) == ["model._set_loglik"]
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "issue 35: io/schema.py is over 600 lines (its split waits for the model-file format "
     "change in flight there); drop this mark once it is split or says why"))
