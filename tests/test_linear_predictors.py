@@ -59,3 +59,17 @@ def test_fused_pointwise_loglik_matches_the_array_path(threads):
     want = pointwise_do_loglik(U.toarray(), eta, y)
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
     assert np.all(got <= 0)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_ovr_row_loglik_matches_scipy(threads):
+    rng = np.random.default_rng(4)
+    mu = rng.normal(scale=4.0, size=(6, 50, 5))
+    mu[0, 0, 0] = -45.0  # the asymptotic tail
+    y = rng.integers(0, 5, 50)
+    sign = np.where(np.arange(5)[None, :] == y[:, None], 1.0, -1.0)
+    out = np.empty((6, 50))
+    with using_threads(threads):
+        lp.ovr_row_loglik(mu, y, out)
+    np.testing.assert_allclose(out, scipy_log_ndtr(sign * mu).sum(axis=2), rtol=1e-12,
+                               atol=1e-10)

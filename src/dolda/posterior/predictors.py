@@ -12,7 +12,6 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from scipy import special
 
 from ..utils.draws import draw_mean
 
@@ -168,7 +167,8 @@ def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e6,
         U_own = own.power(2).tocsr()
     else:
         rest, U_own = None, None
-    sign = np.where(np.arange(eta_draws.shape[1])[None, :] == y[:, None], 1.0, -1.0)
+    from ..sampler import linear_predictors as lp
+
     log_w = np.empty((n_draws, n_rows))
     start = 0
     for mu in _draw_chunks(U, eta_draws, max_elements / 2, rest):
@@ -182,7 +182,10 @@ def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e6,
         if likelihood == "do":
             log_w[start:start + len(mu)] = -do_row_log_likelihood(mu, y)
         else:
-            log_w[start:start + len(mu)] = -special.log_ndtr(sign * scaled).sum(axis=2)
+            # sum_l log F(sign * scaled) on all threads (dolda.sampler.linear_predictors)
+            part = np.empty(scaled.shape[:2])
+            lp.ovr_row_loglik(np.ascontiguousarray(scaled, dtype=np.float64), y, part)
+            log_w[start:start + len(mu)] = -part
         start += len(mu)
     log_w -= log_w.max(axis=0, keepdims=True)
     w = np.exp(log_w)

@@ -99,6 +99,20 @@ def do_pointwise_loglik(indptr, indices, data, eta_t, y, out):
             out[s, d] = mu[y[d]] - top - math.log(total)
 
 
+@njit(cache=True, parallel=True)
+def ovr_row_loglik(mu, y, out):
+    """``out[s, d] = sum_l log F(+-mu[s, d, l])`` (+ for ``l = y_d``): the one-vs-rest
+    probit log-likelihood of row ``d`` under draw ``s``, for ``mu`` (s, D, L)."""
+    n_draws, n_rows, n_classes = mu.shape
+    for d in prange(n_rows):
+        for s in range(n_draws):
+            total = 0.0
+            for l in range(n_classes):
+                x = mu[s, d, l]
+                total += log_ndtr(x if l == y[d] else -x)
+            out[s, d] = total
+
+
 def draws_by_column(block) -> np.ndarray:
     """Kept draws (s, L, P), float32 or float64, as the kernels read them: (s, P, L)
     float64, C-ordered."""
