@@ -200,7 +200,8 @@ def test_auto_number_of_words_follows_the_documented_rule():
     assert resolve_n_words("auto", 8554) == 4277         # one word per two documents
     assert resolve_n_words("auto", 11314) == 5000        # large corpora: the cap
     assert resolve_n_words(0, 11314) == 0 and resolve_n_words(123, 10) == 123
-    for bad in ("all", -1, 2.0, True, None):
+    assert resolve_n_words("all", 11314, 83488) == 83488  # every kept vocabulary word
+    for bad in ("every", -1, 2.0, True, None):
         with pytest.raises(ValueError, match="n_words"):
             resolve_n_words(bad, 100)
     with pytest.raises(ValueError, match="auto"):
@@ -223,7 +224,8 @@ def test_words_are_covariates_by_default_and_zero_turns_them_off():
     assert not any(c.startswith("word=") for c in plain.feature_names_)
 
 
-@pytest.mark.parametrize("value, expected", [("auto", None), ("0", 0), ("AUTO", None)])
+@pytest.mark.parametrize("value, expected", [("auto", None), ("0", 0), ("AUTO", None),
+                                             ("all", None)])
 def test_cli_words_option_takes_a_number_or_auto(tmp_path, value, expected):
     sim = simulate(n_docs=60, n_topics=2, n_classes=2, vocab_size=40, doc_length=20,
                    random_state=4)
@@ -242,4 +244,4 @@ def test_cli_words_option_takes_a_number_or_auto(tmp_path, value, expected):
     bad = CliRunner().invoke(main, [
         "fit", str(data), "--text", "text", "--label", "y", "--words", "lots",
         "--out", str(tmp_path / "x")])
-    assert bad.exit_code == 2 and "neither a whole number nor 'auto'" in bad.output
+    assert bad.exit_code == 2 and "neither a whole number, 'auto' nor 'all'" in bad.output

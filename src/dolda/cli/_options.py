@@ -64,19 +64,19 @@ _ALPHA_TYPE = _PositiveOrAuto(("auto", "auto_symmetric"))
 
 
 class _CountOrAuto(click.ParamType):
-    """An int >= 0 or the word 'auto' (the number of word covariates)."""
+    """An int >= 0, 'auto' or 'all' (the number of word covariates)."""
 
-    name = "N|auto"
+    name = "N|auto|all"
 
     def convert(self, value, param, ctx):
-        if isinstance(value, str) and value.strip().lower() == "auto":
-            return "auto"
+        if isinstance(value, str) and value.strip().lower() in ("auto", "all"):
+            return value.strip().lower()
         try:
             number = int(value)
         except (TypeError, ValueError):
-            self.fail(f"{value!r} is neither a whole number nor 'auto'", param, ctx)
+            self.fail(f"{value!r} is neither a whole number, 'auto' nor 'all'", param, ctx)
         if number < 0:
-            self.fail(f"{value!r} must be >= 0 or 'auto'", param, ctx)
+            self.fail(f"{value!r} must be >= 0, 'auto' or 'all'", param, ctx)
         return number
 
 
@@ -144,7 +144,7 @@ def _model_options(func):
                      help="Words as covariates: the counts of this many most frequent "
                           "words enter the regression beside the topics ('word=<w>'); "
                           "'auto': one per two training documents, 2,000 to 5,000; "
-                          "0: topics only."),
+                          "'all': every kept vocabulary word; 0: topics only."),
         click.option("--word-features", type=click.Choice(["log", "binary", "tfidf"]),
                      default="log", show_default=True,
                      help="How a word covariate counts: log(1 + count), 0/1, or tf-idf "

@@ -61,27 +61,37 @@ WORD_PREFIX = "word="
 AUTO_MIN_WORDS, AUTO_MAX_WORDS = 2000, 5000
 
 
+#: ``n_words="all"``: every word of the kept vocabulary (every word with a training
+#: document) is a covariate.
+ALL_WORDS = "all"
+
+
 def check_n_words(value):
-    """``n_words`` as an int >= 0 (0: no word covariates) or ``"auto"``; a one-line error
-    otherwise."""
-    if isinstance(value, str) and value == "auto":
+    """``n_words`` as an int >= 0 (0: no word covariates), ``"auto"`` or ``"all"``; a
+    one-line error otherwise."""
+    if isinstance(value, str) and value in ("auto", ALL_WORDS):
         return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-        raise ValueError(f"n_words must be an int >= 0 (0: no word covariates) or 'auto', "
-                         f"got {value!r}")
+        raise ValueError(f"n_words must be an int >= 0 (0: no word covariates), 'auto' or "
+                         f"'all' (every kept vocabulary word), got {value!r}")
     return int(value)
 
 
-def resolve_n_words(value, n_docs: int) -> int:
+def resolve_n_words(value, n_docs: int, n_vocabulary: int | None = None) -> int:
     """The number of word covariates ``n_words`` asks for on ``n_docs`` training documents.
 
     ``"auto"``: ``n_docs // 2`` clipped to [:data:`AUTO_MIN_WORDS`, :data:`AUTO_MAX_WORDS`];
-    an int is returned as it is.  Either way :meth:`WordFeatures.fit` keeps at most the
-    words that occur in the corpus.
+    ``"all"``: ``n_vocabulary``, the size of the kept vocabulary; an int is returned as it
+    is.  Either way :meth:`WordFeatures.fit` keeps at most the words that occur in the
+    corpus.
     """
     value = check_n_words(value)
     if value == "auto":
         return int(min(AUTO_MAX_WORDS, max(AUTO_MIN_WORDS, n_docs // 2)))
+    if value == ALL_WORDS:
+        if n_vocabulary is None:
+            raise ValueError("n_words='all' needs the vocabulary size")
+        return int(n_vocabulary)
     return value
 
 
@@ -139,8 +149,8 @@ class WordFeatures:
         """Pick ``n_words`` words of ``corpus`` (``y``: class index per document, needed by
         ``selection="chi2"``)."""
         n = check_n_words(self.n_words)
-        if n == "auto":
-            raise ValueError("WordFeatures needs a number of words; resolve 'auto' with "
+        if isinstance(n, str):
+            raise ValueError(f"WordFeatures needs a number of words; resolve {n!r} with "
                              "resolve_n_words first")
         if self.kind not in WORD_FEATURES:
             raise ValueError(f"word_features must be one of {WORD_FEATURES}, got {self.kind!r}")

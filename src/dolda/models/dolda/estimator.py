@@ -172,7 +172,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
     token_pattern : str or None, default=None
         Regular expression of a token (None: :data:`dolda.design.corpus.TOKEN_PATTERN`,
         words of two or more characters starting with a letter).
-    n_words : int or "auto", default="auto"
+    n_words : int, "auto" or "all", default="auto"
         Words as covariates: the counts of the ``n_words`` vocabulary words of
         highest document frequency enter the regression beside the topics as
         sparse covariates named ``"word=<w>"``, with the same prior as the
@@ -180,7 +180,9 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         :mod:`dolda.design.word_features`.  0: topics (and ``X``) only, the paper's
         model.  ``"auto"``: one word per two training documents, at least
         2,000 and at most 5,000 (:func:`dolda.design.word_features.resolve_n_words`;
-        the measurements behind it are in the README); the words used are
+        the measurements behind it are in the README); ``"all"``: every word of the
+        kept vocabulary (tens of thousands of columns; the word block of the kept draws is
+        stored compactly, :mod:`dolda.models.dolda.kept`); the words used are
         ``word_features_.words_``.
     word_features : {"log", "binary", "tfidf"}, default="log"
         How a word's count enters: ``log(1 + n_{d,w})``, an indicator, or

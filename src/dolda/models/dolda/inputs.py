@@ -243,7 +243,7 @@ def add_word_features(model, corpus, Xd, names, p=None, y_index=None):
     """Append the word covariates (:mod:`dolda.design.word_features`) to ``[1, x_d]``
     (``p``, ``y_index``: the fit's parameters and class indices)."""
     if p is not None:  # fit
-        n_words = resolve_n_words(p["n_words"], corpus.n_docs)
+        n_words = resolve_n_words(p["n_words"], corpus.n_docs, corpus.n_words)
         model.word_features_ = (
             WordFeatures(n_words, p["word_features"], p["word_selection"])
             .fit(corpus, y_index) if n_words > 0 else None)
