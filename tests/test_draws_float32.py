@@ -102,11 +102,16 @@ def test_dolda_draws_and_checkpoint_are_float32_roundings_of_the_state(corpus, t
     m = DOLDA(n_iter=10, burn_in=4, n_words=12, checkpoint=ckpt, **KW).fit(corpus.texts,
                                                                           corpus.y)
     assert {m.eta_draws_.dtype, m.tau_draws_.dtype, m.lambda_draws_.dtype} == {F32}
+    # the word columns are kept in float16 and their lambda as summaries (issue 33,
+    # test_word_block_storage.py): the other columns' draws are the float32 roundings
+    e = m.eta_draws_
+    rest = np.r_[0:e.start, e.stop:e.shape[2]]
     for slot, it in enumerate(range(4, 10)):
         eta, tau2, lam2 = seen[it]
-        np.testing.assert_array_equal(m.eta_draws_[slot], eta.astype(np.float32))
+        np.testing.assert_array_equal(e.rest[slot], eta[:, rest].astype(np.float32))
         np.testing.assert_array_equal(m.tau_draws_[slot], np.sqrt(tau2).astype(np.float32))
-        np.testing.assert_array_equal(m.lambda_draws_[slot], np.sqrt(lam2).astype(np.float32))
+        np.testing.assert_array_equal(m.lambda_draws_[slot],
+                                      np.sqrt(lam2[:, rest]).astype(np.float32))
     # the checkpoint: the chain's final state in float64, the draws in float32, the last
     # draw the final state rounded
     meta, arr = io.load_checkpoint(ckpt)
@@ -115,17 +120,17 @@ def test_dolda_draws_and_checkpoint_are_float32_roundings_of_the_state(corpus, t
     for name in ("eta_draws", "tau_draws", "lambda_draws"):
         assert arr[name].dtype == F32
         assert io.read_header(ckpt)["arrays"][name]["dtype"] == "<f4"
-    np.testing.assert_array_equal(arr["eta_draws"], m.eta_draws_)
-    np.testing.assert_array_equal(m.eta_draws_[-1], arr["eta"].astype(np.float32))
+    np.testing.assert_array_equal(arr["eta_draws"], e.rest)
+    np.testing.assert_array_equal(e.rest[-1], arr["eta"][:, rest].astype(np.float32))
     np.testing.assert_array_equal(m.tau_draws_[-1], np.sqrt(arr["tau2"]).astype(np.float32))
     np.testing.assert_array_equal(m.lambda_draws_[-1],
-                                  np.sqrt(arr["lam2"]).astype(np.float32))
+                                  np.sqrt(arr["lam2"][:, rest]).astype(np.float32))
 
 
 def test_chains_pool_in_float32(corpus):
     two = DOLDA(n_iter=8, burn_in=4, n_words=12, n_chains=2, **KW).fit(corpus.texts, corpus.y)
     assert {two.eta_draws_.dtype, two.tau_draws_.dtype, two.lambda_draws_.dtype} == {F32}
-    assert two.eta_draws_.flags.owndata and two.eta_draws_.shape[0] == 8
+    assert two.eta_draws_.rest.flags.owndata and two.eta_draws_.shape[0] == 8
     p = DOProbit(n_iter=20, n_chains=2, random_state=2, n_jobs=1).fit(
         np.random.default_rng(0).normal(size=(40, 3)), np.arange(40) % 2)
     assert {p.eta_draws_.dtype, p.tau_draws_.dtype, p.lambda_draws_.dtype} == {F32}
@@ -209,8 +214,14 @@ def test_old_float64_model_file_loads_and_predicts(kind, probit, dolda_model, xy
     rng = np.random.default_rng(0)
     for name in ("eta_draws_", "tau_draws_", "lambda_draws_"):
         # float64 values that are not float32 numbers, as the old code stored them
-        a = getattr(model, name).astype(np.float64)
+        a = np.asarray(getattr(model, name)).astype(np.float64)
+        if name == "lambda_draws_" and kind == "dolda":  # every column, as before issue 33
+            e = model.eta_draws_
+            a = np.concatenate([a[:, :, :e.start], np.ones(e.words.shape), a[:, :, e.start:]],
+                               axis=2)
         setattr(old, name, a * (1 + 1e-9 * rng.uniform(-1, 1, a.shape)))
+    if kind == "dolda":
+        old.lambda_word_stats_ = None
     old.save(tmp_path / "old")
     manifest = io.read_header(tmp_path / "old")["arrays"]
     assert {manifest[n]["dtype"] for n in ("eta_draws", "tau_draws", "lambda_draws")} == {"<f8"}

@@ -69,7 +69,7 @@ def test_header_is_documented_json(fitted, tmp_path):
     model.save(tmp_path / "m")
     header = json.loads((tmp_path / "m" / "model.json").read_text())
     assert header["format"] == "dolda-model"
-    assert header["format_version"] == io.FORMAT_VERSION == 1
+    assert header["format_version"] == io.FORMAT_VERSION_PLAIN == 1  # no word block: v1
     assert header["type"] == "dolda.DOProbit"
     assert header["dolda_version"] == dolda.__version__
     assert header["meta"]["classes"] == {"dtype": "<U4", "values": ["eggs", "ham", "spam"]}
@@ -104,8 +104,8 @@ def test_corrupt_arrays_fail_the_checksum(fitted, tmp_path):
 def test_newer_format_version_names_both_versions(fitted, tmp_path):
     _, model = fitted
     path = model.save(tmp_path / "m")
-    _rewrite_header(path, format_version=2, dolda_version="9.0")
-    with pytest.raises(ModelFormatError, match=r"version 2 \(written by dolda 9.0\).*up to 1.*[Uu]pgrade"):
+    _rewrite_header(path, format_version=3, dolda_version="9.0")
+    with pytest.raises(ModelFormatError, match=r"version 3 \(written by dolda 9.0\).*up to 2.*[Uu]pgrade"):
         dolda.load(path)
 
 

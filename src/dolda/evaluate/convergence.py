@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..utils.draws import BlockDraws, draw_mean
+
 #: Largest split R-hat taken as converged (1.01 is Vehtari et al.'s strict value for final
 #: inference; short topic-model chains are judged at 1.05).
 RHAT_MAX = 1.05
@@ -68,6 +70,19 @@ def checkpoint_of(model):
     if (path / "model.json").exists() or (path / "chain0" / "model.json").exists():
         return str(path)
     return None
+
+
+def _largest(draws, n):
+    """(S, <= n) float32: the draws of the ``n`` coefficients (flattened over class and
+    column, in that order) of largest posterior |mean|; all of them when there are fewer."""
+    P = draws.shape[2]
+    flat = np.abs(draw_mean(draws)).reshape(-1)
+    pick = np.sort(np.argsort(-flat)[:n]) if flat.size > n else np.arange(flat.size)
+    out = np.empty((len(draws), len(pick)), dtype=np.float32)
+    for l in np.unique(pick // P):
+        mine = pick // P == l
+        out[:, mine] = draws[:, int(l), pick[mine] % P]
+    return out
 
 
 def _signal(flat, level=0.95):
@@ -119,9 +134,14 @@ def chain_convergence(model, level=0.95) -> dict:
 
     n_chains = int(getattr(model, "n_chains_", 1))
     n_iter = int(model.n_iter_)
-    draws = np.asarray(model.eta_draws_)
-    S = draws.shape[0] // n_chains
-    eta = draws.reshape((n_chains, S, -1))
+    draws = model.eta_draws_
+    S = len(draws) // n_chains
+    if isinstance(draws, BlockDraws):
+        # the compact word block (dolda.utils.draws): only the diagnosed coefficients are
+        # assembled, never the whole (S, L, P) float32 array
+        eta = _largest(draws, MAX_COEFFICIENTS).reshape((n_chains, S, -1))
+    else:
+        eta = np.asarray(draws).reshape((n_chains, S, -1))
     params = model.get_params() if hasattr(model, "get_params") else {}
     thin = int(params.get("thin", 1) or 1)
     ll = model.loglik_["total"].to_numpy().reshape(n_chains, -1)

@@ -7,6 +7,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
+from ..utils.draws import BlockDraws
+
 
 def hellinger(p, q):
     """Hellinger distances between the rows of ``p`` (A, V) and of ``q`` (B, V): (A, B)."""
@@ -254,6 +256,10 @@ def dolda_inference_data(model, y=None, X=None, texts=None):
     kept = np.arange(burn_in, model.n_iter_)[::int(model.thin)]
     names = list(model.feature_names_)
     lam = model.lambda_draws_
+    lam_names = names[1:]
+    eta = model.eta_draws_
+    if isinstance(eta, BlockDraws):  # the compact word block: lambda of the other columns
+        lam_names = (names[:eta.start] + names[eta.stop:])[1:]
     if lam is not None:
         lam = lam[:, :, 1:]  # the intercept is not shrunk
     loglik = {f"loglik_{part}" if part != "total" else "loglik":
@@ -294,7 +300,7 @@ def dolda_inference_data(model, y=None, X=None, texts=None):
         observed = np.asarray(y, dtype=object)
     return draws_to_inference_data(model.eta_draws_, n_chains=n_chains, classes=model.classes_,
                                    feature_names=names, tau_draws=model.tau_draws_,
-                                   lambda_draws=lam, lambda_features=names[1:], loglik=loglik,
+                                   lambda_draws=lam, lambda_features=lam_names, loglik=loglik,
                                    kept_iterations=kept, attrs=attrs,
                                    log_likelihood=pointwise, observed=observed)
 

@@ -99,7 +99,8 @@ def rhat_ess(draws_by_chain):
 
 def chain_signals(eta_draws, n_topics: int, n_chains: int, level=0.95):
     """Signal flags of every chain on its own draws: bool (C, L, K) on the topic contrasts."""
-    per = by_chain(eta_draws, n_chains)
+    # the topic columns only (a compact word block is never assembled whole)
+    per = by_chain(eta_draws[..., topic_columns(eta_draws.shape[-1], n_topics)], n_chains)
     return np.stack([excludes_zero(topic_contrasts(d, n_topics), level) for d in per])
 
 

@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import atomic as _atomic, npz as _npz, schema as _schema
+from . import atomic as _atomic, npz as _npz, schema as _schema, schema_values as _values
 from .codec import (
     ModelFormatError,
     _from_json,
@@ -61,6 +61,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
+    "FORMAT_VERSION_PLAIN",
     "MODEL_TYPES",
     "ModelFormatError",
     "decode_labels",
@@ -79,8 +80,15 @@ __all__ = [
 
 #: Value of the ``"format"`` field of every ``model.json``.
 FORMAT_NAME = "dolda-model"
-#: The newest on-disk format version this dolda reads and the one it writes.
-FORMAT_VERSION = 1
+#: The newest on-disk format version this dolda reads.  Version 2: the compact word block
+#: of DOLDA's draws (``eta_word_draws`` float16, ``lambda_word_stats``, issue 33), which a
+#: version-1 reader would not know how to read; files without it are written as version
+#: :data:`FORMAT_VERSION_PLAIN`, so that an older dolda still reads them.
+FORMAT_VERSION = 2
+#: The version of files that do not use the compact word block.
+FORMAT_VERSION_PLAIN = 1
+#: The arrays that make a file version 2.
+VERSION_2_ARRAYS = ("eta_word_draws",)
 #: File names inside a model or checkpoint directory.
 HEADER_FILE = "model.json"
 ARRAYS_FILE = "arrays.npz"
@@ -408,16 +416,19 @@ def _read_directory(path, _recover: bool = True, cls=None) -> tuple[dict, dict]:
             f"found {digest}; the file is corrupt or was modified after saving")
     arrays = _npz.read_npz(npz, header["arrays"], lambda message: _error(npz, message))
     try:
-        _schema.check_values(tag, facts, arrays, checkpoint=tag == CHECKPOINT_TYPE)
+        _values.check_values(tag, facts, arrays, checkpoint=tag == CHECKPOINT_TYPE)
     except _schema.SchemaError as exc:
         raise _error(npz, exc) from None
     return header, arrays
 
 
-def _base_header(type_tag: str) -> dict:
+def _base_header(type_tag: str, arrays=None) -> dict:
+    """The header's fixed fields; the format version is the oldest that can read
+    ``arrays`` (version 2 only with the compact word block)."""
+    compact = arrays is not None and any(arrays.get(n) is not None for n in VERSION_2_ARRAYS)
     return {
         "format": FORMAT_NAME,
-        "format_version": FORMAT_VERSION,
+        "format_version": FORMAT_VERSION if compact else FORMAT_VERSION_PLAIN,
         "type": type_tag,
         "dolda_version": _dolda_version(),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -470,7 +481,7 @@ def save_model(estimator, path, overwrite: bool = False, compress: bool = False,
     """
     tag = _type_tag(estimator)
     meta, arrays = estimator._to_state()
-    header = _base_header(tag)
+    header = _base_header(tag, arrays)
     header["meta"] = meta
     return _write_directory(path, header, arrays, overwrite=overwrite, compress=compress,
                             extra_files=extra_files)
@@ -537,7 +548,7 @@ def save_checkpoint(path, meta: dict, arrays: dict, compress: bool = False) -> P
     """
     if not isinstance(meta, dict):
         raise TypeError(f"meta must be a dict, got {type(meta).__name__}")
-    header = _base_header(CHECKPOINT_TYPE)
+    header = _base_header(CHECKPOINT_TYPE, arrays)
     header["meta"] = meta
     return _write_directory(path, header, arrays, overwrite=True, compress=compress)
 

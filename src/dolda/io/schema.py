@@ -6,7 +6,7 @@ against the vocabulary, *before* the estimator is rebuilt (the numba kernels
 index ``phi`` by word id and topic, so a narrower ``phi`` would make them read
 outside the array).  The checks run in two passes: :func:`check_manifest` on
 the header alone (before any array is read or allocated), then
-:func:`check_values` on the arrays.  Every violation raises
+:func:`dolda.io.schema_values.check_values` on the arrays.  Every violation raises
 :class:`SchemaError` with a one-line message naming the field;
 :mod:`dolda.io` turns it into a :class:`dolda.io.ModelFormatError`.
 
@@ -41,6 +41,9 @@ SIMPLEX_TOL = 1e-6
 #: The dtypes of kept draws (eta, tau, lambda): float32 since dolda stores them so
 #: (``dolda.utils.draws``), float64 in files written before; both load as saved.
 DRAWS = "f*"
+#: The dtype of the kept draws of the word columns' coefficients (``eta_word_draws``,
+#: format version 2): float16 only.
+WORD_DRAWS = "f2"
 INTERCEPT = "(intercept)"
 
 
@@ -349,7 +352,12 @@ class _Shapes:
             return None
         shape = spec["shape"]
         dtype = np.dtype(spec["dtype"])
-        if kinds == "f*":  # float32 or float64 (Phi, the kept draws: see dolda.utils.draws)
+        if kinds == WORD_DRAWS:  # the word block of eta: float16 (dolda.utils.draws)
+            if dtype != np.dtype(np.float16):
+                _fail(f"array {name!r} has dtype {spec['dtype']}, expected native float16 "
+                      "('<f2')")
+            kinds = "f"
+        elif kinds == "f*":  # float32 or float64 (Phi, the kept draws: see dolda.utils.draws)
             if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
                 _fail(f"array {name!r} has dtype {spec['dtype']}, expected native float32 "
                       "('<f4') or float64 ('<f8')")
@@ -443,24 +451,67 @@ def _dolda_manifest(cls, meta, manifest):
     if wf is not None and names[1 + n_cov:1 + n_cov + n_wf] != ["word=" + w for w in wf["words"]]:
         _fail("meta.feature_names disagree with meta.word_features.words")
     shapes = _Shapes(manifest)
-    S = shapes.need("eta_draws", [None, n_classes, P], kinds=DRAWS)[0]
     horseshoe = params.get("prior", "horseshoe") == "horseshoe"
-    shapes.need("tau_draws", [S, n_classes] + _scale_axis(manifest, "tau_draws", 3),
-                kinds=DRAWS, optional=not horseshoe)
-    shapes.need("lambda_draws", [S, n_classes, P], kinds=DRAWS,
-                optional=not horseshoe)
-    if not horseshoe and ("tau_draws" in manifest or "lambda_draws" in manifest):
-        _fail("tau_draws/lambda_draws are stored but the prior is 'normal'")
+    S = _dolda_draws(shapes, manifest, n_classes, P, n_wf, horseshoe)
     shapes.need("phi", [K, n_words], kinds="f*")
     counts = shapes.need("doc_topic_counts", [None, K], kinds="iu", optional=True)
     shapes.need("loglik", [n_chains, n_iter, 2])
     _stacking_shape(shapes, n_classes)
     shapes.need("training_loglik", [S, None if counts is None else counts[0]], kinds="f*",
                 optional=True)
-    shapes.only(["eta_draws", "tau_draws", "lambda_draws", "phi", "doc_topic_counts",
-                 "loglik", "stacking", "training_loglik"])
+    shapes.only(["eta_draws", "eta_word_draws", "tau_draws", "lambda_draws",
+                 "lambda_word_stats", *WORD_ROWS, "phi", "doc_topic_counts", "loglik",
+                 "stacking", "training_loglik"])
     del n_tokens
-    return {"n_topics": K}
+    return {"n_topics": K, "n_docs": None if counts is None else counts[0]}
+
+
+def _dolda_draws(shapes, manifest, n_classes, P, n_wf, horseshoe):
+    """The kept draws of a DOLDA file, in either layout; returns S.
+
+    Compact word block (format version 2, ``eta_word_draws`` present): ``eta_draws`` and
+    ``lambda_draws`` hold the P - n_words other columns, ``eta_word_draws`` (S, L, n_words)
+    float16 the word columns, ``lambda_word_stats`` (2, L, n_words) float64 their local
+    scales' summaries.  Otherwise (every older file, and models without word columns)
+    ``eta_draws`` and ``lambda_draws`` hold all P columns.
+    """
+    compact = "eta_word_draws" in manifest
+    if compact and not n_wf:
+        _fail("array 'eta_word_draws' is stored but the model has no word covariates "
+              "(meta.word_features)")
+    width = P - n_wf if compact else P
+    S = shapes.need("eta_draws", [None, n_classes, width], kinds=DRAWS)[0]
+    if compact:
+        shapes.need("eta_word_draws", [S, n_classes, n_wf], kinds=WORD_DRAWS)
+    shapes.need("tau_draws", [S, n_classes] + _scale_axis(manifest, "tau_draws", 3),
+                kinds=DRAWS, optional=not horseshoe)
+    shapes.need("lambda_draws", [S, n_classes, width], kinds=DRAWS, optional=not horseshoe)
+    if compact and horseshoe:
+        shapes.need("lambda_word_stats", [2, n_classes, n_wf])
+        _word_rows(shapes, manifest, S, n_classes)
+    else:
+        for name in ("lambda_word_stats",) + WORD_ROWS:
+            if name in manifest:
+                _fail(f"array {name!r} is stored without 'eta_word_draws' or under the "
+                      "'normal' prior")
+    if not horseshoe and ("tau_draws" in manifest or "lambda_draws" in manifest):
+        _fail("tau_draws/lambda_draws are stored but the prior is 'normal'")
+    return S
+
+
+#: The kept per-row sums of the singleton word columns' lambda (dolda.models.dolda.kept).
+WORD_ROWS = ("lambda_word_rows", "lambda_word_row_ids")
+
+
+def _word_rows(shapes, manifest, S, n_classes):
+    """``lambda_word_rows`` (S, D_s, L) float32 with ``lambda_word_row_ids`` (D_s,) ints:
+    both or neither (no training row holds a word column of its own)."""
+    present = [name in manifest for name in WORD_ROWS]
+    if any(present) and not all(present):
+        _fail("arrays 'lambda_word_rows' and 'lambda_word_row_ids' come together")
+    if all(present):
+        rows = shapes.need("lambda_word_row_ids", [None], kinds="iu")[0]
+        shapes.need("lambda_word_rows", [S, rows, n_classes], kinds=DRAWS)
 
 
 def _scale_axis(manifest, name, per_block_ndim):
@@ -545,9 +596,24 @@ def check_checkpoint_manifest(meta: dict, manifest: dict) -> dict:
     blocks = _scale_axis(manifest, "tau2", 2)  # [G] with per-block global scales
     for name in ("tau2", "xi"):
         shapes.need(name, [L] + blocks)
-    S = shapes.need("eta_draws", [None, L, P], kinds=DRAWS)[0]
+    n_w = 0  # the compact word block (dolda.models.dolda.kept): its width
+    if "eta_word_draws" in manifest:
+        spec = manifest["eta_word_draws"]["shape"]
+        n_w = spec[2] if len(spec) == 3 else -1
+        if not 1 <= n_w <= P - K - 1:
+            _fail(f"array 'eta_word_draws' has shape {spec}, expected [S, {L}, n] with "
+                  f"1 <= n <= {P - K - 1}")
+    S = shapes.need("eta_draws", [None, L, P - n_w], kinds=DRAWS)[0]
+    if n_w:
+        shapes.need("eta_word_draws", [S, L, n_w], kinds=WORD_DRAWS)
+        shapes.need("lambda_word_sums", [2, L, n_w], optional=True)
+        _word_rows(shapes, manifest, S, L)
+    else:
+        for name in ("lambda_word_sums",) + WORD_ROWS:
+            if name in manifest:
+                _fail(f"array {name!r} is stored without 'eta_word_draws'")
     shapes.need("tau_draws", [S, L] + blocks, kinds=DRAWS, optional=True)
-    shapes.need("lambda_draws", [S, L, P], kinds=DRAWS, optional=True)
+    shapes.need("lambda_draws", [S, L, P - n_w], kinds=DRAWS, optional=True)
     shapes.need("loglik", [n_iter, 2])
     # the running mean of Phi (dolda.sampler.phi_mean.PhiMean): word-major CSR + topic part
     shapes.need("phi_mean_ptr", [V + 1], kinds="iu")
@@ -565,87 +631,4 @@ def check_checkpoint_manifest(meta: dict, manifest: dict) -> dict:
     if nnz[0] != nnz[1]:
         _fail(f"arrays 'phi_mean_topics' and 'phi_mean_values' differ in length ({nnz[0]} "
               f"and {nnz[1]})")
-    return {"n_topics": K, "n_tokens": n_tokens}
-
-
-# ------------------------------------------------------------------ values
-def _finite(arrays, name, lo=None, positive=False):
-    a = arrays.get(name)
-    if a is None:
-        return
-    if not np.all(np.isfinite(a)):
-        _fail(f"array {name!r} has NaN or infinite values")
-    if lo is not None and a.size and (a.min() <= lo if positive else a.min() < lo):
-        _fail(f"array {name!r} has values {'<=' if positive else '<'} {lo}")
-
-
-def _simplex_rows(arrays, name, axis):
-    a = arrays[name]
-    _finite(arrays, name, lo=0.0)
-    sums = a.sum(axis=axis, dtype=np.float64)
-    tol = SIMPLEX_TOL if a.dtype == np.float64 else 1e3 * SIMPLEX_TOL
-    if a.size and not np.allclose(sums, 1.0, rtol=0, atol=tol):
-        _fail(f"array {name!r} is not a set of probability distributions (sums "
-              f"{sums.min():.6g} .. {sums.max():.6g}, expected 1)")
-
-
-def _every_word_emitted(arrays, name):
-    """No word column of a model's ``phi`` (K, V) is zero in every topic (after
-    :func:`_simplex_rows`: the values are >= 0).  A fitted model's phi is the posterior
-    mean ``(beta + n_{k,w}) / (V beta + n_k)``, positive everywhere; a zero column would
-    make the prediction sweep's conditional of that word 0/0.  Not for a checkpoint,
-    whose phi is a Dirichlet or Pólya-urn draw: exact zeros are legitimate there."""
-    a = arrays[name]
-    if not a.size:
-        return
-    empty = np.flatnonzero(a.max(axis=0) <= 0)  # a reduction: no K x V temporary
-    if len(empty):
-        more = f" ({len(empty)} such words)" if len(empty) > 1 else ""
-        _fail(f"array {name!r} is zero in every topic for word {empty[0]}{more}: no topic "
-              "emits it, and a fitted model's phi is positive everywhere")
-
-
-def check_values(tag: str, facts: dict, arrays: dict, checkpoint=False) -> None:
-    """Second pass, on the arrays: finiteness and bounds of parameters and draws."""
-    if checkpoint and not facts:
-        return  # a free-form checkpoint (not a DOLDA chain): its writer checks it
-    if not checkpoint and tag not in ("dolda.DOLDA", "dolda.DOProbit", "dolda.LDA"):
-        return
-    for name in ("eta_draws", "coef", "intercept", "eta", "nu", "phi_mean_values",
-                 "phi_mean_topic"):
-        _finite(arrays, name)
-    for name in ("eta_draws", "coef", "intercept", "eta"):
-        if name in arrays and arrays[name].size and np.abs(arrays[name]).max() > MAX_COEF:
-            _fail(f"array {name!r} has coefficients beyond {MAX_COEF:.0e} in magnitude; "
-                  "no fit produces those")
-    for name in ("tau2", "xi", "lam2"):
-        _finite(arrays, name, lo=0.0, positive=True)
-    # a checkpoint's draw arrays are zero beyond the draws made so far
-    _finite(arrays, "tau_draws", lo=0.0, positive=not checkpoint)
-    _finite(arrays, "lambda_draws", lo=0.0)
-    for name in ("doc_topic_counts", "ndk"):
-        _finite(arrays, name, lo=0)
-    stacking = arrays.get("stacking")
-    if stacking is not None and stacking.size:
-        # [b, W]: W finite; b finite, or -inf for a class absent from the training labels
-        if not (np.all(np.isfinite(stacking[:, 1:])) and not np.any(np.isnan(stacking[:, 0]))
-                and not np.any(np.isposinf(stacking[:, 0]))):
-            _fail("array 'stacking' has NaN or infinite values")
-        if np.abs(stacking[:, 1:]).max() > MAX_COEF:
-            _fail(f"array 'stacking' has weights beyond {MAX_COEF:.0e} in magnitude")
-    pointwise = arrays.get("training_loglik")
-    if pointwise is not None and not np.all(pointwise <= 0):  # NaN fails too
-        _fail("array 'training_loglik' must hold log-probabilities (<= 0, not NaN)")
-    if "loglik" in arrays and np.any(np.isposinf(arrays["loglik"])):
-        _fail("array 'loglik' has +inf values")
-    if "phi" in arrays:
-        _simplex_rows(arrays, "phi", axis=0 if checkpoint else 1)
-        if not checkpoint:
-            _every_word_emitted(arrays, "phi")
-    z = arrays.get("z")
-    K = facts.get("n_topics")
-    if z is not None and K is not None and z.size and (z.min() < 0 or z.max() >= K):
-        _fail(f"array 'z' has topics outside [0, {K})")
-    if checkpoint and "ndk" in arrays and facts:
-        if int(arrays["ndk"].sum()) != facts["n_tokens"]:
-            _fail("array 'ndk' does not count every token of 'z' once")
+    return {"n_topics": K, "n_tokens": n_tokens, "n_docs": n_docs}

@@ -158,12 +158,18 @@ def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e6,
     y = np.asarray(y, dtype=np.int64)
     n_rows, n_draws = U.shape[0], len(eta_draws)
     single = singleton_columns(U) if likelihood == "ovr" else np.zeros(U.shape[1], bool)
+    # a compact word block (dolda.models.dolda.kept): its singleton columns' variance comes
+    # per row from prior_sd.row_variance, not per column
+    words = getattr(prior_sd, "word_columns", None)
+    by_column = np.flatnonzero(single)
+    if words is not None:
+        by_column = by_column[(by_column < words[0]) | (by_column >= words[1])]
     if single.any():
         # the other columns' predictors: those coefficients zeroed draw by draw (U itself,
         # D x P, is neither changed nor copied)
         rest = (~single).astype(np.float64)
-        own = (U.columns(np.flatnonzero(single)) if isinstance(U, SparseDenseDesign)
-               else sp.csr_matrix(U)[:, np.flatnonzero(single)])
+        own = (U.columns(by_column) if isinstance(U, SparseDenseDesign)
+               else sp.csr_matrix(U)[:, by_column])
         U_own = own.power(2).tocsr()
     else:
         rest, U_own = None, None
@@ -174,10 +180,15 @@ def loo_draws(U, eta_draws, y, prior_sd=None, n_keep=20, max_elements=2e6,
     for mu in _draw_chunks(U, eta_draws, max_elements / 2, rest):
         scaled = mu
         if U_own is not None and prior_sd is not None:
-            var = np.asarray(prior_sd(slice(start, start + len(mu)), np.flatnonzero(single)),
-                             dtype=np.float64) ** 2
-            v = np.asarray(U_own @ var.reshape(-1, var.shape[2]).T)
-            v = v.reshape(n_rows, len(mu), -1).transpose(1, 0, 2)
+            draws = slice(start, start + len(mu))
+            if len(by_column):
+                var = np.asarray(prior_sd(draws, by_column), dtype=np.float64) ** 2
+                v = np.asarray(U_own @ var.reshape(-1, var.shape[2]).T)
+                v = v.reshape(n_rows, len(mu), -1).transpose(1, 0, 2)
+            else:
+                v = 0.0
+            if words is not None:
+                v = v + prior_sd.row_variance(draws, n_rows)
             scaled = mu / np.sqrt(1.0 + v)
         if likelihood == "do":
             log_w[start:start + len(mu)] = -do_row_log_likelihood(mu, y)

@@ -42,7 +42,8 @@ def average_do_probabilities(U, eta_draws):
     return calibration.average_rule_probabilities(U, eta_draws, "do")
 
 
-def coefficient_prior_sd(tau_draws, lambda_draws, variance, n_unpenalised=0, blocks=None):
+def coefficient_prior_sd(tau_draws, lambda_draws, variance, n_unpenalised=0, blocks=None,
+                         word_block=None):
     """``prior_sd(draws, columns)`` for :func:`dolda.posterior.calibration.loo_predictors`.
 
     Horseshoe (``tau_draws`` (S, L), ``lambda_draws`` (S, L, P - n_unpenalised)):
@@ -50,6 +51,15 @@ def coefficient_prior_sd(tau_draws, lambda_draws, variance, n_unpenalised=0, blo
     intercept) N(0, ``variance``).  Normal prior (``tau_draws`` None): ``sqrt(variance)``.
     Per-block global scales: ``tau_draws`` (S, L, G) and ``blocks`` (P - n_unpenalised,) the
     block of every penalised column (negative: block 0).
+
+    ``word_block`` ``(start, stop, row_ids, row_var)``: a DOLDA fit's compact word block
+    (:mod:`dolda.models.dolda.kept`): ``lambda_draws`` then lacks the word columns
+    ``[start, stop)`` (indices of the penalised columns), which ``prior_sd`` is never asked
+    for; instead ``prior_sd.word_columns = (start, stop)`` and
+    ``prior_sd.row_variance(draws, n_rows)`` (s, n_rows, L) is ``tau_l^2 sum_j u_dj^2
+    lambda_lj^2`` over the singleton word columns of each training row, kept per draw
+    (``row_var`` (S, D_s, L) at rows ``row_ids``; zero elsewhere), which
+    :func:`dolda.posterior.calibration.loo_draws` adds to the rows' variance.
     """
     sd0 = float(np.sqrt(variance))
 
@@ -66,10 +76,32 @@ def coefficient_prior_sd(tau_draws, lambda_draws, variance, n_unpenalised=0, blo
         else:
             tau = tau[:, :, None]
         out = np.full((len(tau), tau.shape[1], len(columns)), sd0)
-        lam = lambda_draws[draws][:, :, columns[pen] - n_unpenalised]
+        lam_cols = columns[pen] - n_unpenalised
+        if word_block is not None:  # the other columns, in lambda_draws without the words
+            start, stop = word_block[0] - n_unpenalised, word_block[1] - n_unpenalised
+            if np.any((lam_cols >= start) & (lam_cols < stop)):
+                raise ValueError("the word columns' lambda is kept per row, not per column")
+            lam_cols = np.where(lam_cols < start, lam_cols, lam_cols - (stop - start))
+        lam = lambda_draws[draws][:, :, lam_cols]
         out[:, :, pen] = tau * np.asarray(lam, dtype=np.float64)
         return out
 
+    if word_block is not None and tau_draws is not None:
+        start, stop, row_ids, row_var = word_block
+        group = (None if np.ndim(tau_draws) != 3
+                 else max(int(np.asarray(blocks)[start - n_unpenalised]), 0))
+
+        def row_variance(draws, n_rows):
+            tau = np.asarray(tau_draws[draws], dtype=np.float64)
+            tau = tau if group is None else tau[:, :, group]
+            out = np.zeros((len(tau), n_rows, tau.shape[1]))
+            if row_var is not None and len(row_ids):
+                out[:, row_ids, :] = (tau[:, None, :] ** 2
+                                      * np.asarray(row_var[draws], dtype=np.float64))
+            return out
+
+        prior_sd.word_columns = (start, stop)
+        prior_sd.row_variance = row_variance
     return prior_sd
 
 

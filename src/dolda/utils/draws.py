@@ -13,6 +13,13 @@ Summaries read the draws in float64: means accumulate in float64, quantiles and
 linear predictors convert one slice of draws at a time, never all of them at once.
 Model files written before the draws were float32 keep their float64 draws as saved
 (every reader accepts both).
+
+The word block (issue 33).  With word covariates the draws of the word columns'
+coefficients are most of the draws (S x L x 83,488 on 20 Newsgroups with every kept word:
+1.67 GB in float32), so a DOLDA fit keeps them in float16 (:data:`WORD_DRAW_DTYPE`,
+relative rounding at most 2**-11) beside the other columns in float32, as one
+:class:`BlockDraws`; the word columns' local scales are not kept per draw at all, only
+as per-column summaries and per-row sums (``dolda.models.dolda.kept``).
 """
 
 from __future__ import annotations
@@ -34,7 +41,12 @@ def as_draws(draws):
 
 
 def draw_mean(draws, axis=0):
-    """Mean over the draw axis, accumulated in float64 (no float64 copy of ``draws``)."""
+    """Mean over the draw axis, accumulated in float64 (no float64 copy of ``draws``; block
+    draws (:class:`BlockDraws`) averaged block by block)."""
+    if isinstance(draws, BlockDraws) and axis == 0:
+        rest = np.mean(draws.rest, axis=0, dtype=np.float64)
+        words = np.mean(draws.words, axis=0, dtype=np.float64)
+        return np.concatenate([rest[:, :draws.start], words, rest[:, draws.start:]], axis=1)
     return np.mean(draws, axis=axis, dtype=np.float64)
 
 
@@ -51,8 +63,145 @@ def draw_quantiles(draws, q):
     float64 ndarray (len(q), L, ...)
     """
     q = np.asarray(q, dtype=np.float64).reshape(-1)
-    draws = np.asarray(draws)
+    if not isinstance(draws, BlockDraws):  # block draws: assembled one class at a time
+        draws = np.asarray(draws)
     out = np.empty((len(q),) + draws.shape[1:])
     for j in range(draws.shape[1]):
         out[:, j] = np.quantile(np.asarray(draws[:, j], dtype=np.float64), q, axis=0)
     return out
+
+
+# ------------------------------------------------------------------ the word block
+#: dtype of the kept draws of the word covariates' coefficients (issue 33): 2 bytes.
+WORD_DRAW_DTYPE = np.dtype(np.float16)
+
+#: Largest magnitude a float16 word draw holds (beyond it, stored at this bound).
+WORD_DRAW_MAX = float(np.finfo(np.float16).max)
+
+
+def as_word_draws(values):
+    """``values`` (float64 chain state or float32 draws) as stored word draws: rounded to
+    float32 first, then to float16, so that float32 draws of older files and checkpoints
+    convert to exactly what a new chain stores; clipped to +-:data:`WORD_DRAW_MAX`.
+
+    float16 keeps 11 significant bits: a relative error of at most 2**-11 (4.9e-4) per
+    coefficient, absolute below 3e-8 for coefficients under 6e-5 (subnormals).
+    """
+    x = np.asarray(values, dtype=np.float32)
+    return np.clip(x, -WORD_DRAW_MAX, WORD_DRAW_MAX).astype(WORD_DRAW_DTYPE)
+
+
+class BlockDraws:
+    """Kept draws (S, L, P) of eta stored as two blocks: the word columns ``[start, stop)``
+    in float16 (:data:`WORD_DRAW_DTYPE`), every other column (intercept, covariates,
+    topics) in float32 (:data:`DRAW_DTYPE`).
+
+    Reads like a read-only float32 ndarray of shape (S, L, P): ``len``, ``shape``,
+    ``ndim``, ``nbytes`` (what is stored), and indexing, which assembles only what is asked
+    for (``draws[s0:s1]``, ``draws[:, l]``, ``draws[..., cols]``; an index per axis, applied
+    axis by axis).  ``np.asarray(draws)`` builds the whole float32 (S, L, P) array: what
+    the block layout avoids, so the library's own readers index slices instead.
+    """
+
+    __array_priority__ = 0  # numpy converts it through __array__ when a function needs it
+
+    def __init__(self, rest, words, start):
+        rest = np.asarray(rest)
+        words = np.asarray(words)
+        if rest.ndim != 3 or words.ndim != 3 or rest.shape[:2] != words.shape[:2]:
+            raise ValueError(f"word draws {words.shape} and other draws {rest.shape} must be "
+                             "(S, L, .) arrays of the same S and L")
+        if not 0 <= int(start) <= rest.shape[2]:
+            raise ValueError(f"word block start {start} outside 0..{rest.shape[2]}")
+        self.rest, self.words, self.start = rest, words, int(start)
+
+    # ------------------------------------------------------------ ndarray-like
+    @property
+    def stop(self):
+        return self.start + self.words.shape[2]
+
+    @property
+    def shape(self):
+        return self.rest.shape[:2] + (self.rest.shape[2] + self.words.shape[2],)
+
+    ndim = 3
+
+    @property
+    def dtype(self):
+        return np.result_type(self.rest.dtype, np.float32)
+
+    @property
+    def nbytes(self):
+        return self.rest.nbytes + self.words.nbytes
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape))
+
+    def __len__(self):
+        return self.rest.shape[0]
+
+    def __repr__(self):
+        return (f"BlockDraws(shape={self.shape}, words=[{self.start}, {self.stop}) "
+                f"{self.words.dtype}, other columns {self.rest.dtype})")
+
+    def __array__(self, dtype=None, copy=None):
+        out = self[:]
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def _rest_columns(self, cols):
+        return np.where(cols < self.start, cols, cols - self.words.shape[2])
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        if any(k is Ellipsis for k in key):
+            i = next(i for i, k in enumerate(key) if k is Ellipsis)
+            key = key[:i] + (slice(None),) * (3 - len(key) + 1) + key[i + 1:]
+        if len(key) > 3:
+            raise IndexError(f"too many indices for draws of shape {self.shape}")
+        key = key + (slice(None),) * (3 - len(key))
+        rows = key[:2]
+        rest, words = self.rest[rows], self.words[rows]
+        col = key[2]
+        if isinstance(col, slice) and col == slice(None):
+            return np.concatenate([rest[..., :self.start],
+                                   words.astype(self.dtype),
+                                   rest[..., self.start:]], axis=-1)
+        scalar = isinstance(col, (int, np.integer))
+        cols = np.arange(self.shape[2])[col]
+        cols = np.atleast_1d(cols)
+        out = np.empty(rest.shape[:-1] + (len(cols),), dtype=self.dtype)
+        in_words = (cols >= self.start) & (cols < self.stop)
+        out[..., in_words] = words[..., cols[in_words] - self.start]
+        out[..., ~in_words] = rest[..., self._rest_columns(cols[~in_words])]
+        return out[..., 0] if scalar else out
+
+    def astype(self, dtype, copy=True):
+        """The whole (S, L, P) array in ``dtype`` (as ``np.asarray(draws, dtype)``)."""
+        del copy
+        return np.asarray(self[:], dtype=dtype)
+
+    def mean(self, axis=0):
+        """:func:`draw_mean` over the draws (axis 0 only)."""
+        if axis != 0:
+            raise ValueError("BlockDraws.mean averages over the draws (axis 0) only")
+        return draw_mean(self)
+
+    # ------------------------------------------------------------ storage
+    def take_draws(self, index):
+        """The draws ``index`` (axis 0) in the same block layout."""
+        return BlockDraws(self.rest[index], self.words[index], self.start)
+
+    @staticmethod
+    def concatenate(parts):
+        """Draws of several chains, one after the other, in the block layout."""
+        return BlockDraws(np.concatenate([p.rest for p in parts]),
+                          np.concatenate([p.words for p in parts]), parts[0].start)
+
+
+def split_columns(draws, start, stop):
+    """``(rest, words)`` of full (S, L, P) ``draws``: the columns outside ``[start, stop)``
+    as :data:`DRAW_DTYPE` and those inside as :func:`as_word_draws`."""
+    draws = np.asarray(draws)
+    rest = np.concatenate([draws[:, :, :start], draws[:, :, stop:]], axis=2)
+    return as_draws(rest), as_word_draws(draws[:, :, start:stop])

@@ -297,7 +297,8 @@ def _gib(n: float) -> str:
 
 def check_model_size(n_topics: int, n_words: int, n_docs: int, n_tokens: int,
                      n_classes: int = 0, n_columns: int = 0, n_draws: int = 0,
-                     available: int | None = None) -> None:
+                     available: int | None = None, n_word_columns: int = 0,
+                     dense_words: bool = False) -> None:
     """Refuse, before allocating, a model that cannot fit in memory; warn on too many topics.
 
     Parameters
@@ -307,6 +308,10 @@ def check_model_size(n_topics: int, n_words: int, n_docs: int, n_tokens: int,
     n_classes, n_columns, n_draws : int
         ``L``, ``P`` (intercept + covariates + K) and the kept draws ``S``
         (0 for LDA alone).
+    n_word_columns : int
+        Of the ``P`` columns, the word covariates: their kept draws are float16 and their
+        lambda summarised (:mod:`dolda.models.dolda.kept`), and unless ``dense_words``
+        (``eta_sampler="cholesky"``) the eta-step forms no matrix over them.
     available : int or None
         Bytes of memory available (None: read from the system).
 
@@ -319,11 +324,15 @@ def check_model_size(n_topics: int, n_words: int, n_docs: int, n_tokens: int,
     import warnings
 
     K, V, D, P, L, S = n_topics, n_words, n_docs, n_columns, n_classes, n_draws
+    W = int(n_word_columns)
+    B = P if dense_words else P - W  # the columns of the eta-step's dense matrices
     terms = {  # bytes, and the parameter that drives the term
         "n_topics (topics x words: Phi, its running sum and alias tables)": 32.0 * K * V,
         "n_topics (documents x topics: counts and proportions)": 16.0 * D * K,
-        "n_topics (the eta-step's (K + covariates)^2 matrices per class)": 8.0 * P * P * (L + 2),
-        "n_iter, burn_in or thin (kept draws of eta and lambda)": 16.0 * S * L * P,
+        "n_topics (the eta-step's (K + covariates)^2 matrices per class)": 8.0 * B * B * (L + 2),
+        # float32 eta and lambda draws of the other columns, float16 eta of the words
+        "n_iter, burn_in or thin (kept draws of eta and lambda)":
+            8.0 * S * L * (P - W) + 2.0 * S * L * W + 16.0 * L * W,
     }
     total = sum(terms.values())
     available = _available_memory() if available is None else available
@@ -339,15 +348,18 @@ def check_model_size(n_topics: int, n_words: int, n_docs: int, n_tokens: int,
                       "most topics will stay empty; lower n_topics", UserWarning, stacklevel=3)
 
 
-def check_fit_sizes(classes, y_index, n_topics, corpus, n_columns, params) -> None:
+def check_fit_sizes(classes, y_index, n_topics, corpus, n_columns, params,
+                    n_word_columns: int = 0) -> None:
     """The checks of :func:`check_labels` and :func:`check_model_size` for a DOLDA fit
     (``params``: the checked parameters, with ``n_iter``, ``burn_in``, ``thin``,
-    ``n_chains``)."""
+    ``n_chains``, ``eta_sampler``; ``n_word_columns``: the word covariates among the
+    ``n_columns``)."""
     check_labels(classes, y_index)
     n_draws = params.get("n_chains", 1) * len(range(params["burn_in"], params["n_iter"],
                                                     params.get("thin", 1)))
     check_model_size(n_topics, corpus.n_words, corpus.n_docs, corpus.n_tokens, len(classes),
-                     n_columns, n_draws)
+                     n_columns, n_draws, n_word_columns=n_word_columns,
+                     dense_words=params.get("eta_sampler") == "cholesky")
 
 
 def check_checkpoint_fits(arrays, n_docs: int, n_tokens: int, n_classes: int,

@@ -27,9 +27,9 @@ from ...sampler import probit as probit_blocks
 from ...sampler.alpha import alpha_json, alpha_value
 from ...sampler.rng import chain_seed, seed_from
 from ...sampler.threads import using_threads
-from ...utils.draws import as_draws, new_draws
 from ...utils.phases import phase
 from ...utils.validation import check_checkpoint_fits
+from .kept import KeptDraws, SingletonRows
 from .state import alpha_mode
 
 logger = logging.getLogger("dolda.models.dolda.estimator")
@@ -206,6 +206,11 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
     n_cols = data.X.shape[1] + K
     horseshoe = config.prior.horseshoe
     phi_from = max(burn_in, n_iter - p["phi_draws"])
+    # the word columns of eta: the last n_w columns of X (dolda.models.dolda.kept)
+    n_w = int(config.n_word_columns)
+    w_start = data.X.shape[1] - n_w
+    # the word columns one training row holds (the calibration map's leave-one-out pass)
+    singles = SingletonRows.of(data.X, w_start, n_w) if horseshoe else None
     if resume is not None:
         meta, arr = io.load_checkpoint(resume)
         check_resume(model, meta, data, n_iter)
@@ -218,16 +223,16 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
             arr["z"].astype(np.int32), arr["ndk"].astype(np.int32), arr["phi"],
             probit_blocks.ProbitState(np.zeros((len(data.y), data.n_classes)), arr["eta"],
                                       arr["lam2"], arr["tau2"], arr["nu"], arr["xi"]))
-        # float32 draws (a checkpoint written before they were float32: rounded now, as
-        # the uninterrupted chain rounds them)
-        eta_draws, loglik = as_draws(arr["eta_draws"]), arr["loglik"]
+        # float32 draws, the word block float16 (a checkpoint written before either: rounded
+        # now, as the uninterrupted chain rounds them; dolda.models.dolda.kept)
+        kept = KeptDraws.from_checkpoint(arr, w_start, n_w, phi_from, start)
+        kept.attach_singles(arr, singles)
+        loglik = arr["loglik"]
         phi_acc = phi_mean.from_arrays(arr)
-        tau_draws, lam_draws = as_draws(arr.get("tau_draws")), as_draws(arr.get("lambda_draws"))
         if int(meta["n_iter"]) != n_iter:  # extending a finished chain (checked above)
             from .extend import extend_draws
 
-            eta_draws, tau_draws, lam_draws, loglik, phi_acc = extend_draws(
-                meta, arr, n_iter, burn_in, thin, phi_from)
+            kept, loglik, phi_acc = extend_draws(meta, arr, kept, n_iter, burn_in, thin)
     else:
         start = 0
         with using_threads(config.n_jobs):
@@ -240,10 +245,10 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
             if p.get("init_iter", 0) > 0:
                 state = warm_start(state, seed, data, config, p["init_iter"],
                                    from_state=topics is not None)
-        # the kept draws in float32 (dolda.utils.draws); the chain's state stays float64
-        eta_draws = new_draws((n_keep, data.n_classes, n_cols))
-        tau_draws = new_draws((n_keep,) + state.probit.tau2.shape) if horseshoe else None
-        lam_draws = new_draws((n_keep, data.n_classes, n_cols)) if horseshoe else None
+        # the kept draws in float32, the word block in float16 (dolda.utils.draws,
+        # dolda.models.dolda.kept); the chain's state stays float64
+        kept = KeptDraws.empty(n_keep, data.n_classes, n_cols, state.probit.tau2.shape,
+                               horseshoe, w_start, n_w, phi_from).with_singles(singles)
         loglik = np.full((n_iter, 2), np.nan)
         # the running posterior mean of Phi, sparse (Rao-Blackwellised over the kept z)
         phi_acc = phi_mean.empty(data.n_words, K)
@@ -268,9 +273,8 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
         arrays = {"z": z, "ndk": ndk, "phi": runner.phi(),
                   "eta": state.probit.eta, "lam2": state.probit.lam2,
                   "tau2": state.probit.tau2, "nu": state.probit.nu, "xi": state.probit.xi,
-                  "eta_draws": eta_draws, "tau_draws": tau_draws,
-                  "lambda_draws": lam_draws, "loglik": loglik,
-                  **phi_mean.to_arrays(phi_acc)}
+                  **{k: v for k, v in kept.to_arrays().items() if v is not None},
+                  "loglik": loglik, **phi_mean.to_arrays(phi_acc)}
         written = io.save_checkpoint(checkpoint, meta, arrays)
         saved[0] = int(next_iteration)
         return written
@@ -306,11 +310,9 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
                                                 learn_alpha, learn_beta)
                 loglik[it] = (info.loglik_do, info.loglik_lda)
                 if slot < n_keep and it == keep[slot]:
-                    eta_draws[slot] = state.probit.eta
-                    if horseshoe:
-                        tau_draws[slot] = np.sqrt(state.probit.tau2)
-                        lam_draws[slot] = np.sqrt(state.probit.lam2)
+                    kept.keep(slot, state.probit)
                     slot += 1
+                kept.add_window(it, state.probit)
                 if it >= phi_from:
                     phi_acc = phi_mean.add(phi_acc, state.counts, runner.config.beta)
                 seconds[it] = time.perf_counter() - t_it
@@ -353,8 +355,11 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
     # one K x V array of phi_ is written from the sparse running mean
     runner = state = None
     phi = phi_mean.dense_mean(phi_acc)
-    return {"seed": seed, "eta_draws": eta_draws, "tau_draws": tau_draws,
-            "lambda_draws": lam_draws, "phi": phi,
+    return {"seed": seed, "eta_draws": kept.eta_draws(), "tau_draws": kept.tau,
+            "lambda_draws": kept.lam, "lambda_word_sums": kept.lam_word_sums,
+            "lambda_word_rows": kept.row_var,
+            "lambda_word_row_ids": None if singles is None else singles.rows,
+            "window": n_iter - phi_from, "phi": phi,
             "ndk": ndk, "loglik": loglik, "seconds": seconds,
             "alpha": alpha, "beta": beta}
 

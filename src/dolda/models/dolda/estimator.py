@@ -283,15 +283,28 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         ``"(intercept)"``, covariate columns, ``"topic 0"`` ... ``"topic K-1"``.
     coef_ : pandas.DataFrame (L, P)
         Posterior mean of eta, rows = classes, columns = ``feature_names_``.
-    eta_draws_ : float32 ndarray (C * S, L, P)
+    eta_draws_ : float32 ndarray (C * S, L, P), or BlockDraws with word covariates
         Kept draws of all chains, chain after chain (topics aligned): the chain's
         float64 state rounded to float32 (``dolda.utils.draws``; a model loaded from an
-        older file with float64 draws keeps them as saved).
+        older file with float64 draws keeps them as saved).  With word covariates a
+        :class:`dolda.utils.draws.BlockDraws`: the word columns rounded to float16, the
+        others float32, read like the (S, L, P) float32 array (slices are assembled on
+        indexing; ``np.asarray`` builds the whole array).
     n_chains_ : int
     topic_alignment_ : ndarray (C, K)
         ``topic_alignment_[c][k]``: the topic of chain ``c`` shown as topic ``k``.
     tau_draws_ : float32 ndarray (S, L), (S, L, G) with ``global_scales="block"``, or None
     lambda_draws_ : float32 ndarray (S, L, P) or None
+        With word covariates (and the joint sampler): (S, L, P - n_words), the columns that
+        are not words (``lambda_word_stats_`` summarises the words').
+    lambda_word_stats_ : float64 ndarray (2, L, n_words) or None
+        The word columns' local scales over the last ``phi_draws`` iterations of each chain
+        (the window of ``phi_``): posterior mean of lambda, and its root mean square; None
+        without word covariates.
+    lambda_word_rows_, lambda_word_row_ids_ : float32 (S, D_s, L), int64 (D_s,) or None
+        For the training rows holding a word column no other row holds: ``sum_j u_dj^2
+        lambda_lj^2`` over those columns at every kept draw (what the calibration map's
+        leave-one-out pass reads of the word columns' lambda), and those rows.
     phi_ : ndarray (K, V) float32
         Posterior mean of Phi over the last ``phi_draws`` iterations (the mean of
         ``E[phi | z]``; rows sum to 1).

@@ -19,7 +19,6 @@ from __future__ import annotations
 import numpy as np
 
 from ...sampler import phi_mean
-from ...utils.draws import DRAW_DTYPE
 from ...utils.validation import check_burn_in
 from .params import check_params
 
@@ -52,32 +51,25 @@ def check_extension(meta, n_iter: int, model) -> None:
                          f"n_iter >= {n_old + phi_draws}")
 
 
-def extend_draws(meta, arr, n_iter, burn_in, thin, phi_from):
-    """The saved draws laid out for the longer run.
+def extend_draws(meta, arr, kept, n_iter, burn_in, thin):
+    """The saved draws ``kept`` (:class:`dolda.models.dolda.kept.KeptDraws`) laid out for
+    the longer run.
 
     Returns
     -------
-    eta_draws, tau_draws, lambda_draws, loglik, phi_acc
+    kept, loglik, phi_acc
         Kept draws of the new schedule (those before the old end copied from
-        the checkpoint), the log-likelihood trace padded with NaN to ``n_iter``
-        and an empty running mean of Phi (:class:`dolda.sampler.phi_mean.PhiMean`;
-        its window starts after the old end).
+        the checkpoint; the word columns' lambda sums empty, their window lying after
+        the old end as Phi's does), the log-likelihood trace padded with NaN to
+        ``n_iter`` and an empty running mean of Phi
+        (:class:`dolda.sampler.phi_mean.PhiMean`; its window starts after the old end).
     """
     n_old, old_burn, _ = _old_schedule(meta)
     old_keep = np.arange(old_burn, n_old)[::thin]
     keep = np.arange(burn_in, n_iter)[::thin]
     reuse = keep[keep < n_old]
     src = np.searchsorted(old_keep, reuse)
-
-    def relayout(draws):
-        if draws is None:
-            return None
-        out = np.zeros((len(keep),) + draws.shape[1:], dtype=DRAW_DTYPE)
-        out[:len(reuse)] = draws[src]
-        return out
-
     loglik = np.full((n_iter, 2), np.nan)
     loglik[:n_old] = arr["loglik"]
-    return (relayout(arr["eta_draws"]), relayout(arr.get("tau_draws")),
-            relayout(arr.get("lambda_draws")), loglik,
+    return (kept.relayout(src, len(keep)), loglik,
             phi_mean.empty(len(arr["phi_mean_ptr"]) - 1, len(arr["phi_mean_topic"])))

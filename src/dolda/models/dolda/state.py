@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from ...design.word_features import WordFeatures
 from ...evaluate.convergence import chain_convergence, from_json, to_json
 from ...sampler.alpha import alpha_json, alpha_value
-from ...utils.draws import draw_mean
+from ...utils.draws import BlockDraws, draw_mean
 
 #: Starting values of ``alpha="auto"`` and ``beta="auto"`` (:mod:`dolda.sampler.hyper`), also
 #: what a model file without ``alpha_`` / ``beta_`` falls back to.
@@ -70,6 +70,12 @@ class DOLDAState:
         :meth:`save` never pickles.
         """
         state = super().__getstate__()
+        eta = state.get("eta_draws_")
+        if isinstance(eta, BlockDraws):  # plain arrays: skops stores no dolda objects
+            state = dict(state)
+            state["eta_draws_"] = eta.rest
+            state["eta_word_draws_"] = eta.words
+            state["eta_word_start_"] = eta.start
         if isinstance(state.get("loglik_"), pd.DataFrame):
             state = dict(state)
             state.pop("coef_", None)  # the mean of eta_draws_: rebuilt on load
@@ -78,6 +84,10 @@ class DOLDAState:
         return state
 
     def __setstate__(self, state):
+        if "eta_word_draws_" in state:
+            state = dict(state)
+            state["eta_draws_"] = BlockDraws(state["eta_draws_"], state.pop("eta_word_draws_"),
+                                             state.pop("eta_word_start_"))
         super().__setstate__(state)
         if isinstance(getattr(self, "loglik_", None), np.ndarray):
             set_loglik(self, self.loglik_)
@@ -108,8 +118,17 @@ class DOLDAState:
             "n_features_in": (int(self.n_features_in_) if "n_features_in_" in vars(self)
                               else None),
         }
-        arrays = {"eta_draws": self.eta_draws_, "tau_draws": self.tau_draws_,
-                  "lambda_draws": self.lambda_draws_, "phi": self.phi_,
+        eta = self.eta_draws_
+        # with word covariates: the word block of eta float16 beside the other columns
+        # (BlockDraws), the word columns' lambda as summaries (docs/FORMAT.md)
+        arrays = {"eta_draws": eta.rest if isinstance(eta, BlockDraws) else eta,
+                  "eta_word_draws": eta.words if isinstance(eta, BlockDraws) else None,
+                  "tau_draws": self.tau_draws_, "lambda_draws": self.lambda_draws_,
+                  "lambda_word_stats": getattr(self, "lambda_word_stats_", None),
+                  "lambda_word_rows": getattr(self, "lambda_word_rows_", None),
+                  "lambda_word_row_ids": (None if getattr(self, "lambda_word_rows_", None) is None
+                                          else self.lambda_word_row_ids_),
+                  "phi": self.phi_,
                   "doc_topic_counts": self.doc_topic_counts_,
                   "loglik": self.loglik_[["do", "lda"]].to_numpy().reshape(
                       self.n_chains_, -1, 2),
@@ -125,6 +144,14 @@ class DOLDAState:
 
         model = fitted_from_state(cls, meta, arrays)
         model.feature_names_ = list(meta["feature_names"])
+        words = arrays.get("eta_word_draws")
+        if words is not None:  # the compact word block (format version 2)
+            n_words = len(meta["word_features"]["words"])
+            start = len(model.feature_names_) - int(model.n_topics) - n_words
+            model.eta_draws_ = BlockDraws(model.eta_draws_, words, start)
+        model.lambda_word_stats_ = arrays.get("lambda_word_stats")
+        model.lambda_word_rows_ = arrays.get("lambda_word_rows")
+        model.lambda_word_row_ids_ = arrays.get("lambda_word_row_ids")
         model.vocabulary_ = Vocabulary.from_dict(meta["vocabulary"])
         model._has_covariates = meta.get("covariates") is not None
         if model._has_covariates:

@@ -18,10 +18,12 @@ from ...posterior import calibration
 from ...posterior.holdout import holdout_stacking
 from ...posterior.scores import coefficient_prior_sd, proba_stacking_draws
 from ...sampler.alpha import alpha_value, as_alpha
+from ...utils.draws import BlockDraws
 from ...utils.heap import release_free_heap
 from ...utils.phases import phase
 from ...utils.validation import check_positive_float
 from .inputs import fitted_scale_blocks
+from .kept import word_stats
 from .proportions import document_regressors, regressor_matrix
 from .state import alpha_mode, set_coef, set_loglik
 
@@ -76,10 +78,15 @@ def fit_calibration_map(model, corpus, Xd, y_index, held=None):
     with phase(f"topic proportions of the {corpus.n_docs:,} training documents, as "
                "for new ones (for the calibration map)", model.progress):
         U = regressor_matrix(model, corpus, Xd)
+    rows = getattr(model, "lambda_word_row_ids_", None)
+    eta = model.eta_draws_
     prior_sd = coefficient_prior_sd(model.tau_draws_, model.lambda_draws_,
                                     check_positive_float(model.prior_variance,
                                                          "prior_variance"),
-                                    blocks=fitted_scale_blocks(model))
+                                    blocks=fitted_scale_blocks(model),
+                                    word_block=(None if not isinstance(eta, BlockDraws)
+                                                else (eta.start, eta.stop, rows,
+                                                      model.lambda_word_rows_)))
     # fit_proba_stacking in two steps, so that U (its D x K topic proportions: 0.09 GB
     # on 20 Newsgroups at K = 1000) is released before the map's fit, which reads only
     # the leave-one-out draws
@@ -101,7 +108,10 @@ def _pooled(chains, key):
     """The chains' ``key`` draws stacked along the draw axis; a single chain's array itself."""
     if len(chains) == 1:
         return chains[0][key]
-    out = np.concatenate([ch[key] for ch in chains])
+    if isinstance(chains[0][key], BlockDraws):
+        out = BlockDraws.concatenate([ch[key] for ch in chains])
+    else:
+        out = np.concatenate([ch[key] for ch in chains])
     for ch in chains:
         ch[key] = None  # not used after pooling: free each chain's copy
     return out
@@ -114,7 +124,6 @@ def combine_chains(model, chains, n_iter):
     from ...evaluate.diagnostics import align_topics, hellinger
 
     K = chains[0]["phi"].shape[0]
-    n_x = chains[0]["eta_draws"].shape[2] - K
     perms = [np.arange(K)] + [align_topics(chains[0]["phi"], ch["phi"]) for ch in chains[1:]]
     # how far each chain's matched topic is from chain 0's (topic recurrence, dolda.interpret.stability)
     hell = np.zeros((len(chains), K))
@@ -125,9 +134,14 @@ def combine_chains(model, chains, n_iter):
     for ch, perm in zip(chains, perms):
         if np.array_equal(perm, np.arange(K)):
             continue  # chain 0 (and any chain already aligned): no copies of its arrays
-        cols = np.concatenate([np.arange(n_x), n_x + perm])
         ch["phi"] = ch["phi"][perm]
-        ch["eta_draws"] = ch["eta_draws"][:, :, cols]
+        eta = ch["eta_draws"]
+        # the topics are the last K of the stored (float32) columns in either layout
+        rest = eta.rest if isinstance(eta, BlockDraws) else eta
+        n_rest = rest.shape[2] - K
+        cols = np.concatenate([np.arange(n_rest), n_rest + perm])
+        ch["eta_draws"] = (BlockDraws(rest[:, :, cols], eta.words, eta.start)
+                           if isinstance(eta, BlockDraws) else eta[:, :, cols])
         if ch["lambda_draws"] is not None:
             ch["lambda_draws"] = ch["lambda_draws"][:, :, cols]
         ch["ndk"] = ch["ndk"][:, perm]
@@ -142,6 +156,14 @@ def combine_chains(model, chains, n_iter):
     horseshoe = chains[0]["tau_draws"] is not None
     model.tau_draws_ = _pooled(chains, "tau_draws") if horseshoe else None
     model.lambda_draws_ = _pooled(chains, "lambda_draws") if horseshoe else None
+    # the word columns' local scales: summaries over each chain's last iterations
+    sums = chains[0]["lambda_word_sums"]
+    for ch in chains[1:]:
+        sums = None if sums is None else sums + ch["lambda_word_sums"]
+    model.lambda_word_stats_ = word_stats(sums, sum(ch["window"] for ch in chains))
+    model.lambda_word_rows_ = (_pooled(chains, "lambda_word_rows")
+                               if chains[0]["lambda_word_rows"] is not None else None)
+    model.lambda_word_row_ids_ = chains[0]["lambda_word_row_ids"]
     # the mean of the chains' Phi, renormalised: summed into chain 0's array in place (the
     # chains' draws are not used after this), no stacked or K x V temporary copies
     phi = chains[0]["phi"]

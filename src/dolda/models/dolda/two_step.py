@@ -38,6 +38,8 @@ def fit_two_step(model, design, p):
     model.eta_draws_ = probit.eta_draws_
     model.tau_draws_ = probit.tau_draws_
     model.lambda_draws_ = probit.lambda_draws_
+    model.lambda_word_stats_ = None  # DOProbit keeps every draw of every lambda
+    model.lambda_word_rows_ = model.lambda_word_row_ids_ = None
     model.doc_topic_counts_ = None
     model.alpha_, model.beta_ = alpha_value(p["alpha"]), p["beta"]
     model.n_chains_ = 1
