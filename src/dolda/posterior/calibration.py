@@ -11,7 +11,6 @@ modules' names are importable from here too (``dolda.calibration.reliability_cur
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from scipy import optimize, special
 
 from ..sampler.threads import blas_threads
