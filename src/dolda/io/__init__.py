@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from . import atomic as _atomic, npz as _npz, schema as _schema, schema_values as _values
+from . import schema_checkpoint as _checkpoint_schema
 from .codec import (
     ModelFormatError,
     _from_json,
@@ -403,7 +404,7 @@ def _read_directory(path, _recover: bool = True, cls=None) -> tuple[dict, dict]:
     tag = header["type"]
     try:
         if tag == CHECKPOINT_TYPE:
-            facts = _schema.check_checkpoint_manifest(meta, header["arrays"])
+            facts = _checkpoint_schema.check_checkpoint_manifest(meta, header["arrays"])
         else:
             facts = _schema.check_manifest(tag, cls or _import_class(tag), meta,
                                            header["arrays"])
