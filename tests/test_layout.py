@@ -196,9 +196,6 @@ def test_the_fit_stages_never_call_back_into_the_estimator(tmp_path):
     assert calls_back_into(planted, methods) == ["model._set_loglik"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 35: io/schema.py is over 600 lines (its split waits for the model-file format "
-    "change in flight there); drop this mark once it is split or says why"))
 def test_no_long_module_without_a_reason_at_its_top():
     long = long_modules_without_reason()
     assert not long, "over %d lines without a '# size: <reason>' line at the top: %s" % (

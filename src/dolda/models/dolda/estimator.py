@@ -143,19 +143,14 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         the supervised posterior and is never kept).  0: the random start.  With
         ``topic_init="nmf"`` these iterations continue from the NMF start.
     topic_init : {"random", "nmf"}, default="random"
-        Where the topic indicators start.  ``"random"``: uniform on the chain's seed.
-        ``"nmf"``: one deterministic, data-determined start, the same for every seed,
-        chain and ``n_jobs`` (:mod:`dolda.sampler.topic_start`): an NMF of the training
-        tf-idf matrix (SVD-based "nndsvda" start, at most 50 coordinate-descent
-        iterations), every token in topic ``argmax_k W[d, k] H[k, w]``; Phi and the
-        probit blocks start as before.  Seeds then differ only by Monte Carlo noise
-        within the mode this start leads to, so the explanation reproduces *within that
-        mode*; it is not promised to be the posterior's only or best mode, and identical
-        starts make R-hat across chains less able to detect non-convergence (it wants
-        over-dispersed starts).  The posterior sampled is unchanged.  Needs ``n_topics``
-        at most the number of documents and of vocabulary words; ignored with
-        ``two_step``.  Cost, once per chain: on 20 Newsgroups train about 6 s at K = 20
-        and 70 s at K = 100 (``benchmarks/results/topic_start_cap50.md``).
+        ``"random"``: uniform on the chain's seed.  ``"nmf"``: one deterministic start, the
+        same for every seed, chain and ``n_jobs`` (:mod:`dolda.sampler.topic_start`: NMF
+        of the training tf-idf, every token in ``argmax_k W[d, k] H[k, w]``).  Seeds then
+        differ by Monte Carlo noise within the mode it leads to: the explanation
+        reproduces *within that mode*, which is not promised to be the only or best one,
+        and identical starts weaken R-hat across chains.  The posterior is unchanged;
+        ignored with ``two_step``.  Cost once per chain: about 6 s at K = 20 and 70 s at
+        K = 100 on 20 Newsgroups train (``benchmarks/results/topic_start_cap50.md``).
     n_chains : int, default=1
         Independent chains (run one after the other, each on all threads).
         Their topics are aligned to chain 0 by matching Phi (Hungarian
