@@ -12,6 +12,7 @@ from dolda import DOLDA, DOProbit, io, load
 from dolda.posterior import calibration
 from dolda.utils.draws import DRAW_DTYPE, draw_mean, draw_quantiles
 from dolda.datasets import simulate
+from _recording import record_probit_states
 from dolda.evaluate.diagnostics import convergence_table, pointwise_do_loglik
 from dolda.posterior.scores import coefficient_prior_sd
 
@@ -79,25 +80,7 @@ def test_probit_draws_are_the_float32_rounding_of_the_chain_state(xy, monkeypatc
 
 def test_dolda_draws_and_checkpoint_are_float32_roundings_of_the_state(corpus, tmp_path,
                                                                         monkeypatch):
-    from dolda import backends
-
-    seen = {}
-    real_make = backends.make_chain
-
-    def make_chain(*args, **kw):
-        runner = real_make(*args, **kw)
-        real_step = runner.step
-
-        def step(it):
-            state, info = real_step(it)
-            p = state.probit
-            seen[it] = [np.array(a, dtype=np.float64) for a in (p.eta, p.tau2, p.lam2)]
-            return state, info
-
-        runner.step = step
-        return runner
-
-    monkeypatch.setattr(backends, "make_chain", make_chain)
+    seen = record_probit_states(monkeypatch)
     ckpt = tmp_path / "ck"
     m = DOLDA(n_iter=10, burn_in=4, n_words=12, checkpoint=ckpt, **KW).fit(corpus.texts,
                                                                           corpus.y)

@@ -16,6 +16,7 @@ import pytest
 import dolda
 from dolda import DOLDA, io
 from dolda.datasets import simulate
+from _recording import record_probit_states
 from dolda.posterior import calibration
 from dolda.utils.draws import (BlockDraws, WORD_DRAW_DTYPE, as_word_draws, draw_mean,
                                draw_quantiles, split_columns)
@@ -36,28 +37,6 @@ def fitted(corpus):
                                                                           corpus.y)
 
 
-def _recording(monkeypatch):
-    """Record the chain's probit state (float64) after every iteration."""
-    from dolda import backends
-
-    seen = {}
-    real_make = backends.make_chain
-
-    def make_chain(*args, **kw):
-        runner = real_make(*args, **kw)
-        real_step = runner.step
-
-        def step(it):
-            state, info = real_step(it)
-            p = state.probit
-            seen[it] = [np.array(a, dtype=np.float64) for a in (p.eta, p.tau2, p.lam2)]
-            return state, info
-
-        runner.step = step
-        return runner
-
-    monkeypatch.setattr(backends, "make_chain", make_chain)
-    return seen
 
 
 # ------------------------------------------------------------------ BlockDraws
@@ -94,7 +73,7 @@ def test_word_draws_round_through_float32_and_clip():
 
 # ------------------------------------------------------------------ what a fit keeps
 def test_fit_keeps_the_word_block_compact(corpus, monkeypatch):
-    seen = _recording(monkeypatch)
+    seen = record_probit_states(monkeypatch)
     m = DOLDA(n_iter=12, burn_in=4, n_words=12, phi_draws=3, **KW).fit(corpus.texts,
                                                                         corpus.y)
     eta = m.eta_draws_
@@ -345,7 +324,7 @@ def test_leave_one_out_reads_the_kept_rows_as_every_word_lambda(corpus, monkeypa
     from dolda.posterior.scores import coefficient_prior_sd
 
     texts = [t + (f" hapax{d}x" if d % 3 == 0 else "") for d, t in enumerate(corpus.texts)]
-    seen = _recording(monkeypatch)
+    seen = record_probit_states(monkeypatch)
     m = DOLDA(n_iter=12, burn_in=4, n_words="all", **KW).fit(texts, corpus.y)
     eta = m.eta_draws_
     names = m.feature_names_[eta.start:eta.stop]

@@ -22,6 +22,13 @@ logger = logging.getLogger(__name__)
 #: How many times a single iteration may be retried after losing workers.
 MAX_RECOVERIES = 5
 
+#: Seconds a broadcast ``scatter`` (Phi and its tables to every worker, once an iteration)
+#: may take before it counts as a lost worker: a worker killed while the broadcast was
+#: under way left ``Client.scatter(..., broadcast=True)`` waiting for it forever (seen in
+#: tests/test_dask.py's lost-worker replay, distributed 2026.8).  Generous: Phi at K = 1000
+#: and V = 80,000 is 0.3 GB.
+SCATTER_TIMEOUT = 60.0
+
 
 def _worker_loss_errors():
     """Exception types that mean "a worker (or its data) is gone", not a bug in a task."""
@@ -224,7 +231,8 @@ class ShardedDaskChain:
             self.traffic["sent"] += _nbytes(shard) + _nbytes(z)
         constants = getattr(self, "_constants", None)  # fixed for the whole fit
         if constants is not None:
-            [self._constants_f] = self.client.scatter([constants], broadcast=True, hash=False)
+            [self._constants_f] = self.client.scatter([constants], broadcast=True, hash=False,
+                                                      timeout=SCATTER_TIMEOUT)
             self.traffic["sent"] += _nbytes(constants) * len(set(self._workers))
 
     def _submit(self, func, name, args_of_shard):
