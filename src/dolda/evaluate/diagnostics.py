@@ -180,7 +180,8 @@ def pointwise_do_loglik(U, eta_draws, y_index, max_block=2e7):
 
     from ..posterior.predictors import _draw_chunks
 
-    eta_draws = np.asarray(eta_draws)
+    if not isinstance(eta_draws, BlockDraws):  # a compact word block is read slice by
+        eta_draws = np.asarray(eta_draws)      # slice, never assembled whole
     y_index = np.asarray(y_index, dtype=np.int64)
     n_docs = U.shape[0]
     if len(y_index) != n_docs:
