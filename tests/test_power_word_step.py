@@ -158,3 +158,27 @@ def test_sparse_covariate_columns_are_swept_and_the_scan_stays_exact():
         eta = word_step.draw_blocked(3, it, wc, zbar, A, precs, eta, 2)
     worst = np.max(np.abs(moment_z(eta, mean, cov)))
     assert worst < TOL, f"blocked Gibbs with swept covariates off: max |z| = {worst:.2f}"
+
+
+@pytest.mark.parametrize("n_rows, n_parts", [(1, 2), (9, 2), (60, 2), (60, 7)])
+def test_dense_block_statistics_and_residual_update_are_the_algebra(n_rows, n_parts):
+    """``U_A^T U_A``, ``(U_A^T r^T)^T`` and ``r -= eta_A U_A^T`` against scipy, with empty
+    rows, every row range of the Gram's partial sums (a dropped row would show), and the
+    same Gram for any number of parts up to rounding."""
+    from dolda.sampler.linear_predictors import as_csr_arrays
+
+    rng = np.random.default_rng(n_rows)
+    UA = sp.random(n_rows, 6, density=0.5, format="lil", random_state=rng)
+    UA[0, :] = 0
+    UA = sp.csr_matrix(sp.hstack([np.ones((n_rows, 1)), UA]))
+    UA.sort_indices()
+    resid = rng.normal(size=(4, n_rows))
+    arrays = as_csr_arrays(UA)
+    gram, rhs = word_step._dense_block_statistics(*arrays, resid, UA.shape[1], n_parts)
+    np.testing.assert_allclose(gram, (UA.T @ UA).toarray(), rtol=1e-13, atol=1e-13)
+    assert np.array_equal(gram, gram.T)
+    np.testing.assert_allclose(rhs, np.asarray(UA.T @ resid.T).T, rtol=1e-13, atol=1e-13)
+    eta_a = rng.normal(size=(4, UA.shape[1]))
+    out = resid.copy()
+    word_step._subtract_products(*arrays, eta_a, out)
+    np.testing.assert_allclose(out, resid - np.asarray(UA @ eta_a.T).T, rtol=0, atol=1e-13)

@@ -313,3 +313,43 @@ def test_preconditioner_is_the_exact_inverse_of_its_blocks_of_q():
     r = rng.normal(size=U.shape[1])
     z = gaussian.apply_preconditioner(design, prec, r)
     np.testing.assert_allclose(M @ z, r, rtol=1e-7, atol=1e-7 * np.abs(r).max())
+
+
+def _random_csr(rng, n_rows, n_cols, density, empty_rows=(0, 3)):
+    A = sp.random(n_rows, n_cols, density=density, format="lil", random_state=rng)
+    for r in empty_rows:
+        A[r, :] = 0
+    A = sp.csr_matrix(A)
+    A.sort_indices()
+    return A
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (7, 3), (57, 40)])
+def test_csr_products_equal_scipys_bit_for_bit(shape):
+    """The threaded product sums each row's nonzeros in stored order, as scipy does."""
+    rng = np.random.default_rng(shape[0])
+    A = _random_csr(rng, *shape, 0.3, empty_rows=(0,))
+    B = rng.normal(size=(5, shape[1]))
+    expected = np.asarray(A @ B.T)
+    np.testing.assert_array_equal(sparse_eta.csr_products(A, B), expected)
+    np.testing.assert_array_equal(sparse_eta.covariate_products(A, B), expected)
+
+
+def test_zbar_csr_is_the_row_normalised_counts_with_empty_documents_as_zero_rows():
+    rng = np.random.default_rng(3)
+    ndk = (rng.integers(0, 4, (30, 6)) * (rng.random((30, 6)) < 0.4)).astype(np.int32)
+    ndk[[0, 7]] = 0  # empty documents
+    doc_ptr = np.r_[0, np.cumsum(ndk.sum(axis=1))].astype(np.int64)
+    zbar = sparse_eta.zbar_csr(doc_ptr, ndk)
+    n = np.maximum(ndk.sum(axis=1), 1)[:, None]
+    np.testing.assert_array_equal(zbar.toarray(), ndk / n)
+    assert zbar.nnz == np.count_nonzero(ndk) and zbar.has_sorted_indices
+    # reused statistics: the same mu as from scratch
+    eta = rng.normal(size=(3, 2 + 6))
+    X = _random_csr(rng, 30, 2, 0.5)
+    xp = sparse_eta.covariate_products(X, eta[:, :2])
+    np.testing.assert_array_equal(
+        sparse_eta.regressor_products(X, doc_ptr, ndk, eta, zbar=zbar, x_products=xp),
+        sparse_eta.regressor_products(X, doc_ptr, ndk, eta))
+    np.testing.assert_allclose(sparse_eta.regressor_products(X, doc_ptr, ndk, eta),
+                               np.hstack([X.toarray(), ndk / n]) @ eta.T, rtol=0, atol=1e-13)

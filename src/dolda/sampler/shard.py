@@ -393,10 +393,11 @@ def utility_step(seed: int, iteration: int, shard: Shard, ndk, eta):
     the statistics are ``(zbar_s as CSR, a_s)`` instead of ``(gram, rhs)``.
     """
     if sp.issparse(shard.X):
+        zbar = sparse_eta.zbar_csr(shard.doc_ptr, ndk)
         mu = np.ascontiguousarray(sparse_eta.regressor_products(shard.X, shard.doc_ptr, ndk,
-                                                                 eta))
+                                                                 eta, zbar=zbar))
         a = draw_utilities(mu, shard.y, seed, iteration, np.empty_like(mu), shard.doc_offset)
-        return a, sparse_eta.zbar_csr(shard.doc_ptr, ndk), a
+        return a, zbar, a
     U = topic_regressors(shard, ndk)
     mu = sparse_row_products(U, eta)
     if not np.isfinite(mu).all():  # O(D L), beside the O(D L P) products above
@@ -428,8 +429,9 @@ def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGl
     eta = glob.eta
     eta_topics = np.ascontiguousarray(eta[:, n_x:])
     sparse_x = sp.issparse(shard.X)
-    base = a - (sparse_eta.covariate_products(shard.X, eta[:, :n_x]) if sparse_x
-                else row_products(shard.X, eta[:, :n_x]))
+    x_products = (sparse_eta.covariate_products(shard.X, eta[:, :n_x]) if sparse_x
+                  else row_products(shard.X, eta[:, :n_x]))
+    base = a - x_products
     n_topics = ndk.shape[1]
     alpha = as_alpha(alpha, n_topics)
     if z_sampler == "mh" and isinstance(glob.tables, polya.SparsePhi):
@@ -458,7 +460,7 @@ def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGl
         nkw = topic_kernels.sparse_topic_word_counts(shard.word_ptr, shard.order, z, n_topics)
     if not with_loglik:
         return TopicStatistics(nkw, np.nan, np.nan)
-    mu = (sparse_eta.regressor_products(shard.X, shard.doc_ptr, ndk, eta) if sparse_x
-          else sparse_row_products(topic_regressors(shard, ndk), eta))
+    mu = (sparse_eta.regressor_products(shard.X, shard.doc_ptr, ndk, eta, x_products=x_products)
+          if sparse_x else sparse_row_products(topic_regressors(shard, ndk), eta))
     return TopicStatistics(nkw, float(do_log_likelihood(mu, shard.y)),
                            topic_kernels.lda_doc_log_likelihood(ndk, alpha))

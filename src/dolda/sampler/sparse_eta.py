@@ -30,30 +30,76 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit, prange
 
 from . import gaussian
 from . import probit as probit_blocks
+from .linear_predictors import as_csr_arrays, csr_draw_products
 from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
 
+
+@njit(cache=True, parallel=True)
+def _zbar_arrays(doc_ptr, ndk):
+    """CSR arrays ``(indptr, indices, data)`` of ``zbar = n_{d,.} / max(N_d, 1)``, rows in
+    parallel (counted, then filled), columns ascending within a row."""
+    n_docs, n_topics = ndk.shape
+    indptr = np.zeros(n_docs + 1, np.int64)
+    for d in prange(n_docs):
+        c = 0
+        for k in range(n_topics):
+            if ndk[d, k] != 0:
+                c += 1
+        indptr[d + 1] = c
+    for d in range(n_docs):
+        indptr[d + 1] += indptr[d]
+    indices = np.empty(indptr[n_docs], np.int64)
+    data = np.empty(indptr[n_docs], np.float64)
+    for d in prange(n_docs):
+        n = np.float64(max(doc_ptr[d + 1] - doc_ptr[d], 1))
+        q = indptr[d]
+        for k in range(n_topics):
+            if ndk[d, k] != 0:
+                indices[q] = k
+                data[q] = ndk[d, k] / n
+                q += 1
+    return indptr, indices, data
+
+
 def zbar_csr(doc_ptr, ndk) -> sp.csr_matrix:
-    """``zbar_d = n_{d,.} / N_d`` of a shard as CSR (D_s, K); empty documents are zero rows."""
+    """``zbar_d = n_{d,.} / N_d`` of a shard as CSR (D_s, K), int64 indices; empty documents
+    are zero rows."""
     ndk = np.asarray(ndk)
-    n = np.maximum(np.diff(doc_ptr), 1).astype(np.float64)
-    rows, cols = np.nonzero(ndk)
-    vals = ndk[rows, cols] / n[rows]
-    return sp.csr_matrix((vals, (rows, cols)), shape=ndk.shape)
+    indptr, indices, data = _zbar_arrays(np.asarray(doc_ptr, dtype=np.int64), ndk)
+    return sp.csr_matrix((data, indices, indptr), shape=ndk.shape)
+
+
+def csr_products(A, B):
+    """``A B^T`` (D, L) for CSR ``A`` (D, P) and ``B`` (L, P), rows on all threads.
+
+    Each output element sums its row's nonzeros in stored order, as scipy's serial product
+    does, so the result does not depend on the number of threads
+    (:func:`dolda.sampler.linear_predictors.csr_draw_products`)."""
+    indptr, indices, data = as_csr_arrays(A)
+    right = np.ascontiguousarray(np.asarray(B, dtype=np.float64).T)[None]
+    out = np.empty((1, A.shape[0], right.shape[2]))
+    csr_draw_products(indptr, indices, data, right, out)
+    return out[0]
 
 
 def covariate_products(X, B):
-    """``X B^T`` (D, L) for CSR ``X`` (D, P_x) and ``B`` (L, P_x): scipy's serial CSR product."""
-    return np.asarray(X @ np.ascontiguousarray(B, dtype=np.float64).T)
+    """``X B^T`` (D, L) for CSR ``X`` (D, P_x) and ``B`` (L, P_x) (:func:`csr_products`)."""
+    return csr_products(X, B)
 
 
-def regressor_products(X, doc_ptr, ndk, eta):
-    """``mu = [X, zbar] eta^T`` (D_s, L) for sparse ``X``."""
+def regressor_products(X, doc_ptr, ndk, eta, zbar=None, x_products=None):
+    """``mu = [X, zbar] eta^T`` (D_s, L) for sparse ``X``.  ``zbar`` (CSR, from
+    :func:`zbar_csr`) and ``x_products`` (``X eta_x^T``) are reused when given."""
     n_x = X.shape[1]
-    return (covariate_products(X, eta[:, :n_x])
-            + np.asarray(zbar_csr(doc_ptr, ndk) @ np.ascontiguousarray(eta[:, n_x:]).T))
+    if x_products is None:
+        x_products = covariate_products(X, eta[:, :n_x])
+    if zbar is None:
+        zbar = zbar_csr(doc_ptr, ndk)
+    return x_products + csr_products(zbar, eta[:, n_x:])
 
 
 def design(X, zbar_parts) -> sp.csr_matrix:

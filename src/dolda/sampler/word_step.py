@@ -53,6 +53,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from . import probit as probit_blocks
+from .linear_predictors import as_csr_arrays
 from .rng import STEP_ETA, STEP_WORDS, normal, numpy_generator, stream
 
 
@@ -141,6 +142,57 @@ def subtract_words(ptr, rows, vals, eta_w, resid):
                     r[rows[k]] -= vals[k] * e
 
 
+#: Row ranges whose partial ``U_A^T U_A`` are formed in parallel and added in order (a fixed
+#: number, so the sum does not depend on the thread count).
+GRAM_PARTS = 2
+
+
+@njit(cache=True, parallel=True)
+def _dense_block_statistics(indptr, indices, data, resid, n_cols, n_parts):
+    """``(U_A^T U_A, (U_A^T resid^T)^T)`` for CSR ``U_A`` (D, P_A), column indices ascending
+    within a row, and ``resid`` (L, D): the Gram matrix's upper triangle as ``n_parts``
+    partial sums over fixed row ranges, added in order, then mirrored; the
+    right-hand sides class by class in parallel, rows in order."""
+    n_rows = len(indptr) - 1
+    parts = np.zeros((n_parts, n_cols, n_cols))
+    for p in prange(n_parts):
+        g = parts[p]
+        for d in range(p * n_rows // n_parts, (p + 1) * n_rows // n_parts):
+            for k1 in range(indptr[d], indptr[d + 1]):
+                v = data[k1]
+                row = g[indices[k1]]
+                for k2 in range(k1, indptr[d + 1]):  # the upper triangle (indices ascend)
+                    row[indices[k2]] += v * data[k2]
+    gram = parts[0].copy()
+    for p in range(1, n_parts):
+        gram += parts[p]
+    for i in range(n_cols):
+        for j in range(i + 1, n_cols):
+            gram[j, i] = gram[i, j]
+    n_classes = resid.shape[0]
+    rhs = np.zeros((n_classes, n_cols))
+    for l in prange(n_classes):
+        r, out = resid[l], rhs[l]
+        for d in range(n_rows):
+            x = r[d]
+            for k in range(indptr[d], indptr[d + 1]):
+                out[indices[k]] += data[k] * x
+    return gram, rhs
+
+
+@njit(cache=True, parallel=True)
+def _subtract_products(indptr, indices, data, eta_a, resid):
+    """``resid[l] -= U_A eta_a[l]`` for CSR ``U_A``, rows in parallel."""
+    n_classes = eta_a.shape[0]
+    for d in prange(len(indptr) - 1):
+        for l in range(n_classes):
+            s = 0.0
+            e = eta_a[l]
+            for k in range(indptr[d], indptr[d + 1]):
+                s += data[k] * e[indices[k]]
+            resid[l, d] -= s
+
+
 @njit(cache=True, parallel=True)
 def word_sweeps(ptr, rows, vals, col_sq, prec_w, eta_w, resid, seed, step, n_sweeps):
     """Single-site Gibbs over the word coefficients of every class, in place.
@@ -203,12 +255,12 @@ def draw_blocked(seed: int, iteration: int, wc: WordColumns, zbar, a, prec, eta,
     prec_w = np.ascontiguousarray(prec[:, wc.swept], dtype=np.float64)
     resid = np.array(np.asarray(a, dtype=np.float64).T, order="C")      # (L, D)
     subtract_words(wc.ptr, wc.rows, wc.vals, eta_w, resid)
-    gram = (UA.T @ UA).toarray()
-    rhs = np.ascontiguousarray(np.asarray(UA.T @ resid.T).T)              # (L, P_A)
+    ua = as_csr_arrays(UA)
+    gram, rhs = _dense_block_statistics(*ua, resid, UA.shape[1], GRAM_PARTS)  # rhs (L, P_A)
     rng = numpy_generator(seed, iteration * 16 + STEP_ETA)
     normals = rng.standard_normal((n_classes, len(dense_cols)))
     eta_a = probit_blocks.draw_coefficients(gram, rhs, prec[:, dense_cols], normals, n_jobs)
-    resid -= np.asarray(UA @ eta_a.T).T
+    _subtract_products(*ua, np.ascontiguousarray(eta_a), resid)
     word_sweeps(wc.ptr, wc.rows, wc.vals, wc.col_sq, prec_w, eta_w, resid, int(seed),
                 int(iteration) * 16 + STEP_WORDS, int(n_sweeps))
     eta[:, dense_cols] = eta_a
