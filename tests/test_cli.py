@@ -233,6 +233,35 @@ def test_fit_interrupted_tells_how_to_resume(data_csv, tmp_path, monkeypatch):
     assert not out.exists()
 
 
+def test_fit_passes_the_convergence_options_and_the_resume_command_keeps_them(
+        data_csv, tmp_path, monkeypatch):
+    """--global-scales, --topic-init and --init-iter reach the model (saved with it) and
+    the command printed to resume an interrupted fit repeats them."""
+    import dolda
+    from dolda.models.dolda.estimator import DOLDA, FitInterrupted
+
+    out = tmp_path / "model"
+    options = ["--global-scales", "block", "--topic-init", "nmf", "--init-iter", "3"]
+    result = run("fit", data_csv, "--text", "body", "--label", "genre", *FAST, *options,
+                 "--out", out)
+    assert result.exit_code == 0, result.output
+    back = dolda.load(out)
+    assert (back.global_scales, back.topic_init, back.init_iter) == ("block", "nmf", 3)
+    assert back.tau_draws_.ndim == 3  # one global scale per class and block
+
+    def interrupted(self, *args, **kwargs):
+        raise FitInterrupted(self.checkpoint)
+
+    monkeypatch.setattr(DOLDA, "fit", interrupted)
+    result = run("fit", data_csv, "--text", "body", "--label", "genre", *FAST, *options,
+                 "--checkpoint", tmp_path / "ck", "--out", tmp_path / "m2")
+    assert result.exit_code == 130
+    assert " ".join(options) in result.output, result.output
+    bad = run("fit", data_csv, "--text", "body", "--label", "genre", *FAST,
+              "--topic-init", "lda", "--out", tmp_path / "m3")
+    assert bad.exit_code == 2 and "--topic-init" in bad.output
+
+
 # -------------------------------------------------------------- bad input
 def fit_args(data, out, label="genre", text="body"):
     return ["fit", data, "--text", text, "--label", label, *FAST, "--out", out]

@@ -167,6 +167,21 @@ def _model_options(func):
                           "(e.g. 0.2), held out of the chain: for rows in time order, such "
                           "as bug reports by filing date  [default: leave-one-out on all "
                           "rows]."),
+        click.option("--global-scales", "global_scales", type=click.Choice(["shared", "block"]),
+                     default="shared", show_default=True,
+                     help="The Horseshoe's global scale: one per class over all columns "
+                          "(the paper's), or one per class and block (covariates, words, "
+                          "topics), so that many word columns do not set the topics' "
+                          "shrinkage."),
+        click.option("--topic-init", "topic_init", type=click.Choice(["random", "nmf"]),
+                     default="random", show_default=True,
+                     help="Start of the topics: uniform at random on the seed, or one "
+                          "deterministic start from an NMF of the training tf-idf (the same "
+                          "for every seed)."),
+        click.option("--init-iter", "init_iter", type=click.IntRange(min=0), default=0,
+                     show_default=True, metavar="N",
+                     help="Iterations of unsupervised LDA run before the supervised chain, "
+                          "which starts from their topics (never kept as draws)."),
         click.option("--seed", type=_SEED, default=0, show_default=True,
                      help="Random seed; the same seed gives the same chain for any --threads."),
         click.option("--threads", type=click.IntRange(min=1), default=None,
@@ -233,6 +248,8 @@ def _estimator(opts, **extra):
                  covariate_min_count=opts["covariate_min_count"], two_step=opts["two_step"],
                  random_state=opts["seed"], n_jobs=opts["threads"],
                  calibration_holdout=opts.get("calibration_holdout"),
+                 global_scales=opts.get("global_scales", "shared"),
+                 topic_init=opts.get("topic_init", "random"), init_iter=opts.get("init_iter", 0),
                  progress=not opts["quiet"], **extra)
 
 

@@ -238,6 +238,12 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
         args.append("--two-step")
     if opts.get("calibration_holdout") is not None:
         args += ["--calibration-holdout", repr(opts["calibration_holdout"])]
+    if opts.get("global_scales", "shared") != "shared":
+        args += ["--global-scales", opts["global_scales"]]
+    if opts.get("topic_init", "random") != "random":
+        args += ["--topic-init", opts["topic_init"]]
+    if opts.get("init_iter", 0):
+        args += ["--init-iter", str(opts["init_iter"])]
     if opts["threads"] is not None:
         args += ["--threads", str(opts["threads"])]
     if opts["quiet"]:
