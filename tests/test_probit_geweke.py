@@ -132,3 +132,75 @@ def test_geweke_per_block_global_scales():
 def test_geweke_per_block_detects_one_scale_used_for_every_block():
     z = block_geweke_z(slip=True, n_steps=5)
     assert np.max(np.abs(z)) > 8.0, "the block Geweke test lacks power against a shared scale"
+
+
+# ------------------------------------------------------------------ Gaussian slab
+SLAB = 1.5  # s^2: small enough that the slab changes every marginal visibly
+
+
+def _slab_prior_draws(rng, shrunk, size):
+    """Exact draws of (eta, lambda^2, tau^2, nu, xi) from the slab prior
+    ``N(eta; 0, tau^2 lambda^2) N(eta; 0, s^2) p(lambda) p(tau)``: integrating eta out
+    tilts the Horseshoe's (lambda, tau) by ``prod_j sqrt(s^2 / (tau^2 lambda_j^2 + s^2))``
+    (at most 1), so Horseshoe draws are accepted with that probability (rejection), then
+    eta ~ N(0, 1 / (1 / (tau^2 lambda^2) + 1 / s^2)) on the shrunk columns."""
+    from _geweke import VARIANCE
+
+    n_col = len(shrunk)
+    parts, have = [], 0
+    while have < size:
+        m = 2 * (size - have) + 1000
+        nu = 1.0 / rng.standard_gamma(0.5, (m, n_col))
+        lam2 = (1.0 / nu) / rng.standard_gamma(0.5, (m, n_col))
+        xi = 1.0 / rng.standard_gamma(0.5, m)
+        tau2 = (1.0 / xi) / rng.standard_gamma(0.5, m)
+        var = tau2[:, None] * lam2
+        accept = np.prod(np.where(shrunk, np.sqrt(SLAB / (var + SLAB)), 1.0), axis=1)
+        keep = rng.random(m) < accept
+        parts.append((nu[keep], lam2[keep], xi[keep], tau2[keep], var[keep]))
+        have += int(keep.sum())
+    nu, lam2, xi, tau2, var = (np.concatenate(p)[:size] for p in zip(*parts))
+    sd = np.where(shrunk, np.sqrt(1.0 / (1.0 / var + 1.0 / SLAB)), np.sqrt(VARIANCE))
+    return sd * rng.standard_normal((size, n_col)), lam2, tau2, nu, xi
+
+
+def slab_geweke_z(seed=17, n_steps=N_STEPS, slip=False):
+    """As :func:`_geweke.geweke_z` under the slab prior: eta (every column), tau and every
+    shrunk lambda against the quantiles of 2e6 exact prior draws (the tilted (lambda, tau)
+    are no longer half-Cauchy).  ``slip``: the eta-step without the slab's precision (the
+    plain Horseshoe's conditional) under the slab prior."""
+    from _geweke import N_CHAINS, QUANTILES, VARIANCE, indicators
+
+    U, shrunk = _problem()
+    gram = U.T @ U
+    prior = gibbs.ProbitPrior(True, shrunk, VARIANCE, None, SLAB)
+    ref = _slab_prior_draws(np.random.default_rng(seed + 1), shrunk, 2_000_000)
+    funcs = lambda eta, lam2, tau2: np.hstack([  # noqa: E731
+        eta, np.sqrt(tau2)[:, None], np.sqrt(lam2[:, shrunk])])
+    ref_f = funcs(ref[0], ref[1], ref[2])
+    cuts = np.quantile(ref_f, QUANTILES, axis=0).T
+    expected = indicators(ref_f, cuts).mean(axis=0)
+    rng = np.random.default_rng(seed)
+    eta, lam2, tau2, nu, xi = _slab_prior_draws(rng, shrunk, N_CHAINS)
+    for _ in range(n_steps):
+        a = U @ eta.T + rng.standard_normal((U.shape[0], N_CHAINS))
+        prec = gibbs.prior_precision(prior._replace(slab=None) if slip else prior, lam2, tau2)
+        eta = gibbs.draw_coefficients(gram, (U.T @ a).T, prec, rng.standard_normal(eta.shape),
+                                      n_jobs=2)
+        lam2, tau2, nu, xi = gibbs.draw_shrinkage(rng, prior, eta, lam2, tau2, nu, xi)
+    observed = indicators(funcs(eta, lam2, tau2), cuts).mean(axis=0)
+    return (observed - expected) / np.sqrt(expected * (1 - expected) / N_CHAINS)
+
+
+@pytest.mark.slow
+def test_geweke_horseshoe_with_a_gaussian_slab():
+    z = slab_geweke_z()
+    assert len(z) == 6 * 5  # eta (3), tau, 2 lambdas; 5 quantiles each
+    worst = np.max(np.abs(z))
+    assert worst < TOL, f"Geweke test of the slab prior failed: max |z| = {worst:.2f}"
+
+
+@pytest.mark.slow
+def test_geweke_slab_detects_the_horseshoe_conditional_under_the_slab_prior():
+    z = slab_geweke_z(slip=True)
+    assert np.max(np.abs(z)) > 8.0, "the slab Geweke test lacks power against a missing slab"

@@ -339,3 +339,35 @@ def test_report_in_headless_chromium(report, fitted):
         save_screenshot(driver, "report.png")
         errors = console_errors(driver)
         assert not errors, errors
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_advice_flags_an_extrapolation_far_beyond_the_fit_as_a_rate(seed):
+    """Coefficients that barely move (random walks: ESS of a few draws in 200) give an
+    estimate of many times the fit's iterations: the advice says so and points at several
+    chains; coefficients that mix (independent draws around a signal) with a drifting
+    log-likelihood get the plain advice only."""
+    from dolda.evaluate.convergence import MAX_EXTENSION, chain_convergence
+
+    rng = np.random.default_rng(seed)
+    S, n_iter = 200, 400
+
+    def model(eta):
+        loglik = pd.DataFrame({"total": np.linspace(-900, -500, n_iter)},
+                              index=pd.MultiIndex.from_product([[0], range(n_iter)],
+                                                               names=["chain", "iteration"]))
+        return types.SimpleNamespace(n_chains_=1, n_iter_=n_iter, eta_draws_=eta,
+                                     loglik_=loglik)
+
+    stuck = 3.0 + np.cumsum(rng.normal(scale=0.05, size=(S, 2, 6)), axis=0)
+    s = chain_convergence(model(stuck))
+    assert s["verdict"] == "not converged"
+    assert s["more_iterations"] > MAX_EXTENSION * n_iter
+    assert "a rate rather than a remedy" in s["message"]
+    assert any("--chains 4" in a and "times this fit" in a for a in s["advice"])
+    mixing = 3.0 + rng.normal(size=(S, 2, 6))
+    s = chain_convergence(model(mixing))
+    assert s["verdict"] == "not converged"  # the log-likelihood drifts
+    assert s["more_iterations"] <= MAX_EXTENSION * n_iter
+    assert "rate rather than a remedy" not in s["message"]
+    assert not any("times this fit" in a for a in s["advice"])

@@ -173,6 +173,11 @@ def _model_options(func):
                           "(the paper's), or one per class and block (covariates, words, "
                           "topics), so that many word columns do not set the topics' "
                           "shrinkage."),
+        click.option("--slab-scale", "slab_scale", type=_FloatRange(0, None, min_open=True),
+                     default=None, metavar="S",
+                     help="A Gaussian slab N(0, S^2) on every shrunk coefficient (the "
+                          "regularised Horseshoe): a coefficient the data leave free "
+                          "cannot wander off  [default: none, the paper's Horseshoe]."),
         click.option("--topic-init", "topic_init", type=click.Choice(["random", "nmf"]),
                      default="random", show_default=True,
                      help="Start of the topics: uniform at random on the seed, or one "
@@ -249,6 +254,7 @@ def _estimator(opts, **extra):
                  random_state=opts["seed"], n_jobs=opts["threads"],
                  calibration_holdout=opts.get("calibration_holdout"),
                  global_scales=opts.get("global_scales", "shared"),
+                 slab_scale=opts.get("slab_scale"),
                  topic_init=opts.get("topic_init", "random"), init_iter=opts.get("init_iter", 0),
                  progress=not opts["quiet"], **extra)
 

@@ -109,12 +109,23 @@ class ProbitPrior(NamedTuple):
         ``tau_{lg}``, each with its own half-Cauchy prior and auxiliary ``xi_{lg}``, so
         thousands of word columns do not set the scale of the K topic columns
         (issue 32).  ``tau2`` and ``xi`` are then (L, G).
+    slab : float or None
+        None: the Horseshoe as the paper has it.  Otherwise ``s^2``, the variance of a
+        Gaussian slab multiplying the Horseshoe on every shrunk column: the joint prior is
+        ``p(eta, lambda, tau) ∝ N(eta; 0, tau^2 lambda^2) N(eta; 0, s^2) p(lambda) p(tau)``
+        (the "shrunken shoulders" of Nishimura & Suchard 2022, a Gibbs-friendly form of
+        the regularised Horseshoe of Piironen & Vehtari 2017): small coefficients are
+        shrunk as before, large ones get Gaussian tails of scale ``s``, which bounds the
+        drift of a coefficient the data do not pin down (a word seen in a few documents of
+        one class).  In the Gibbs sampler only eta's conditional changes (precision
+        ``1 / (tau^2 lambda^2) + 1 / s^2``); lambda's and tau's are the Horseshoe's.
     """
 
     horseshoe: bool
     shrunk: np.ndarray
     variance: float
     blocks: object = None
+    slab: object = None
 
     @property
     def n_blocks(self) -> int:
@@ -181,6 +192,8 @@ def prior_precision(prior: ProbitPrior, lam2: np.ndarray, tau2: np.ndarray) -> n
     if prior.horseshoe:
         var = np.maximum(column_tau2(prior, tau2) * lam2, MIN_PRIOR_VARIANCE)
         prec[:, prior.shrunk] = 1.0 / var[:, prior.shrunk]
+        if prior.slab is not None:
+            prec[:, prior.shrunk] += 1.0 / prior.slab
     return prec
 
 

@@ -92,6 +92,14 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         Iterations discarded (None: half of ``n_iter``).
     thin : int, default=1
         Keep every ``thin``-th draw of eta after the burn-in.
+    slab_scale : float or None, default=None
+        None: the paper's Horseshoe.  A float ``s``: the Horseshoe times a Gaussian slab
+        ``N(0, s^2)`` on every shrunk coefficient (the "shrunken shoulders" form of the
+        regularised Horseshoe: Nishimura & Suchard 2022, Piironen & Vehtari 2017), so that a
+        coefficient the data leave free (a word seen in a few documents of one class) has
+        Gaussian rather than Cauchy tails and cannot wander off; small coefficients are
+        shrunk as before (:class:`dolda.sampler.probit.ProbitPrior`; figures in
+        ``experiments/RESULTS.md``).  Exact in the sampler: only eta's conditional changes.
     global_scales : {"shared", "block"}, default="shared"
         The Horseshoe's global scale: one ``tau_l`` per class over topics, covariates
         and words (the paper's), or one per class and block of columns present
@@ -337,8 +345,10 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
                  backend="local", client=None, n_shards=None, snapshot_every=10,
                  proba="calibrated", phi_sampler="exact", loglik_every=1,
                  global_scales="shared", init_iter=0, topic_init="random",
-                 calibration_holdout=None, phi_transport="auto", vocabulary=None):
+                 calibration_holdout=None, phi_transport="auto", vocabulary=None,
+                 slab_scale=None):
         self.vocabulary = vocabulary
+        self.slab_scale = slab_scale
         self.init_iter = init_iter
         self.topic_init = topic_init
         self.calibration_holdout = calibration_holdout

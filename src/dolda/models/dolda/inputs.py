@@ -86,7 +86,7 @@ def fit_design(model, X, y, covariates, p) -> FitDesign:
     blocks, model.scale_blocks_ = scale_blocks(
         n_x, n_word_columns, K, model.global_scales == "block" and model.prior == "horseshoe")
     prior = probit_blocks.ProbitPrior(model.prior == "horseshoe", shrunk, p["variance"],
-                                      blocks)
+                                      blocks, p["slab"] if model.prior == "horseshoe" else None)
     data = dolda_chain.TopicData(corpus.tokens, corpus.doc_ptr, corpus.n_words, Xd,
                                  y_index, len(model.classes_))
     model.n_tokens_ = int(len(corpus.tokens))

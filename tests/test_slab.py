@@ -1,0 +1,66 @@
+"""The Gaussian slab on the Horseshoe (``DOLDA(slab_scale=s)``, ``ProbitPrior.slab``).
+
+The sampler's exactness under the slab prior is the Geweke test in
+``tests/test_probit_geweke.py`` (a planted bug, the Horseshoe's eta conditional under the
+slab prior, fails it at |z| ~ 16).  Here: the prior precision it adds, the parameter's
+checks, and what the slab is for: a word that separates the classes in a few documents
+keeps a bounded coefficient.
+"""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from dolda import DOLDA
+from dolda.datasets import simulate
+from dolda.sampler import probit as gibbs
+
+
+def test_the_slab_adds_its_precision_to_the_shrunk_columns_only():
+    rng = np.random.default_rng(0)
+    shrunk = np.array([False, True, True, True])
+    lam2, tau2 = rng.gamma(0.5, size=(3, 4)), rng.gamma(0.5, size=3)
+    plain = gibbs.prior_precision(gibbs.ProbitPrior(True, shrunk, 4.0), lam2, tau2)
+    slab = gibbs.prior_precision(gibbs.ProbitPrior(True, shrunk, 4.0, None, 2.25), lam2, tau2)
+    np.testing.assert_array_equal(slab[:, 0], plain[:, 0])
+    np.testing.assert_allclose(slab[:, 1:], plain[:, 1:] + 1 / 2.25, rtol=1e-15)
+    # the normal prior has no Horseshoe to regularise
+    normal = gibbs.ProbitPrior(False, shrunk, 4.0, None, 2.25)
+    np.testing.assert_array_equal(gibbs.prior_precision(normal, lam2, tau2), 0.25)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "big"])
+def test_bad_slab_scales_are_one_line_errors(bad):
+    sim = simulate(n_docs=30, n_topics=2, n_classes=2, vocab_size=20, doc_length=8,
+                   random_state=0)
+    with pytest.raises((ValueError, TypeError), match="slab_scale") as err:
+        DOLDA(n_topics=2, n_iter=5, slab_scale=bad, progress=False).fit(sim.texts, sim.y)
+    assert "\n" not in str(err.value)
+
+
+def test_slab_scale_is_a_parameter_like_any_other():
+    model = DOLDA(slab_scale=2.5)
+    assert model.get_params()["slab_scale"] == 2.5
+    assert clone(model).slab_scale == 2.5 and DOLDA().slab_scale is None
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_separating_word_keeps_a_bounded_coefficient(seed):
+    """A word in every document of class "a" and in none of class "b" (complete
+    separation): the likelihood leaves its coefficients free, the Horseshoe's Cauchy tail
+    lets them run (|coef| 10-12 after 300 iterations); the slab ``s = 1`` holds them at
+    less than half of that (4.6-5.0 on seeds 0 and 1)."""
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(30)]
+    texts, y = [], []
+    for d in range(120):
+        cls = "ab"[d % 2]
+        doc = list(rng.choice(words, 15)) + (["key"] if cls == "a" else [])
+        texts.append(" ".join(doc))
+        y.append(cls)
+    kw = dict(n_topics=2, n_iter=300, n_words="all", rare_share=0.0, random_state=seed,
+              progress=False, n_jobs=1)
+    free = np.abs(DOLDA(**kw).fit(texts, y).coef_["word=key"].to_numpy())
+    held = np.abs(DOLDA(slab_scale=1.0, **kw).fit(texts, y).coef_["word=key"].to_numpy())
+    assert (free > 8).all(), free
+    assert (held < free / 2).all(), (free, held)
