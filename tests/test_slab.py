@@ -41,7 +41,8 @@ def test_bad_slab_scales_are_one_line_errors(bad):
 def test_slab_scale_is_a_parameter_like_any_other():
     model = DOLDA(slab_scale=2.5)
     assert model.get_params()["slab_scale"] == 2.5
-    assert clone(model).slab_scale == 2.5 and DOLDA().slab_scale is None
+    assert clone(model).slab_scale == 2.5 and DOLDA().slab_scale == 2.5  # the default
+    assert DOLDA(slab_scale=None).get_params()["slab_scale"] is None
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -60,7 +61,52 @@ def test_a_separating_word_keeps_a_bounded_coefficient(seed):
         y.append(cls)
     kw = dict(n_topics=2, n_iter=300, n_words="all", rare_share=0.0, random_state=seed,
               progress=False, n_jobs=1)
-    free = np.abs(DOLDA(**kw).fit(texts, y).coef_["word=key"].to_numpy())
+    free = np.abs(DOLDA(slab_scale=None, **kw).fit(texts, y).coef_["word=key"].to_numpy())
     held = np.abs(DOLDA(slab_scale=1.0, **kw).fit(texts, y).coef_["word=key"].to_numpy())
     assert (free > 8).all(), free
     assert (held < free / 2).all(), (free, held)
+
+
+def _small():
+    return simulate(n_docs=60, n_topics=2, n_classes=2, vocab_size=30, doc_length=10,
+                    random_state=4)
+
+
+def test_a_file_written_before_the_slab_loads_as_fitted_without_it(tmp_path):
+    """Model files and checkpoints without ``slab_scale`` were fitted with the paper's
+    Horseshoe: they load with None, not with today's default, and such a checkpoint is
+    resumed under the prior it began with."""
+    import json
+
+    import dolda
+
+    sim = _small()
+    kw = dict(n_topics=2, n_iter=10, progress=False, random_state=0, n_jobs=1)
+    DOLDA(slab_scale=None, checkpoint=tmp_path / "ck", **kw).fit(sim.texts, sim.y).save(
+        tmp_path / "m")
+    for meta_file in (tmp_path / "m" / "model.json", tmp_path / "ck" / "model.json"):
+        meta = json.loads(meta_file.read_text())
+        del meta["meta"]["params"]["slab_scale"]  # as written before the parameter existed
+        meta_file.write_text(json.dumps(meta))
+    assert dolda.load(tmp_path / "m").slab_scale is None
+    with pytest.raises(ValueError, match=r"slab_scale=None and this model has "
+                                         r"slab_scale=2\.5") as err:
+        DOLDA(**dict(kw, n_iter=20)).fit(sim.texts, sim.y, resume=tmp_path / "ck")
+    assert "\n" not in str(err.value)
+    resumed = DOLDA(slab_scale=None, **dict(kw, n_iter=20)).fit(sim.texts, sim.y,
+                                                                 resume=tmp_path / "ck")
+    assert resumed.n_iter_ == 20
+
+
+def test_resume_keeps_the_prior_the_chain_began_with(tmp_path):
+    sim = _small()
+    kw = dict(n_topics=2, n_iter=10, progress=False, random_state=0, n_jobs=1,
+              checkpoint=tmp_path / "ck")
+    DOLDA(**kw).fit(sim.texts, sim.y)
+    for change in (dict(slab_scale=1.0), dict(global_scales="block"),
+                   dict(prior="normal")):
+        with pytest.raises(ValueError, match=next(iter(change))):
+            DOLDA(**dict(kw, n_iter=20, **change)).fit(sim.texts, sim.y,
+                                                       resume=tmp_path / "ck")
+    assert DOLDA(**dict(kw, n_iter=20)).fit(sim.texts, sim.y,
+                                            resume=tmp_path / "ck").n_iter_ == 20

@@ -45,6 +45,20 @@ class _FloatRange(click.FloatRange):
         return number
 
 
+class _SlabScale(_FloatRange):
+    """``--slab-scale``: a number > 0, or 'none' (no slab)."""
+
+    name = "number|none"
+
+    def __init__(self):
+        super().__init__(0, None, min_open=True)
+
+    def convert(self, value, param, ctx):
+        if value is None or (isinstance(value, str) and value.strip().lower() == "none"):
+            return None
+        return super().convert(value, param, ctx)
+
+
 #: ``--seed``: the library takes any int >= 0.
 _SEED = click.IntRange(min=0)
 #: ``--seed`` of the commands that also cut folds (scikit-learn's limit).
@@ -173,11 +187,11 @@ def _model_options(func):
                           "(the paper's), or one per class and block (covariates, words, "
                           "topics), so that many word columns do not set the topics' "
                           "shrinkage."),
-        click.option("--slab-scale", "slab_scale", type=_FloatRange(0, None, min_open=True),
-                     default=None, metavar="S",
+        click.option("--slab-scale", "slab_scale", type=_SlabScale(), default="2.5",
+                     show_default=True, metavar="S|none",
                      help="A Gaussian slab N(0, S^2) on every shrunk coefficient (the "
                           "regularised Horseshoe): a coefficient the data leave free "
-                          "cannot wander off  [default: none, the paper's Horseshoe]."),
+                          "cannot wander off; 'none': the paper's Horseshoe."),
         click.option("--topic-init", "topic_init", type=click.Choice(["random", "nmf"]),
                      default="random", show_default=True,
                      help="Start of the topics: uniform at random on the seed, or one "
@@ -254,7 +268,7 @@ def _estimator(opts, **extra):
                  random_state=opts["seed"], n_jobs=opts["threads"],
                  calibration_holdout=opts.get("calibration_holdout"),
                  global_scales=opts.get("global_scales", "shared"),
-                 slab_scale=opts.get("slab_scale"),
+                 slab_scale=opts.get("slab_scale", 2.5),
                  topic_init=opts.get("topic_init", "random"), init_iter=opts.get("init_iter", 0),
                  progress=not opts["quiet"], **extra)
 

@@ -101,6 +101,18 @@ def decode_params(encoded: dict) -> dict:
     return {k: _from_json(v) for k, v in encoded.items() if k != "__dropped__"}
 
 
+def params_as_saved(cls, encoded: dict) -> dict:
+    """The constructor parameters a file was written with: :func:`decode_params`, plus, for
+    a parameter added after the file was written (absent from it), the value that
+    reproduces what the file's model was fitted with (``cls._ABSENT_PARAMS``), not
+    today's default: ``DOLDA.slab_scale`` defaults to 2.5 since 0.4, a file without it was
+    fitted without the slab."""
+    params = decode_params(encoded)
+    for name, value in getattr(cls, "_ABSENT_PARAMS", {}).items():
+        params.setdefault(name, value)
+    return params
+
+
 def encode_labels(classes) -> dict:
     """Class labels as JSON with their dtype, so that int/str/bool/float labels round-trip.
 
@@ -177,7 +189,7 @@ def fitted_from_state(cls, meta: dict, arrays: dict):
     seed, iteration and chain counts, the kept draws of eta (and the Horseshoe's tau and
     lambda, None under the normal prior) and the calibration map (None in files saved
     before 0.2).  Each estimator's ``_from_state`` adds its own attributes."""
-    model = cls(**decode_params(meta["params"]))
+    model = cls(**params_as_saved(cls, meta["params"]))
     model.classes_ = decode_labels(meta["classes"])
     model.seed_ = meta["seed"]
     model.n_iter_ = meta["n_iter"]

@@ -392,6 +392,10 @@ def warm_start(state, seed, data, config, n_sweeps, from_state=False):
     return state._replace(phi_sparse=None)
 
 
+#: The parameters that define the posterior's prior: a resumed chain keeps them.
+RESUME_PRIOR_PARAMS = ("prior", "prior_variance", "slab_scale", "global_scales")
+
+
 def check_resume(model, meta, data, n_iter):
     """A checkpoint must belong to this data; a longer ``n_iter`` must be a valid extension."""
     if meta.get("n_tokens") != len(data.tokens) or meta.get("n_docs") != len(data.y):
@@ -399,6 +403,16 @@ def check_resume(model, meta, data, n_iter):
             "the checkpoint was written for other data: it has "
             f"{meta.get('n_docs')} documents and {meta.get('n_tokens')} tokens, the data "
             f"given has {len(data.y)} and {len(data.tokens)}")
+    from ... import io
+
+    if "params" in meta:  # the prior the chain was sampled under must not change mid-chain
+        saved = io.params_as_saved(type(model), meta["params"])
+        for name in RESUME_PRIOR_PARAMS:
+            if name in saved and saved[name] != getattr(model, name):
+                raise ValueError(
+                    f"the checkpoint's chain was sampled with {name}={saved[name]!r} and this "
+                    f"model has {name}={getattr(model, name)!r}: resume with the prior the "
+                    f"chain began with ({name}={saved[name]!r})")
     if meta.get("n_iter") != n_iter:
         from .extend import check_extension
 
