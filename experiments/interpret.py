@@ -345,7 +345,9 @@ def markdown_table(results_dir=RESULTS):
            "`init_iter` and "
            "`ridge_move` were run in an earlier session, whose verdict gave the log-lik R-hat "
            "of the same `newsgroups5` base chain as 2.99 / 3.04 (today 2.10 / 2.13, with the "
-           "same accuracy and signals): compare that column only between rows run together.\n",
+           "same accuracy and signals): compare that column only between rows run together. "
+           "Rows that do not name `slab_scale` use the default, the paper's Horseshoe "
+           "(no slab), as do those with `slab_scale=None`.\n",
            "| corpus | setting | iterations | seeds | log-lik R-hat | accuracy | "
            "signal Jaccard raw / identified | topics reproduce | matched H median | "
            "class-level R-hat median | reported contrasts R-hat > 1.05 | signal-word Jaccard "
@@ -353,7 +355,8 @@ def markdown_table(results_dir=RESULTS):
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     runs = [json.loads(f.read_text()) for f in files]
     runs.sort(key=lambda d: (d["corpus"], "n_words" in d["options"],
-                             sorted(d["options"].items()), d.get("nmf_max_iter") or 0,
+                             sorted((k, str(v)) for k, v in d["options"].items()),
+                             d.get("nmf_max_iter") or 0,
                              d["n_iter"], [x["seed"] for x in d["fits"]]))
     for d in runs:
         a, fits = d["across_seeds"], d["fits"]
@@ -382,6 +385,8 @@ def _parse_option(text):
     low = value.lower()
     if low in ("true", "false"):
         return key, low == "true"
+    if low in ("none", "null"):
+        return key, None
     try:
         return key, int(value)
     except ValueError:

@@ -254,7 +254,7 @@ def test_fit_passes_the_convergence_options_and_the_resume_command_keeps_them(
                 "--slab-scale", "none", "--out", tmp_path / "m5")
     assert plain.exit_code == 0, plain.output
     assert dolda.load(tmp_path / "m5").slab_scale is None
-    assert dolda.load(model_dir).slab_scale == 2.5  # the default
+    assert dolda.load(model_dir).slab_scale is None  # the default: the paper's Horseshoe
 
     def interrupted(self, *args, **kwargs):
         raise FitInterrupted(self.checkpoint)

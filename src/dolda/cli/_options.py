@@ -187,7 +187,7 @@ def _model_options(func):
                           "(the paper's), or one per class and block (covariates, words, "
                           "topics), so that many word columns do not set the topics' "
                           "shrinkage."),
-        click.option("--slab-scale", "slab_scale", type=_SlabScale(), default="2.5",
+        click.option("--slab-scale", "slab_scale", type=_SlabScale(), default="none",
                      show_default=True, metavar="S|none",
                      help="A Gaussian slab N(0, S^2) on every shrunk coefficient (the "
                           "regularised Horseshoe): a coefficient the data leave free "
@@ -268,7 +268,7 @@ def _estimator(opts, **extra):
                  random_state=opts["seed"], n_jobs=opts["threads"],
                  calibration_holdout=opts.get("calibration_holdout"),
                  global_scales=opts.get("global_scales", "shared"),
-                 slab_scale=opts.get("slab_scale", 2.5),
+                 slab_scale=opts.get("slab_scale"),
                  topic_init=opts.get("topic_init", "random"), init_iter=opts.get("init_iter", 0),
                  progress=not opts["quiet"], **extra)
 

@@ -240,9 +240,8 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
         args += ["--calibration-holdout", repr(opts["calibration_holdout"])]
     if opts.get("global_scales", "shared") != "shared":
         args += ["--global-scales", opts["global_scales"]]
-    if opts.get("slab_scale", 2.5) != 2.5:
-        slab = opts["slab_scale"]
-        args += ["--slab-scale", "none" if slab is None else repr(slab)]
+    if opts.get("slab_scale") is not None:
+        args += ["--slab-scale", repr(opts["slab_scale"])]
     if opts.get("topic_init", "random") != "random":
         args += ["--topic-init", opts["topic_init"]]
     if opts.get("init_iter", 0):

@@ -104,9 +104,9 @@ def decode_params(encoded: dict) -> dict:
 def params_as_saved(cls, encoded: dict) -> dict:
     """The constructor parameters a file was written with: :func:`decode_params`, plus, for
     a parameter added after the file was written (absent from it), the value that
-    reproduces what the file's model was fitted with (``cls._ABSENT_PARAMS``), not
-    today's default: ``DOLDA.slab_scale`` defaults to 2.5 since 0.4, a file without it was
-    fitted without the slab."""
+    reproduces what the file's model was fitted with (``cls._ABSENT_PARAMS``), which a
+    later change of the default must not alter (``DOLDA.slab_scale``: a file without it
+    was fitted without the slab)."""
     params = decode_params(encoded)
     for name, value in getattr(cls, "_ABSENT_PARAMS", {}).items():
         params.setdefault(name, value)

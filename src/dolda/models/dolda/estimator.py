@@ -92,17 +92,9 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         Iterations discarded (None: half of ``n_iter``).
     thin : int, default=1
         Keep every ``thin``-th draw of eta after the burn-in.
-    slab_scale : float or None, default=2.5
-        ``s``: the Horseshoe times a Gaussian slab ``N(0, s^2)`` on every shrunk coefficient
-        (the "shrunken shoulders" form of the regularised Horseshoe: Nishimura & Suchard
-        2022, Piironen & Vehtari 2017), so that a coefficient the data leave free (a word
-        seen in a few documents of one class) has Gaussian rather than Cauchy tails and
-        cannot wander off; small coefficients are shrunk as before
-        (:class:`dolda.sampler.probit.ProbitPrior`).  Exact in the sampler: only eta's
-        conditional changes.  None: the paper's Horseshoe (the default before 0.4; model
-        files and checkpoints written without this parameter load with None).  On storm
-        and 20 Newsgroups-5 the signal words agree between seeds about twice as often, at
-        the same accuracy on eight corpora (README, "What the posterior identifies").
+    slab_scale : float or None, default=None
+        None: the paper's Horseshoe; ``s``: times a Gaussian slab ``N(0, s^2)`` on every
+        shrunk coefficient (:class:`dolda.sampler.probit.ProbitPrior`; README for figures).
     global_scales : {"shared", "block"}, default="shared"
         The Horseshoe's global scale: one ``tau_l`` per class over topics, covariates
         and words (the paper's), or one per class and block of columns present
@@ -146,22 +138,16 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         iterations and on Ctrl-C; continue with ``fit(..., resume=checkpoint)``.
     checkpoint_every : int, default=100
     init_iter : int, default=0
-        Iterations of unsupervised LDA (the collapsed z-sweeps and Phi draws of
-        :class:`dolda.LDA`, on ``n_jobs`` threads, from the same random start) run before
-        the supervised chain, which then starts from their topics instead of random
-        ones: a start near the topic mode (the supervised chain is still run for
-        ``n_iter`` iterations, its burn-in included; the warm start is not a draw of
-        the supervised posterior and is never kept).  0: the random start.  With
-        ``topic_init="nmf"`` these iterations continue from the NMF start.
+        Iterations of unsupervised LDA (:class:`dolda.LDA`'s sweeps, on ``n_jobs``
+        threads) run before the supervised chain, which starts from their topics (never
+        kept as draws; ``n_iter`` still counts the supervised chain).  0: the random
+        start.  With ``topic_init="nmf"`` they continue from the NMF start.
     topic_init : {"random", "nmf"}, default="random"
         ``"random"``: uniform on the chain's seed.  ``"nmf"``: one deterministic start, the
-        same for every seed, chain and ``n_jobs`` (:mod:`dolda.sampler.topic_start`: NMF
-        of the training tf-idf, every token in ``argmax_k W[d, k] H[k, w]``).  Seeds then
-        differ by Monte Carlo noise within the mode it leads to: the explanation
-        reproduces *within that mode*, which is not promised to be the only or best one,
-        and identical starts weaken R-hat across chains.  The posterior is unchanged;
-        ignored with ``two_step``.  Cost once per chain: about 6 s at K = 20 and 70 s at
-        K = 100 on 20 Newsgroups train (``benchmarks/results/topic_start_cap50.md``).
+        same for every seed, chain and ``n_jobs`` (:mod:`dolda.sampler.topic_start`): the
+        explanation then reproduces *within the mode it leads to*, and identical starts
+        weaken R-hat across chains.  The posterior is unchanged; ignored with
+        ``two_step``.  Costs about 6 s at K = 20, 70 s at K = 100 on 20 Newsgroups.
     n_chains : int, default=1
         Independent chains (run one after the other, each on all threads).
         Their topics are aligned to chain 0 by matching Phi (Hungarian
@@ -336,8 +322,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         (``dolda.posterior.calibration.stacking_map(stacking_)`` tells which).
     """
 
-    #: Parameters added after model files were first written: the value a file without
-    #: them was fitted with (:func:`dolda.io.codec.params_as_saved`).
+    #: Parameters newer than some model files: their value there (io.params_as_saved).
     _ABSENT_PARAMS = {"slab_scale": None}
 
     def __init__(self, n_topics=20, prior="horseshoe", alpha=0.01, beta=0.01,
@@ -353,7 +338,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
                  proba="calibrated", phi_sampler="exact", loglik_every=1,
                  global_scales="shared", init_iter=0, topic_init="random",
                  calibration_holdout=None, phi_transport="auto", vocabulary=None,
-                 slab_scale=2.5):
+                 slab_scale=None):
         self.vocabulary = vocabulary
         self.slab_scale = slab_scale
         self.init_iter = init_iter
