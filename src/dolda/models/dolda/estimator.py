@@ -94,7 +94,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         Keep every ``thin``-th draw of eta after the burn-in.
     slab_scale : float or None, default=None
         None: the paper's Horseshoe; ``s``: times a Gaussian slab ``N(0, s^2)`` on every
-        shrunk coefficient (:class:`dolda.sampler.probit.ProbitPrior`; README for figures).
+        shrunk coefficient (:class:`dolda.sampler.probit.ProbitPrior`); not in ``two_step``.
     global_scales : {"shared", "block"}, default="shared"
         The Horseshoe's global scale: one ``tau_l`` per class over topics, covariates
         and words (the paper's), or one per class and block of columns present
