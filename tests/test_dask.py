@@ -396,3 +396,64 @@ def test_driver_draws_phi_only_for_checkpoints_while_the_counts_travel(client, c
     assert local_arrays["phi"].dtype == np.float32
     np.testing.assert_array_equal(local_arrays["phi"], dask_arrays["phi"])
     np.testing.assert_array_equal(local_arrays["z"], dask_arrays["z"])
+
+
+def test_a_broadcast_stuck_in_transfer_gives_up_as_a_lost_worker(client, monkeypatch):
+    """``broadcast`` bounds the whole scatter, transfer included (scatter's own timeout
+    only bounds the wait for workers, and a scatter to a worker killed mid-transfer waited
+    forever): a transfer that never ends raises a worker-loss error within the bound."""
+    import asyncio
+
+    from dolda.backends import _dask_shards as shards
+
+    async def stuck(*args, **kwargs):
+        await asyncio.sleep(3600)
+
+    monkeypatch.setattr(shards, "SCATTER_TIMEOUT", 0.5)
+    monkeypatch.setattr(client, "_scatter", stuck)
+    tic = time.monotonic()
+    with pytest.raises(tuple(shards._worker_loss_errors())):
+        shards.broadcast(client, [np.arange(3)])
+    assert time.monotonic() - tic < 10
+
+
+def test_a_stuck_broadcast_is_replayed_to_the_same_result(client, corpus, monkeypatch):
+    """One iteration's broadcast of Phi hangs: the chain gives up on it after the bound and
+    replays from the snapshot, to the chain an undisturbed fit gives."""
+    from dolda.backends import _dask_shards as shards
+    from dolda.backends import dask as dask_backend
+
+    kw = dict(KW, n_iter=10)
+    reference = DOLDA(backend="dask", client=client, n_shards=2, **kw).fit(corpus.texts,
+                                                                          corpus.y)
+    real, hung = dask_backend.broadcast, []
+
+    def broadcast(cl, data):
+        if len(hung) == 0 and getattr(data[0], "eta", None) is not None:
+            hung.append(1)
+            with pytest.raises(tuple(shards._worker_loss_errors())):
+                real(_Stuck(cl), data)
+            raise TimeoutError("the broadcast did not finish")
+        return real(cl, data)
+
+    monkeypatch.setattr(shards, "SCATTER_TIMEOUT", 0.5)
+    monkeypatch.setattr(dask_backend, "broadcast", broadcast)
+    disturbed = DOLDA(backend="dask", client=client, n_shards=2, snapshot_every=3,
+                      **kw).fit(corpus.texts, corpus.y)
+    assert hung
+    _assert_same_chain(reference, disturbed)
+
+
+class _Stuck:
+    """A client whose scatter never finishes (everything else is the real client's)."""
+
+    def __init__(self, client):
+        self._client = client
+
+    async def _scatter(self, *args, **kwargs):
+        import asyncio
+
+        await asyncio.sleep(3600)
+
+    def sync(self, func, *args, **kwargs):
+        return self._client.sync(func, *args, **kwargs)

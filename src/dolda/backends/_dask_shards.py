@@ -30,6 +30,17 @@ MAX_RECOVERIES = 5
 SCATTER_TIMEOUT = 60.0
 
 
+def broadcast(client, data):
+    """``client.scatter(data, broadcast=True, hash=False)`` that raises ``TimeoutError`` (a
+    worker-loss error) after :data:`SCATTER_TIMEOUT`, the transfer included.  Scatter's own
+    ``timeout`` bounds only the wait for running workers: with it set, the scatter still
+    waited forever for a worker killed mid-transfer (a clean-clone run of the suite,
+    distributed 2026.8).  ``callback_timeout`` is ``Client.sync``'s bound on the whole call,
+    which ``Client.scatter`` does not expose."""
+    return client.sync(client._scatter, data, broadcast=True, hash=False,
+                       timeout=SCATTER_TIMEOUT, callback_timeout=SCATTER_TIMEOUT)
+
+
 def _worker_loss_errors():
     """Exception types that mean "a worker (or its data) is gone", not a bug in a task."""
     from distributed import TimeoutError as DaskTimeoutError
@@ -231,8 +242,7 @@ class ShardedDaskChain:
             self.traffic["sent"] += _nbytes(shard) + _nbytes(z)
         constants = getattr(self, "_constants", None)  # fixed for the whole fit
         if constants is not None:
-            [self._constants_f] = self.client.scatter([constants], broadcast=True, hash=False,
-                                                      timeout=SCATTER_TIMEOUT)
+            [self._constants_f] = broadcast(self.client, [constants])
             self.traffic["sent"] += _nbytes(constants) * len(set(self._workers))
 
     def _submit(self, func, name, args_of_shard):

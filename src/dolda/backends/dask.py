@@ -73,8 +73,8 @@ from ..sampler.alpha import alpha_value
 from ..sampler.phi import PhiRecipe
 from ..sampler import shard as shard_blocks
 from ._dask_shards import (
-    SCATTER_TIMEOUT,
     ShardedDaskChain,
+    broadcast,
     ShardState,
     _nbytes,
     _threads,
@@ -237,8 +237,7 @@ class DaskChain(ShardedDaskChain):
                                              config.z_sampler, self._table_rows,
                                              alpha=config.alpha)
         with_loglik = dolda_chain.wants_loglik(iteration, config)
-        [glob_f] = client.scatter([glob], broadcast=True, hash=False,
-                                  timeout=SCATTER_TIMEOUT)
+        [glob_f] = broadcast(client, [glob])
         self._pending.append(glob_f)  # released with the iteration if a worker is lost
         self.traffic["sent"] += _nbytes(glob) * len(set(self._workers))
         states, stats = self._submit(
@@ -350,8 +349,7 @@ class DaskLDAChain(ShardedDaskChain):
             if self._tables is None and self._rows is not None:
                 self._tables = topic_kernels.build_alias_tables(phi, self._rows)
             glob = (phi, self._tables)
-        [glob_f] = client.scatter([glob], broadcast=True, hash=False,
-                                  timeout=SCATTER_TIMEOUT)
+        [glob_f] = broadcast(client, [glob])
         self._pending.append(glob_f)  # released with the iteration if a worker is lost
         self.traffic["sent"] += _nbytes(glob) * len(set(self._workers))
         states, stats = self._submit(
