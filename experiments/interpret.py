@@ -387,6 +387,8 @@ def _parse_option(text):
         return key, low == "true"
     if low in ("none", "null"):
         return key, None
+    if "," in value:  # a tuple, e.g. slab_blocks=words,covariates
+        return key, tuple(v.strip() for v in value.split(","))
     try:
         return key, int(value)
     except ValueError:

@@ -136,17 +136,23 @@ def test_geweke_per_block_detects_one_scale_used_for_every_block():
 
 # ------------------------------------------------------------------ Gaussian slab
 SLAB = 1.5  # s^2: small enough that the slab changes every marginal visibly
+#: The per-column slab (``DOLDA(slab_blocks=...)``): on the first shrunk column only.
+PARTIAL_SLAB = np.array([np.inf, SLAB, np.inf])
 
 
-def _slab_prior_draws(rng, shrunk, size):
+def _slab_prior_draws(rng, shrunk, size, slab=SLAB):
     """Exact draws of (eta, lambda^2, tau^2, nu, xi) from the slab prior
-    ``N(eta; 0, tau^2 lambda^2) N(eta; 0, s^2) p(lambda) p(tau)``: integrating eta out
-    tilts the Horseshoe's (lambda, tau) by ``prod_j sqrt(s^2 / (tau^2 lambda_j^2 + s^2))``
-    (at most 1), so Horseshoe draws are accepted with that probability (rejection), then
-    eta ~ N(0, 1 / (1 / (tau^2 lambda^2) + 1 / s^2)) on the shrunk columns."""
+    ``N(eta; 0, tau^2 lambda^2) N(eta; 0, s_j^2) p(lambda) p(tau)`` (``slab``: ``s^2`` or
+    per column, ``inf`` for none): integrating eta out tilts the Horseshoe's (lambda, tau)
+    by ``prod_j sqrt(s_j^2 / (tau^2 lambda_j^2 + s_j^2))`` (at most 1), so Horseshoe draws
+    are accepted with that probability (rejection), then
+    eta ~ N(0, 1 / (1 / (tau^2 lambda^2) + 1 / s_j^2)) on the shrunk columns."""
     from _geweke import VARIANCE
 
     n_col = len(shrunk)
+    slab = np.broadcast_to(np.asarray(slab, dtype=float), (n_col,))
+    has = shrunk & np.isfinite(slab)
+    s2 = np.where(has, slab, 1.0)
     parts, have = [], 0
     while have < size:
         m = 2 * (size - have) + 1000
@@ -155,36 +161,40 @@ def _slab_prior_draws(rng, shrunk, size):
         xi = 1.0 / rng.standard_gamma(0.5, m)
         tau2 = (1.0 / xi) / rng.standard_gamma(0.5, m)
         var = tau2[:, None] * lam2
-        accept = np.prod(np.where(shrunk, np.sqrt(SLAB / (var + SLAB)), 1.0), axis=1)
+        accept = np.prod(np.where(has, np.sqrt(s2 / (var + s2)), 1.0), axis=1)
         keep = rng.random(m) < accept
         parts.append((nu[keep], lam2[keep], xi[keep], tau2[keep], var[keep]))
         have += int(keep.sum())
     nu, lam2, xi, tau2, var = (np.concatenate(p)[:size] for p in zip(*parts))
-    sd = np.where(shrunk, np.sqrt(1.0 / (1.0 / var + 1.0 / SLAB)), np.sqrt(VARIANCE))
+    shrunk_sd = np.sqrt(1.0 / (1.0 / var + np.where(has, 1.0 / s2, 0.0)))
+    sd = np.where(shrunk, shrunk_sd, np.sqrt(VARIANCE))
     return sd * rng.standard_normal((size, n_col)), lam2, tau2, nu, xi
 
 
-def slab_geweke_z(seed=17, n_steps=N_STEPS, slip=False):
-    """As :func:`_geweke.geweke_z` under the slab prior: eta (every column), tau and every
-    shrunk lambda against the quantiles of 2e6 exact prior draws (the tilted (lambda, tau)
-    are no longer half-Cauchy).  ``slip``: the eta-step without the slab's precision (the
-    plain Horseshoe's conditional) under the slab prior."""
+def slab_geweke_z(seed=17, n_steps=N_STEPS, slip=None, slab=SLAB):
+    """As :func:`_geweke.geweke_z` under the slab prior (``slab``: ``s^2`` or per column):
+    eta (every column), tau and every shrunk lambda against the quantiles of 2e6 exact prior
+    draws (the tilted (lambda, tau) are no longer half-Cauchy).  ``slip``: "none", the
+    eta-step without the slab's precision (the plain Horseshoe's conditional); "all", the
+    slab's precision on every shrunk column where only some have it."""
     from _geweke import N_CHAINS, QUANTILES, VARIANCE, indicators
 
     U, shrunk = _problem()
     gram = U.T @ U
-    prior = gibbs.ProbitPrior(True, shrunk, VARIANCE, None, SLAB)
-    ref = _slab_prior_draws(np.random.default_rng(seed + 1), shrunk, 2_000_000)
+    prior = gibbs.ProbitPrior(True, shrunk, VARIANCE, None, slab)
+    sampled = {None: prior, "none": prior._replace(slab=None),
+               "all": prior._replace(slab=SLAB)}[slip]
+    ref = _slab_prior_draws(np.random.default_rng(seed + 1), shrunk, 2_000_000, slab)
     funcs = lambda eta, lam2, tau2: np.hstack([  # noqa: E731
         eta, np.sqrt(tau2)[:, None], np.sqrt(lam2[:, shrunk])])
     ref_f = funcs(ref[0], ref[1], ref[2])
     cuts = np.quantile(ref_f, QUANTILES, axis=0).T
     expected = indicators(ref_f, cuts).mean(axis=0)
     rng = np.random.default_rng(seed)
-    eta, lam2, tau2, nu, xi = _slab_prior_draws(rng, shrunk, N_CHAINS)
+    eta, lam2, tau2, nu, xi = _slab_prior_draws(rng, shrunk, N_CHAINS, slab)
     for _ in range(n_steps):
         a = U @ eta.T + rng.standard_normal((U.shape[0], N_CHAINS))
-        prec = gibbs.prior_precision(prior._replace(slab=None) if slip else prior, lam2, tau2)
+        prec = gibbs.prior_precision(sampled, lam2, tau2)
         eta = gibbs.draw_coefficients(gram, (U.T @ a).T, prec, rng.standard_normal(eta.shape),
                                       n_jobs=2)
         lam2, tau2, nu, xi = gibbs.draw_shrinkage(rng, prior, eta, lam2, tau2, nu, xi)
@@ -193,8 +203,9 @@ def slab_geweke_z(seed=17, n_steps=N_STEPS, slip=False):
 
 
 @pytest.mark.slow
-def test_geweke_horseshoe_with_a_gaussian_slab():
-    z = slab_geweke_z()
+@pytest.mark.parametrize("slab", [SLAB, PARTIAL_SLAB], ids=["every-column", "per-column"])
+def test_geweke_horseshoe_with_a_gaussian_slab(slab):
+    z = slab_geweke_z(slab=slab)
     assert len(z) == 6 * 5  # eta (3), tau, 2 lambdas; 5 quantiles each
     worst = np.max(np.abs(z))
     assert worst < TOL, f"Geweke test of the slab prior failed: max |z| = {worst:.2f}"
@@ -202,5 +213,11 @@ def test_geweke_horseshoe_with_a_gaussian_slab():
 
 @pytest.mark.slow
 def test_geweke_slab_detects_the_horseshoe_conditional_under_the_slab_prior():
-    z = slab_geweke_z(slip=True)
+    z = slab_geweke_z(slip="none")
     assert np.max(np.abs(z)) > 8.0, "the slab Geweke test lacks power against a missing slab"
+
+
+@pytest.mark.slow
+def test_geweke_per_column_slab_detects_the_slab_on_every_column():
+    z = slab_geweke_z(slip="all", slab=PARTIAL_SLAB)
+    assert np.max(np.abs(z)) > 8.0, "the slab Geweke test lacks power against a misplaced slab"

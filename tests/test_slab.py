@@ -29,12 +29,34 @@ def test_the_slab_adds_its_precision_to_the_shrunk_columns_only():
     np.testing.assert_array_equal(gibbs.prior_precision(normal, lam2, tau2), 0.25)
 
 
+def test_a_per_column_slab_adds_its_precision_where_it_is_finite():
+    rng = np.random.default_rng(1)
+    shrunk = np.array([False, True, True, True])
+    lam2, tau2 = rng.gamma(0.5, size=(3, 4)), rng.gamma(0.5, size=3)
+    plain = gibbs.prior_precision(gibbs.ProbitPrior(True, shrunk, 4.0), lam2, tau2)
+    slab = np.array([1.0, 2.25, np.inf, 0.5])  # the intercept's 1.0 is not a shrunk column
+    got = gibbs.prior_precision(gibbs.ProbitPrior(True, shrunk, 4.0, None, slab), lam2, tau2)
+    np.testing.assert_array_equal(got[:, [0, 2]], plain[:, [0, 2]])
+    np.testing.assert_allclose(got[:, 1], plain[:, 1] + 1 / 2.25, rtol=1e-15)
+    np.testing.assert_allclose(got[:, 3], plain[:, 3] + 2.0, rtol=1e-15)
+
+
 @pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "big"])
 def test_bad_slab_scales_are_one_line_errors(bad):
     sim = simulate(n_docs=30, n_topics=2, n_classes=2, vocab_size=20, doc_length=8,
                    random_state=0)
     with pytest.raises((ValueError, TypeError), match="slab_scale") as err:
         DOLDA(n_topics=2, n_iter=5, slab_scale=bad, progress=False).fit(sim.texts, sim.y)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("bad", ["", "intercept", "words,topic", 3, ["words", None]])
+def test_bad_slab_blocks_are_one_line_errors(bad):
+    sim = simulate(n_docs=30, n_topics=2, n_classes=2, vocab_size=20, doc_length=8,
+                   random_state=0)
+    with pytest.raises(ValueError, match="slab_blocks") as err:
+        DOLDA(n_topics=2, n_iter=5, slab_scale=1.0, slab_blocks=bad,
+              progress=False).fit(sim.texts, sim.y)
     assert "\n" not in str(err.value)
 
 
@@ -64,6 +86,11 @@ def test_a_separating_word_keeps_a_bounded_coefficient(seed):
     held = np.abs(DOLDA(slab_scale=1.0, **kw).fit(texts, y).coef_["word=key"].to_numpy())
     assert (free > 8).all(), free
     assert (held < free / 2).all(), (free, held)
+    # slab_blocks places the slab: on the words it holds the word, on the topics it does not
+    on_words = DOLDA(slab_scale=1.0, slab_blocks=("words",), **kw).fit(texts, y)
+    on_topics = DOLDA(slab_scale=1.0, slab_blocks="topics", **kw).fit(texts, y)
+    assert (np.abs(on_words.coef_["word=key"].to_numpy()) < free / 2).all()
+    assert (np.abs(on_topics.coef_["word=key"].to_numpy()) > 8).all()
 
 
 def _small():
@@ -113,3 +140,21 @@ def test_resume_keeps_the_prior_the_chain_began_with(tmp_path):
                                                        resume=tmp_path / "ck")
     assert DOLDA(**dict(kw, n_iter=20)).fit(sim.texts, sim.y,
                                             resume=tmp_path / "ck").n_iter_ == 20
+
+
+def test_resume_keeps_the_columns_the_slab_covers(tmp_path):
+    """``slab_blocks`` is part of the prior when there is a slab (a resume that changes it is
+    refused, whatever spelling names the same blocks) and moot without one."""
+    sim = _small()
+    kw = dict(n_topics=2, n_iter=10, progress=False, random_state=0, n_jobs=1)
+    DOLDA(checkpoint=tmp_path / "on", slab_scale=1.0, slab_blocks="words,covariates",
+          **kw).fit(sim.texts, sim.y)
+    longer = dict(kw, n_iter=20, slab_scale=1.0)
+    with pytest.raises(ValueError, match="slab_blocks") as err:
+        DOLDA(slab_blocks="all", **longer).fit(sim.texts, sim.y, resume=tmp_path / "on")
+    assert "\n" not in str(err.value)
+    same = DOLDA(slab_blocks=("covariates", "words"), **longer)
+    assert same.fit(sim.texts, sim.y, resume=tmp_path / "on").n_iter_ == 20
+    DOLDA(checkpoint=tmp_path / "off", **kw).fit(sim.texts, sim.y)
+    moot = DOLDA(slab_blocks="topics", **dict(kw, n_iter=20))
+    assert moot.fit(sim.texts, sim.y, resume=tmp_path / "off").n_iter_ == 20

@@ -59,6 +59,17 @@ class _SlabScale(_FloatRange):
         return super().convert(value, param, ctx)
 
 
+def _slab_blocks(ctx, param, value):
+    """``--slab-blocks`` checked as the library checks ``slab_blocks``."""
+    from ..models.dolda.params import check_slab_blocks
+
+    try:
+        blocks = check_slab_blocks(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err).partition("; ")[2] or str(err)) from None
+    return "all" if len(blocks) == 3 else ",".join(blocks)
+
+
 #: ``--seed``: the library takes any int >= 0.
 _SEED = click.IntRange(min=0)
 #: ``--seed`` of the commands that also cut folds (scikit-learn's limit).
@@ -192,6 +203,10 @@ def _model_options(func):
                      help="A Gaussian slab N(0, S^2) on every shrunk coefficient (the "
                           "regularised Horseshoe): a coefficient the data leave free "
                           "cannot wander off; 'none': the paper's Horseshoe."),
+        click.option("--slab-blocks", "slab_blocks", callback=_slab_blocks, default="all",
+                     show_default=True, metavar="all|BLOCK[,BLOCK]",
+                     help="The columns the slab covers: 'all', or some of covariates, "
+                          "words, topics (comma-separated)."),
         click.option("--topic-init", "topic_init", type=click.Choice(["random", "nmf"]),
                      default="random", show_default=True,
                      help="Start of the topics: uniform at random on the seed, or one "
@@ -269,6 +284,7 @@ def _estimator(opts, **extra):
                  calibration_holdout=opts.get("calibration_holdout"),
                  global_scales=opts.get("global_scales", "shared"),
                  slab_scale=opts.get("slab_scale"),
+                 slab_blocks=opts.get("slab_blocks", "all"),
                  topic_init=opts.get("topic_init", "random"), init_iter=opts.get("init_iter", 0),
                  progress=not opts["quiet"], **extra)
 

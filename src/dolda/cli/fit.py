@@ -242,6 +242,8 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
         args += ["--global-scales", opts["global_scales"]]
     if opts.get("slab_scale") is not None:
         args += ["--slab-scale", repr(opts["slab_scale"])]
+        if opts.get("slab_blocks", "all") != "all":
+            args += ["--slab-blocks", opts["slab_blocks"]]
     if opts.get("topic_init", "random") != "random":
         args += ["--topic-init", opts["topic_init"]]
     if opts.get("init_iter", 0):

@@ -109,9 +109,10 @@ class ProbitPrior(NamedTuple):
         ``tau_{lg}``, each with its own half-Cauchy prior and auxiliary ``xi_{lg}``, so
         thousands of word columns do not set the scale of the K topic columns
         (issue 32).  ``tau2`` and ``xi`` are then (L, G).
-    slab : float or None
+    slab : float, float array (P,) or None
         None: the Horseshoe as the paper has it.  Otherwise ``s^2``, the variance of a
-        Gaussian slab multiplying the Horseshoe on every shrunk column: the joint prior is
+        Gaussian slab multiplying the Horseshoe on every shrunk column, or per column
+        (``inf``: no slab there; e.g. DOLDA's ``slab_blocks``): the joint prior is
         ``p(eta, lambda, tau) ∝ N(eta; 0, tau^2 lambda^2) N(eta; 0, s^2) p(lambda) p(tau)``
         (the "shrunken shoulders" of Nishimura & Suchard 2022, a Gibbs-friendly form of
         the regularised Horseshoe of Piironen & Vehtari 2017): small coefficients are
@@ -193,7 +194,8 @@ def prior_precision(prior: ProbitPrior, lam2: np.ndarray, tau2: np.ndarray) -> n
         var = np.maximum(column_tau2(prior, tau2) * lam2, MIN_PRIOR_VARIANCE)
         prec[:, prior.shrunk] = 1.0 / var[:, prior.shrunk]
         if prior.slab is not None:
-            prec[:, prior.shrunk] += 1.0 / prior.slab
+            slab_prec = 1.0 / np.asarray(prior.slab, dtype=float)
+            prec[:, prior.shrunk] += slab_prec if slab_prec.ndim == 0 else slab_prec[prior.shrunk]
     return prec
 
 

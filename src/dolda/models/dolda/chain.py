@@ -393,7 +393,20 @@ def warm_start(state, seed, data, config, n_sweeps, from_state=False):
 
 
 #: The parameters that define the posterior's prior: a resumed chain keeps them.
-RESUME_PRIOR_PARAMS = ("prior", "prior_variance", "slab_scale", "global_scales")
+RESUME_PRIOR_PARAMS = ("prior", "prior_variance", "slab_scale", "slab_blocks",
+                       "global_scales")
+
+
+def _prior_param(params, name):
+    """A prior parameter as the chain read it (``slab_blocks`` normalised, and moot
+    without a slab)."""
+    if name != "slab_blocks":
+        return params.get(name)
+    if params.get("slab_scale") is None:
+        return None
+    from .params import check_slab_blocks
+
+    return check_slab_blocks(params.get("slab_blocks", "all"))
 
 
 def check_resume(model, meta, data, n_iter):
@@ -407,8 +420,9 @@ def check_resume(model, meta, data, n_iter):
 
     if "params" in meta:  # the prior the chain was sampled under must not change mid-chain
         saved = io.params_as_saved(type(model), meta["params"])
+        mine = model.get_params()
         for name in RESUME_PRIOR_PARAMS:
-            if name in saved and saved[name] != getattr(model, name):
+            if name in saved and _prior_param(saved, name) != _prior_param(mine, name):
                 raise ValueError(
                     f"the checkpoint's chain was sampled with {name}={saved[name]!r} and this "
                     f"model has {name}={getattr(model, name)!r}: resume with the prior the "

@@ -93,8 +93,9 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
     thin : int, default=1
         Keep every ``thin``-th draw of eta after the burn-in.
     slab_scale : float or None, default=None
-        None: the paper's Horseshoe; ``s``: times a Gaussian slab ``N(0, s^2)`` on every
-        shrunk coefficient (:class:`dolda.sampler.probit.ProbitPrior`); not in ``two_step``.
+        None: the paper's Horseshoe; ``s``: times a Gaussian slab ``N(0, s^2)`` on the
+        shrunk coefficients of ``slab_blocks`` (:class:`dolda.sampler.probit.ProbitPrior`,
+        "all", or some of "covariates", "words", "topics"); not in ``two_step``.
     global_scales : {"shared", "block"}, default="shared"
         The Horseshoe's global scale: one ``tau_l`` per class over topics, covariates
         and words (the paper's), or one per class and block of columns present
@@ -323,7 +324,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
     """
 
     #: Parameters newer than some model files: their value there (io.params_as_saved).
-    _ABSENT_PARAMS = {"slab_scale": None}
+    _ABSENT_PARAMS = {"slab_scale": None, "slab_blocks": "all"}
 
     def __init__(self, n_topics=20, prior="horseshoe", alpha=0.01, beta=0.01,
                  prior_variance=100.0, n_iter=500, burn_in=None, thin=1, z_sampler="auto",
@@ -338,9 +339,9 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
                  proba="calibrated", phi_sampler="exact", loglik_every=1,
                  global_scales="shared", init_iter=0, topic_init="random",
                  calibration_holdout=None, phi_transport="auto", vocabulary=None,
-                 slab_scale=None):
+                 slab_scale=None, slab_blocks="all"):
         self.vocabulary = vocabulary
-        self.slab_scale = slab_scale
+        self.slab_scale, self.slab_blocks = slab_scale, slab_blocks
         self.init_iter = init_iter
         self.topic_init = topic_init
         self.calibration_holdout = calibration_holdout

@@ -85,8 +85,12 @@ def fit_design(model, X, y, covariates, p) -> FitDesign:
     shrunk[0] = False
     blocks, model.scale_blocks_ = scale_blocks(
         n_x, n_word_columns, K, model.global_scales == "block" and model.prior == "horseshoe")
+    slab = None
+    if p["slab"] is not None and model.prior == "horseshoe":
+        kinds = column_kinds(n_x, n_word_columns, K)
+        slab = np.where(np.isin(kinds, p["slab_blocks"]), p["slab"], np.inf)
     prior = probit_blocks.ProbitPrior(model.prior == "horseshoe", shrunk, p["variance"],
-                                      blocks, p["slab"] if model.prior == "horseshoe" else None)
+                                      blocks, slab)
     data = dolda_chain.TopicData(corpus.tokens, corpus.doc_ptr, corpus.n_words, Xd,
                                  y_index, len(model.classes_))
     model.n_tokens_ = int(len(corpus.tokens))
@@ -302,6 +306,14 @@ def chain_design(model, Xd, n_topics, p, sparse_input):
 SCALE_BLOCKS = ("topics", "covariates", "words")
 
 
+def column_kinds(n_x: int, n_word_columns: int, n_topics: int) -> np.ndarray:
+    """The kind of every column of ``U = [1, covariates, words, topics]``: "intercept",
+    "covariates", "words" or "topics" (str array (P,))."""
+    n_cov = n_x - 1 - n_word_columns
+    return np.array(["intercept"] + ["covariates"] * n_cov + ["words"] * n_word_columns
+                    + ["topics"] * n_topics)
+
+
 def scale_blocks(n_x: int, n_word_columns: int, n_topics: int, per_block: bool):
     """The Horseshoe global-scale block of every column of ``U = [1, covariates, words,
     topics]``: ``(blocks, names)``, ``blocks`` int (P,) (-1: the intercept) and ``names``
@@ -309,9 +321,7 @@ def scale_blocks(n_x: int, n_word_columns: int, n_topics: int, per_block: bool):
     one block is present: the chain is then the shared-scale one)."""
     if not per_block:
         return None, None
-    n_cov = n_x - 1 - n_word_columns
-    kinds = np.array(["intercept"] + ["covariates"] * n_cov + ["words"] * n_word_columns
-                     + ["topics"] * n_topics)
+    kinds = column_kinds(n_x, n_word_columns, n_topics)
     names = [b for b in SCALE_BLOCKS if np.any(kinds == b)]
     if len(names) < 2:
         return None, None

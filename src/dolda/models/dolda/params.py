@@ -36,6 +36,26 @@ def alpha_start(alpha, n_topics):
     return AUTO_ALPHA_START if isinstance(alpha, str) else alpha
 
 
+#: The column blocks a slab can cover (``slab_blocks``); "all" is every one of them.
+SLAB_BLOCKS = ("covariates", "words", "topics")
+
+
+def check_slab_blocks(value):
+    """``slab_blocks`` as a tuple of names from :data:`SLAB_BLOCKS` ("all": all of them; a
+    comma-separated string as the command line gives it)."""
+    given = value
+    if isinstance(value, str):
+        value = SLAB_BLOCKS if value == "all" else tuple(v.strip() for v in value.split(","))
+    try:
+        names = tuple(value)
+    except TypeError:
+        names = None
+    if not names or any(not isinstance(n, str) or n not in SLAB_BLOCKS for n in names):
+        allowed = ", ".join(repr(b) for b in SLAB_BLOCKS)
+        raise ValueError(f"slab_blocks must be 'all' or some of {allowed}; got {given!r}")
+    return tuple(b for b in SLAB_BLOCKS if b in names)
+
+
 def check_params(model):
     """The parameters of ``model`` (a DOLDA) checked, as a dict ``p`` the stages read."""
     n_topics = check_positive_int(model.n_topics, "n_topics", minimum=2)
@@ -66,6 +86,7 @@ def check_params(model):
         variance=check_positive_float(model.prior_variance, "prior_variance"),
         slab=(None if getattr(model, "slab_scale", None) is None
               else check_positive_float(model.slab_scale, "slab_scale") ** 2),
+        slab_blocks=check_slab_blocks(getattr(model, "slab_blocks", "all")),
         n_iter=n_iter,
         burn_in=check_burn_in(model.burn_in, n_iter),
         thin=check_positive_int(model.thin, "thin"),
