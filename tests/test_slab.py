@@ -41,6 +41,20 @@ def test_a_per_column_slab_adds_its_precision_where_it_is_finite():
     np.testing.assert_allclose(got[:, 3], plain[:, 3] + 2.0, rtol=1e-15)
 
 
+def test_slab_blocks_name_the_columns_that_get_the_slab():
+    from dolda.models.dolda.inputs import slab_variances
+
+    # U = [1, 2 covariates, 3 words, 2 topics]
+    assert slab_variances(None, ("words",), 6, 3, 2) is None
+    inf = np.inf
+    np.testing.assert_array_equal(slab_variances(2.0, ("covariates", "words"), 6, 3, 2),
+                                  [inf, 2, 2, 2, 2, 2, inf, inf])
+    np.testing.assert_array_equal(slab_variances(2.0, ("topics",), 6, 3, 2),
+                                  [inf, inf, inf, inf, inf, inf, 2, 2])
+    np.testing.assert_array_equal(slab_variances(2.0, ("covariates", "words", "topics"),
+                                                 6, 3, 2), [inf] + [2] * 7)
+
+
 @pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "big"])
 def test_bad_slab_scales_are_one_line_errors(bad):
     sim = simulate(n_docs=30, n_topics=2, n_classes=2, vocab_size=20, doc_length=8,

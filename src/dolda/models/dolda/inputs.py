@@ -85,10 +85,8 @@ def fit_design(model, X, y, covariates, p) -> FitDesign:
     shrunk[0] = False
     blocks, model.scale_blocks_ = scale_blocks(
         n_x, n_word_columns, K, model.global_scales == "block" and model.prior == "horseshoe")
-    slab = None
-    if p["slab"] is not None and model.prior == "horseshoe":
-        kinds = column_kinds(n_x, n_word_columns, K)
-        slab = np.where(np.isin(kinds, p["slab_blocks"]), p["slab"], np.inf)
+    slab = (slab_variances(p["slab"], p["slab_blocks"], n_x, n_word_columns, K)
+            if model.prior == "horseshoe" else None)
     prior = probit_blocks.ProbitPrior(model.prior == "horseshoe", shrunk, p["variance"],
                                       blocks, slab)
     data = dolda_chain.TopicData(corpus.tokens, corpus.doc_ptr, corpus.n_words, Xd,
@@ -312,6 +310,15 @@ def column_kinds(n_x: int, n_word_columns: int, n_topics: int) -> np.ndarray:
     n_cov = n_x - 1 - n_word_columns
     return np.array(["intercept"] + ["covariates"] * n_cov + ["words"] * n_word_columns
                     + ["topics"] * n_topics)
+
+
+def slab_variances(slab, slab_blocks, n_x: int, n_word_columns: int, n_topics: int):
+    """:attr:`ProbitPrior.slab` of ``U = [1, covariates, words, topics]``: ``s^2`` on the
+    columns of the blocks ``slab_blocks``, ``inf`` (no slab) elsewhere; None without one."""
+    if slab is None:
+        return None
+    kinds = column_kinds(n_x, n_word_columns, n_topics)
+    return np.where(np.isin(kinds, slab_blocks), float(slab), np.inf)
 
 
 def scale_blocks(n_x: int, n_word_columns: int, n_topics: int, per_block: bool):
