@@ -255,7 +255,8 @@ def test_fit_passes_the_convergence_options_and_the_resume_command_keeps_them(
                 "--slab-scale", "none", "--out", tmp_path / "m5")
     assert plain.exit_code == 0, plain.output
     assert dolda.load(tmp_path / "m5").slab_scale is None
-    assert dolda.load(model_dir).slab_scale is None  # the default: the paper's Horseshoe
+    default = dolda.load(model_dir)  # the default: a slab on the covariates and words
+    assert (default.slab_scale, default.slab_blocks) == (2.5, "covariates,words")
 
     def interrupted(self, *args, **kwargs):
         raise FitInterrupted(self.checkpoint)

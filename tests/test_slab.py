@@ -77,7 +77,9 @@ def test_bad_slab_blocks_are_one_line_errors(bad):
 def test_slab_scale_is_a_parameter_like_any_other():
     model = DOLDA(slab_scale=2.5)
     assert model.get_params()["slab_scale"] == 2.5
-    assert clone(model).slab_scale == 2.5 and DOLDA().slab_scale is None  # the default
+    assert clone(model).slab_scale == 2.5
+    default = DOLDA()  # the default: a slab of 2.5 on the covariates and words, not the topics
+    assert (default.slab_scale, tuple(default.slab_blocks)) == (2.5, ("covariates", "words"))
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -112,10 +114,11 @@ def _small():
                     random_state=4)
 
 
-def test_a_file_written_before_the_slab_loads_as_fitted_without_it(tmp_path, monkeypatch):
+def test_a_file_written_before_the_slab_loads_as_fitted_without_it(tmp_path):
     """Model files and checkpoints without ``slab_scale`` were fitted with the paper's
-    Horseshoe: they load with None even where the default is another value (checked with
-    the default patched to 2.5), and such a checkpoint is resumed under that prior."""
+    Horseshoe: they load with None, not today's default of 2.5, and such a checkpoint is
+    resumed under that prior only.  A file with ``slab_scale`` but no ``slab_blocks`` was
+    written when the slab covered every block: it loads with "all"."""
     import json
 
     import dolda
@@ -123,16 +126,18 @@ def test_a_file_written_before_the_slab_loads_as_fitted_without_it(tmp_path, mon
     sim = _small()
     kw = dict(n_topics=2, n_iter=10, progress=False, random_state=0, n_jobs=1)
     DOLDA(checkpoint=tmp_path / "ck", **kw).fit(sim.texts, sim.y).save(tmp_path / "m")
-    for meta_file in (tmp_path / "m" / "model.json", tmp_path / "ck" / "model.json"):
+    DOLDA(**kw).fit(sim.texts, sim.y).save(tmp_path / "m_all")
+    for meta_file, names in ((tmp_path / "m" / "model.json", ("slab_scale", "slab_blocks")),
+                             (tmp_path / "ck" / "model.json", ("slab_scale", "slab_blocks")),
+                             (tmp_path / "m_all" / "model.json", ("slab_blocks",))):
         meta = json.loads(meta_file.read_text())
-        del meta["meta"]["params"]["slab_scale"]  # as written before the parameter existed
+        for name in names:  # as written before the parameter existed
+            del meta["meta"]["params"][name]
         meta_file.write_text(json.dumps(meta))
-    defaults = list(DOLDA.__init__.__defaults__)
-    names = DOLDA.__init__.__code__.co_varnames[1:len(defaults) + 1]
-    defaults[names.index("slab_scale")] = 2.5
-    monkeypatch.setattr(DOLDA.__init__, "__defaults__", tuple(defaults))
     assert DOLDA().slab_scale == 2.5
     assert dolda.load(tmp_path / "m").slab_scale is None
+    earlier = dolda.load(tmp_path / "m_all")
+    assert (earlier.slab_scale, earlier.slab_blocks) == (2.5, "all")
     with pytest.raises(ValueError, match=r"slab_scale=None and this model has "
                                          r"slab_scale=2\.5") as err:
         DOLDA(**dict(kw, n_iter=20)).fit(sim.texts, sim.y, resume=tmp_path / "ck")
@@ -169,6 +174,6 @@ def test_resume_keeps_the_columns_the_slab_covers(tmp_path):
     assert "\n" not in str(err.value)
     same = DOLDA(slab_blocks=("covariates", "words"), **longer)
     assert same.fit(sim.texts, sim.y, resume=tmp_path / "on").n_iter_ == 20
-    DOLDA(checkpoint=tmp_path / "off", **kw).fit(sim.texts, sim.y)
-    moot = DOLDA(slab_blocks="topics", **dict(kw, n_iter=20))
+    DOLDA(checkpoint=tmp_path / "off", slab_scale=None, **kw).fit(sim.texts, sim.y)
+    moot = DOLDA(slab_scale=None, slab_blocks="topics", **dict(kw, n_iter=20))
     assert moot.fit(sim.texts, sim.y, resume=tmp_path / "off").n_iter_ == 20

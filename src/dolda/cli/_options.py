@@ -198,13 +198,14 @@ def _model_options(func):
                           "(the paper's), or one per class and block (covariates, words, "
                           "topics), so that many word columns do not set the topics' "
                           "shrinkage."),
-        click.option("--slab-scale", "slab_scale", type=_SlabScale(), default="none",
+        click.option("--slab-scale", "slab_scale", type=_SlabScale(), default="2.5",
                      show_default=True, metavar="S|none",
-                     help="A Gaussian slab N(0, S^2) on every shrunk coefficient (the "
-                          "regularised Horseshoe): a coefficient the data leave free "
-                          "cannot wander off; 'none': the paper's Horseshoe."),
-        click.option("--slab-blocks", "slab_blocks", callback=_slab_blocks, default="all",
-                     show_default=True, metavar="all|BLOCK[,BLOCK]",
+                     help="A Gaussian slab N(0, S^2) on the shrunk coefficients of "
+                          "--slab-blocks (the regularised Horseshoe): a rare word the data "
+                          "leave free cannot wander off; 'none': the paper's Horseshoe."),
+        click.option("--slab-blocks", "slab_blocks", callback=_slab_blocks,
+                     default="covariates,words", show_default=True,
+                     metavar="all|BLOCK[,BLOCK]",
                      help="The columns the slab covers: 'all', or some of covariates, "
                           "words, topics (comma-separated)."),
         click.option("--topic-init", "topic_init", type=click.Choice(["random", "nmf"]),
@@ -283,8 +284,7 @@ def _estimator(opts, **extra):
                  random_state=opts["seed"], n_jobs=opts["threads"],
                  calibration_holdout=opts.get("calibration_holdout"),
                  global_scales=opts.get("global_scales", "shared"),
-                 slab_scale=opts.get("slab_scale"),
-                 slab_blocks=opts.get("slab_blocks", "all"),
+                 **{k: opts[k] for k in ("slab_scale", "slab_blocks") if k in opts},
                  topic_init=opts.get("topic_init", "random"), init_iter=opts.get("init_iter", 0),
                  progress=not opts["quiet"], **extra)
 

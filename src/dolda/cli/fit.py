@@ -240,10 +240,11 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
         args += ["--calibration-holdout", repr(opts["calibration_holdout"])]
     if opts.get("global_scales", "shared") != "shared":
         args += ["--global-scales", opts["global_scales"]]
-    if opts.get("slab_scale") is not None:
-        args += ["--slab-scale", repr(opts["slab_scale"])]
-        if opts.get("slab_blocks", "all") != "all":
-            args += ["--slab-blocks", opts["slab_blocks"]]
+    if "slab_scale" in opts:  # always: the prior of the chain to resume
+        args += ["--slab-scale", "none" if opts["slab_scale"] is None
+                 else repr(opts["slab_scale"])]
+        if opts["slab_scale"] is not None:
+            args += ["--slab-blocks", opts.get("slab_blocks", "covariates,words")]
     if opts.get("topic_init", "random") != "random":
         args += ["--topic-init", opts["topic_init"]]
     if opts.get("init_iter", 0):

@@ -92,10 +92,10 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         Iterations discarded (None: half of ``n_iter``).
     thin : int, default=1
         Keep every ``thin``-th draw of eta after the burn-in.
-    slab_scale : float or None, default=None
-        None: the paper's Horseshoe; ``s``: times a Gaussian slab ``N(0, s^2)`` on the
-        shrunk coefficients of ``slab_blocks`` (:class:`dolda.sampler.probit.ProbitPrior`,
-        "all", or some of "covariates", "words", "topics"); not in ``two_step``.
+    slab_scale : float or None, default=2.5
+        The Horseshoe times a Gaussian slab ``N(0, s^2)`` on the shrunk coefficients of
+        ``slab_blocks`` ("all" or some of "covariates", "words", "topics"; by default not
+        the topics), so rare words cannot wander (README); None: the paper's Horseshoe.
     global_scales : {"shared", "block"}, default="shared"
         The Horseshoe's global scale: one ``tau_l`` per class over topics, covariates
         and words (the paper's), or one per class and block of columns present
@@ -339,7 +339,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
                  proba="calibrated", phi_sampler="exact", loglik_every=1,
                  global_scales="shared", init_iter=0, topic_init="random",
                  calibration_holdout=None, phi_transport="auto", vocabulary=None,
-                 slab_scale=None, slab_blocks="all"):
+                 slab_scale=2.5, slab_blocks=("covariates", "words")):
         self.vocabulary = vocabulary
         self.slab_scale, self.slab_blocks = slab_scale, slab_blocks
         self.init_iter = init_iter
