@@ -38,6 +38,22 @@ def test_sparse_regressors_equal_dense(problem):
     np.testing.assert_allclose(U.dense(), dense_regressors(shard, ndk), rtol=0, atol=1e-15)
 
 
+def test_dense_and_sparse_paths_hold_the_same_zbar(problem):
+    """One zbar kernel for both eta-step paths: the dense path's CSR is the sparse path's
+    to the last bit, and its CSC is the same matrix by columns (documents increasing)."""
+    from dolda.sampler import sparse_eta
+
+    shard, ndk, _, _ = problem
+    U = S.topic_regressors(shard, ndk)
+    ref = sparse_eta.zbar_csr(shard.doc_ptr, ndk)
+    for mine, theirs in ((U.rptr, ref.indptr), (U.ridx, ref.indices), (U.rval, ref.data)):
+        np.testing.assert_array_equal(mine, theirs)
+    csc = ref.tocsc()
+    csc.sort_indices()
+    for mine, theirs in ((U.cptr, csc.indptr), (U.cdoc, csc.indices), (U.cval, csc.data)):
+        np.testing.assert_array_equal(mine, theirs)
+
+
 def test_sparse_cross_products_equal_dense_and_are_symmetric(problem):
     shard, ndk, a, eta = problem
     U = S.topic_regressors(shard, ndk)
@@ -67,7 +83,7 @@ def test_cross_products_are_the_sums_in_document_order_to_the_last_bit(problem):
     # the seeded chains' eta draws depend on); np.add.accumulate adds left to right
     shard, ndk, a, _ = problem
     U = S.topic_regressors(shard, ndk)
-    dense = U.dense()  # zbar as the kernels hold it (n_dk * (1 / N_d))
+    dense = U.dense()  # zbar as the kernels hold it (n_dk / N_d)
     want_gram = np.add.accumulate(dense[:, :, None] * dense[:, None, :], axis=0)[-1]
     want_rhs = np.add.accumulate(dense[:, None, :] * a[:, :, None], axis=0)[-1]
     for n in (1, 2, 3):

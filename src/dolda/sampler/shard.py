@@ -184,41 +184,32 @@ def _doc_topic_counts(doc_ptr, z, ndk):
 
 
 @njit(cache=True)
-def _topic_csr(doc_ptr, ndk):
-    """``zbar = n_{d,.} / N_d`` as CSR (ptr, topic, value) and CSC (ptr, doc, value), d and k increasing."""
-    n_docs, n_topics = ndk.shape
-    rptr = np.zeros(n_docs + 1, np.int64)
+def _csc_of_csr(rptr, ridx, rval, n_topics):
+    """The CSC copy ``(ptr, doc, value)`` of a CSR ``zbar``, documents increasing per topic."""
+    n_docs = len(rptr) - 1
     cptr = np.zeros(n_topics + 1, np.int64)
-    for d in range(n_docs):
-        c = 0
-        for k in range(n_topics):
-            if ndk[d, k] != 0:
-                c += 1
-                cptr[k + 1] += 1
-        rptr[d + 1] = rptr[d] + c
+    for t in range(rptr[n_docs]):
+        cptr[ridx[t] + 1] += 1
     for k in range(n_topics):
         cptr[k + 1] += cptr[k]
-    nnz = rptr[n_docs]
-    ridx = np.empty(nnz, np.int32)
-    rval = np.empty(nnz)
-    cdoc = np.empty(nnz, np.int32)
-    cval = np.empty(nnz)
+    cdoc = np.empty(rptr[n_docs], np.int64)
+    cval = np.empty(rptr[n_docs])
     fill = cptr[:-1].copy()
     for d in range(n_docs):
-        n_d = doc_ptr[d + 1] - doc_ptr[d]
-        inv = 1.0 / n_d if n_d > 0 else 0.0
-        t = rptr[d]
-        for k in range(n_topics):
-            c = ndk[d, k]
-            if c != 0:
-                v = c * inv
-                ridx[t] = k
-                rval[t] = v
-                t += 1
-                cdoc[fill[k]] = d
-                cval[fill[k]] = v
-                fill[k] += 1
-    return rptr, ridx, rval, cptr, cdoc, cval
+        for t in range(rptr[d], rptr[d + 1]):
+            k = ridx[t]
+            cdoc[fill[k]] = d
+            cval[fill[k]] = rval[t]
+            fill[k] += 1
+    return cptr, cdoc, cval
+
+
+def _topic_csr(doc_ptr, ndk):
+    """``zbar = n_{d,.} / N_d`` as CSR (ptr, topic, value), rows on all threads
+    (:func:`dolda.sampler.sparse_eta.zbar_arrays`, the same numbers as the sparse path's),
+    and its CSC (ptr, doc, value) copy; d and k increasing."""
+    rptr, ridx, rval = sparse_eta.zbar_arrays(np.asarray(doc_ptr, dtype=np.int64), ndk)
+    return (rptr, ridx, rval) + _csc_of_csr(rptr, ridx, rval, ndk.shape[1])
 
 
 @njit(cache=True, parallel=True)

@@ -39,7 +39,7 @@ from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
 
 
 @njit(cache=True, parallel=True)
-def _zbar_arrays(doc_ptr, ndk):
+def zbar_arrays(doc_ptr, ndk):
     """CSR arrays ``(indptr, indices, data)`` of ``zbar = n_{d,.} / max(N_d, 1)``, rows in
     parallel (counted, then filled), columns ascending within a row."""
     n_docs, n_topics = ndk.shape
@@ -69,7 +69,7 @@ def zbar_csr(doc_ptr, ndk) -> sp.csr_matrix:
     """``zbar_d = n_{d,.} / N_d`` of a shard as CSR (D_s, K), int64 indices; empty documents
     are zero rows."""
     ndk = np.asarray(ndk)
-    indptr, indices, data = _zbar_arrays(np.asarray(doc_ptr, dtype=np.int64), ndk)
+    indptr, indices, data = zbar_arrays(np.asarray(doc_ptr, dtype=np.int64), ndk)
     return sp.csr_matrix((data, indices, indptr), shape=ndk.shape)
 
 
