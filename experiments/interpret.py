@@ -184,6 +184,13 @@ def _signal_set(flags, classes, perm=None):
     return out
 
 
+def _labelled(signals, model, n_words=4):
+    """``(class, topic, sign)`` signals as ``[class, "top words", sign]``, sorted; topics
+    named by the reference model's most relevant words."""
+    top = model.top_words(n_words)
+    return sorted([cls, " ".join(top.iloc[k]), sign] for cls, k, sign in signals)
+
+
 def _jaccard(a, b):
     return float(len(a & b) / len(a | b)) if (a or b) else 1.0
 
@@ -308,6 +315,11 @@ def stability(corpus, seeds=(0, 1), n_iter=500, topics=20, options=None, tag="de
                                     if reported.any() else None),
         "accuracy": [r["accuracy"] for r in rows],
         "both_converged": bool(all(r["convergence"]["converged"] for r in rows)),
+        # what a user would read: the signals each seed reports, common ones first
+        "signal_words_both": sorted(words[0] & words[1]),
+        "signal_words_only": [sorted(words[0] - words[1]), sorted(words[1] - words[0])],
+        "signal_topics_both": _labelled(sig_a & sig_b, a),
+        "signal_topics_only": [_labelled(sig_a - sig_b, a), _labelled(sig_b - sig_a, a)],
     }
     from dolda.sampler import topic_start
 
