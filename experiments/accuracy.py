@@ -299,8 +299,9 @@ def main(argv=None):
     p.add_argument("--model", choices=MODELS, required=True)
     p.add_argument("--topics", type=int, default=20)
     p.add_argument("--iterations", type=int, default=200)
-    p.add_argument("--words", type=lambda v: v if v == "auto" else int(v), default=2000,
-                   help="word covariates of dolda_words (an int or 'auto', DOLDA's default)")
+    p.add_argument("--words", type=lambda v: v if v in ("auto", "all") else int(v),
+                   default=2000, help="word covariates of dolda_words (an int, 'auto' (DOLDA's "
+                                      "default) or 'all')")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--tag", default=None)

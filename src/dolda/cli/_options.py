@@ -66,7 +66,7 @@ def _slab_blocks(ctx, param, value):
     try:
         blocks = check_slab_blocks(value)
     except ValueError as err:
-        raise click.BadParameter(str(err).partition("; ")[2] or str(err)) from None
+        raise click.BadParameter(str(err).replace("slab_blocks must be", "must be")) from None
     return "all" if len(blocks) == 3 else ",".join(blocks)
 
 
