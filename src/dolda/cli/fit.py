@@ -244,7 +244,7 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
         args += ["--slab-scale", "none" if opts["slab_scale"] is None
                  else repr(opts["slab_scale"])]
         if opts["slab_scale"] is not None:
-            args += ["--slab-blocks", opts.get("slab_blocks", "covariates,words")]
+            args += ["--slab-blocks", opts["slab_blocks"]]  # set with --slab-scale
     if opts.get("topic_init", "random") != "random":
         args += ["--topic-init", opts["topic_init"]]
     if opts.get("init_iter", 0):

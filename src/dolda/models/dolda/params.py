@@ -84,9 +84,9 @@ def check_params(model):
         beta=(AUTO_BETA_START if isinstance(model.beta, str) and model.beta == "auto"
               else check_positive_float(model.beta, "beta")),
         variance=check_positive_float(model.prior_variance, "prior_variance"),
-        slab=(None if getattr(model, "slab_scale", None) is None
+        slab=(None if model.slab_scale is None
               else check_positive_float(model.slab_scale, "slab_scale") ** 2),
-        slab_blocks=check_slab_blocks(getattr(model, "slab_blocks", "all")),
+        slab_blocks=check_slab_blocks(model.slab_blocks),
         n_iter=n_iter,
         burn_in=check_burn_in(model.burn_in, n_iter),
         thin=check_positive_int(model.thin, "thin"),
