@@ -226,17 +226,26 @@ def _fit_one(texts, y, te, yte, seed, n_iter, topics, options):
     # signal words (word covariates, when there are any): interval of the coefficient
     names = np.asarray(model.feature_names_).astype(str)
     wcols = np.flatnonzero(np.char.startswith(names, "word="))
-    words = set()
+    words, words_recurring = set(), set()
+    C = int(model.n_chains_)
     if len(wcols):
-        w_lo, w_hi = st.intervals(np.asarray(eta[..., wcols], np.float64))
+        wd = np.asarray(eta[..., wcols], np.float64)
+        w_lo, w_hi = st.intervals(wd)
+        # with several chains: also a signal on each chain's own draws in STABLE_SHARE of them
+        w_rep = np.mean([st.excludes_zero(d) for d in st.by_chain(wd, C)], axis=0)
         for l, j in zip(*np.nonzero((w_lo > 0) | (w_hi < 0))):
-            words.add((str(model.classes_[l]), str(names[wcols[j]]), 1 if w_lo[l, j] > 0 else -1))
+            w = (str(model.classes_[l]), str(names[wcols[j]]), 1 if w_lo[l, j] > 0 else -1)
+            words.add(w)
+            if w_rep[l, j] >= st.STABLE_SHARE:
+                words_recurring.add(w)
     eff = st.topic_contrasts(eta, K)
     lo, hi = st.intervals(eff)
     ident = np.where(lo > 0, 1, np.where(hi < 0, -1, 0))
     table = st.signal_stability(model)
     stable = table["stable"].to_numpy().reshape(len(model.classes_), K)
     ident_stable = np.where(stable, ident, 0)
+    repeats = table["repeats"].to_numpy().reshape(len(model.classes_), K)
+    ident_recurring = np.where(repeats >= st.STABLE_SHARE, ident_stable, 0)
     mean_topic = np.asarray(eta[..., -K:], np.float64).mean(axis=-1)
     corr = [float(np.corrcoef(eta[:, l, 0], mean_topic[:, l])[0, 1])
             for l in range(len(model.classes_))]
@@ -249,7 +258,9 @@ def _fit_one(texts, y, te, yte, seed, n_iter, topics, options):
         "signals_identified_per_class": float(np.abs(ident_stable).sum(axis=1).mean()),
         "unstable_topics": st.reported_convergence(model)["unstable_topics"],
         "signal_words_per_class": len(words) / len(model.classes_),
-    }, raw, ident_stable, words
+        "signal_words_recurring_per_class": len(words_recurring) / len(model.classes_),
+        "signals_recurring_per_class": float(np.abs(ident_recurring).sum(axis=1).mean()),
+    }, raw, ident_stable, (words, words_recurring, ident_recurring)
 
 
 def stability(corpus, seeds=(0, 1), n_iter=500, topics=20, options=None, tag="default",
@@ -261,9 +272,13 @@ def stability(corpus, seeds=(0, 1), n_iter=500, topics=20, options=None, tag="de
     options = dict(options or {})
     texts, y, te, yte = load_stability_corpus(corpus, data)
     fits, rows, raws, idents, words = [], [], [], [], []
+    words_rec, idents_rec = [], []  # what recurs in STABLE_SHARE of a fit's chains
     for seed in seeds:
-        model, row, raw, ident, w = _fit_one(texts, y, te, yte, seed, n_iter, topics, options)
+        model, row, raw, ident, (w, w_rec, ident_rec) = _fit_one(texts, y, te, yte, seed,
+                                                                 n_iter, topics, options)
         words.append(w)
+        words_rec.append(w_rec)
+        idents_rec.append(ident_rec)
         fits.append(model)
         rows.append(row)
         raws.append(raw)
@@ -306,6 +321,13 @@ def stability(corpus, seeds=(0, 1), n_iter=500, topics=20, options=None, tag="de
         "n_signals_identified": [len(sig_a), len(sig_b)],
         "signal_word_jaccard": _jaccard(words[0], words[1]) if (words[0] or words[1]) else None,
         "n_signal_words": [len(words[0]), len(words[1])],
+        # several chains: only what is a signal in STABLE_SHARE of a fit's chains
+        "signal_jaccard_recurring": _jaccard(_signal_set(idents_rec[0], classes),
+                                             _signal_set(idents_rec[1], classes, perm)),
+        "n_signals_recurring": [len(_signal_set(x, classes)) for x in idents_rec],
+        "signal_word_jaccard_recurring": (_jaccard(words_rec[0], words_rec[1])
+                                          if (words_rec[0] or words_rec[1]) else None),
+        "n_signal_words_recurring": [len(words_rec[0]), len(words_rec[1])],
         "rhat_class_levels": share_above(levels),
         "class_level_gap_in_sd_median": float(np.median(lv_gap)),
         "rhat_intercepts": share_above(both[..., 0]),

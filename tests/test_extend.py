@@ -163,3 +163,26 @@ def test_a_chain_of_the_recommended_length_can_pass():
     assert verdict["loglik_ess"] < 50 and verdict["loglik_rhat"] < 1.05  # the premise
     assert verdict["converged"], verdict["message"]
     assert verdict["n_signal"] == 3  # the intercepts of the three classes
+
+
+def test_chains_that_find_different_topics_are_not_converged():
+    """Two chains whose log-likelihood and coefficients agree are still not converged when
+    half their topics are not found again across the chains (matched Hellinger >= 0.3):
+    the pooled topics would average different topics.  One topic in twenty is tolerated."""
+    rng = np.random.default_rng(5)
+    n = 400
+    flat = rng.normal(size=(2, n))
+    eta = rng.normal(size=(n, 3, 5))
+    model = _fake(flat, eta)
+    model.topic_hellinger_ = np.zeros((2, 4))
+    assert chain_convergence(model)["converged"]
+    model.topic_hellinger_ = np.array([[0, 0, 0, 0], [0.1, 0.2, 0.5, 0.7]])
+    verdict = chain_convergence(model)
+    assert not verdict["converged"]
+    assert "50% of the 4 topics are not found again in 75% of the chains" in verdict["message"]
+    model.topic_hellinger_ = np.zeros((2, 20))
+    model.topic_hellinger_[1, 3] = 0.6  # 5%: at the bar, not above it
+    assert chain_convergence(model)["converged"]
+    one = _fake(flat[:1], eta[: n // 2])
+    one.topic_hellinger_ = np.array([[0.0, 0.0]])  # one chain: nothing to compare
+    assert chain_convergence(one)["converged"]

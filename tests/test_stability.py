@@ -105,3 +105,53 @@ def test_identified_rule_ignores_a_shift_along_the_ridge(two_chains):
     finally:
         m.eta_draws_[:] = saved
         m._finish(m.eta_draws_)
+
+
+def test_column_repeats_counts_the_chains_where_a_column_is_a_signal():
+    """Chain 0 sees column 1 away from zero, chain 1 does not: it repeats in half the
+    chains; column 2 is a signal in both, column 0 in neither.  The same from the compact
+    word-block storage."""
+    from dolda.utils.draws import BlockDraws
+
+    rng = np.random.default_rng(3)
+    S = 200
+    a = rng.normal(size=(S, 2, 3))
+    b = rng.normal(size=(S, 2, 3))
+    a[:, 1, 1] += 5.0
+    a[:, 1, 2] += 5.0
+    b[:, 1, 2] -= 5.0  # a signal of the other sign still counts as a signal in its chain
+    eta = np.concatenate([a, b])
+    got = st.column_repeats(eta, 1, [0, 1, 2], 2)
+    np.testing.assert_array_equal(got, [0.0, 0.5, 1.0])
+    np.testing.assert_array_equal(st.column_repeats(eta, 1, [2, 1], 2), [1.0, 0.5])
+    np.testing.assert_array_equal(st.column_repeats(a, 1, [1], 1), [1.0])  # one chain
+    assert st.column_repeats(eta, 0, [], 2).shape == (0,)
+    blocks = BlockDraws(eta[:, :, [0, 2]].astype(np.float32), eta[:, :, 1:2], start=1)
+    np.testing.assert_array_equal(st.column_repeats(blocks, 1, [0, 1, 2], 2), [0.0, 0.5, 1.0])
+
+
+def test_signal_covariates_show_how_often_a_feature_repeats_across_chains():
+    import pandas as pd
+
+    from dolda import DOLDA
+
+    rng = np.random.default_rng(4)
+    S = 300
+    cols = ["(intercept)", "word=kafka", "word=hive", "topic 0", "topic 1"]
+    eta = rng.normal(size=(2 * S, 2, len(cols)))
+    eta[:, 0, 1] += 6.0  # kafka: a signal of class a in both chains
+    # hive: a signal of class a in chain 0; in chain 1, 4% of the draws are below zero, so
+    # chain 1's 95% interval reaches zero while the pooled one (2% below zero) does not
+    eta[:S, 0, 2] = 9.0
+    eta[S:, 0, 2] = np.where(np.arange(S) < 12, -1.0, 3.0)
+    m = DOLDA()
+    m.classes_ = np.array(["a", "b"])
+    m.n_chains_ = 2
+    m.eta_draws_ = eta
+    m.coef_ = pd.DataFrame(eta.mean(axis=0), index=m.classes_, columns=cols)
+    table = m.signal_covariates("a")
+    assert set(table.index) == {"word=kafka", "word=hive"}  # pooled intervals exclude zero
+    assert table.loc["word=kafka", "repeats"] == 1.0
+    assert table.loc["word=hive", "repeats"] == 0.5
+    m.n_chains_ = 1
+    assert (m.signal_covariates("a")["repeats"] == 1.0).all()

@@ -17,7 +17,11 @@ required: its mean is never used, only its drift matters, and a topic model's lo
 is so autocorrelated that an ESS bar of 100 failed every chain shorter than about 200
 kept draws (issue 36).  A Horseshoe model has hundreds of coefficients pinned near zero
 that mix slowly without changing any prediction: they are reported (``coef_share_above``),
-not judged.  These are heuristics: they can miss non-convergence, never prove convergence.
+not judged.  With several chains, the topics must also agree: when more than
+:data:`SHARE_MAX` of the topics are not found again (matched Hellinger distance < 0.3) in 75% of
+the chains (:mod:`dolda.interpret.stability`), the chains are in different modes and the
+verdict is "not converged".  These are heuristics: they can miss non-convergence, never prove
+convergence.
 
 The advice can be run as printed: it knows whether the fit wrote a checkpoint that
 ``resume`` can extend (:func:`checkpoint_of`); without one it says to refit with more
@@ -120,6 +124,20 @@ def advice(converged, n_iter, more, checkpoint):
              "resume=DIR) or --resume DIR extends it instead of starting again."])
 
 
+def _unstable_topics(model, n_chains):
+    """(share of the topics that do not recur across the chains, number of topics, the share
+    of the chains a topic must be found in), or None
+    with one chain or no topic alignment (:mod:`dolda.interpret.stability`)."""
+    dist = getattr(model, "topic_hellinger_", None)
+    if n_chains < 2 or dist is None:
+        return None
+    from ..interpret.stability import STABLE_SHARE, topic_recurrence
+
+    dist = np.asarray(dist, dtype=np.float64)
+    return (float(np.mean(topic_recurrence(dist) < STABLE_SHARE)), int(dist.shape[1]),
+            STABLE_SHARE)
+
+
 def chain_convergence(model, level=0.95) -> dict:
     """The convergence verdict of a fitted DOLDA (see the module doc): a JSON-able dict.
 
@@ -186,6 +204,11 @@ def chain_convergence(model, level=0.95) -> dict:
         if share_ess > SHARE_MAX:
             problems.append(f"{share_ess:.0%} of the {int(judged.sum())} {what} have fewer "
                             f"than {ESS_MIN} effective draws")
+        unstable = _unstable_topics(model, n_chains)
+        if unstable is not None and unstable[0] > SHARE_MAX:
+            problems.append(f"{unstable[0]:.0%} of the {unstable[1]} topics are not found again "
+                            f"in {unstable[2]:.0%} of the chains (the chains found different "
+                            "topics, and the pooled topics average them)")
         more = 0
         if problems:
             # ESS grows about linearly with the kept draws; a drifting chain needs at least
@@ -213,9 +236,12 @@ def chain_convergence(model, level=0.95) -> dict:
         steps.append(
             f"The estimate above is {ratio:.0f} times this fit's iterations: the slowest "
             "coefficients barely move, and for such chains the estimate has grown as the "
-            "chain ran rather than been met. Fit several chains instead (--chains 4, "
-            "n_chains=4): the signals are then only those found again across the chains, "
-            "each with how often it repeats, and R-hat is computed across chains.")
+            "chain ran rather than been met. Several chains (--chains 4, n_chains=4) show "
+            "which signals are found again across the chains (each with how often it "
+            "repeats) and compute R-hat across chains; they do not make the chains "
+            "converge, and where the chains find different topics the pooled topics "
+            "average them and the topics are not offered as signals (measured at the "
+            "defaults: README, 'Several chains').")
     figures = _figures(out)
     if out["converged"]:
         out["summary"] = out["message"] = f"the chain looks converged ({figures})"

@@ -104,6 +104,17 @@ def chain_signals(eta_draws, n_topics: int, n_chains: int, level=0.95):
     return np.stack([excludes_zero(topic_contrasts(d, n_topics), level) for d in per])
 
 
+def column_repeats(eta_draws, label_index: int, columns, n_chains: int, level=0.95):
+    """Share of the chains in which each of ``columns`` (of class ``label_index``) is a
+    signal on that chain's own draws (its ``level`` interval excludes zero): float (m,).
+    Only those columns are read (a compact word block is never assembled whole)."""
+    columns = np.asarray(columns, dtype=np.intp)
+    if columns.size == 0:
+        return np.zeros(0)
+    draws = np.asarray(eta_draws[:, int(label_index), columns], dtype=np.float64)
+    return np.mean([excludes_zero(d, level) for d in by_chain(draws, n_chains)], axis=0)
+
+
 def signal_stability(model, level=0.95):
     """Per (class, topic) what is reported and how often it repeats across the chains.
 

@@ -121,8 +121,12 @@ class DOLDAInterpretation:
 
         Like :meth:`signal_topics` for the non-topic columns: those whose
         ``level`` credible interval excludes zero, sorted by |coefficient|.
-        Returns a DataFrame with ``coef, lower, upper, sign`` indexed by feature.
+        Returns a DataFrame with ``coef, lower, upper, sign`` and ``repeats`` (share of the
+        chains in which the feature is a signal on that chain's own draws; 1.0 with one
+        chain) indexed by feature.
         """
+        from ...interpret.stability import column_repeats
+
         check_is_fitted(self, "eta_draws_")
         if label not in set(self.classes_.tolist()):
             raise ValueError(f"unknown class {label!r}; classes are {list(self.classes_)}")
@@ -132,6 +136,10 @@ class DOLDAInterpretation:
         keep = (lo > 0) | (hi < 0)
         out = pd.DataFrame({"coef": mean[keep], "lower": lo[keep], "upper": hi[keep]})
         out["sign"] = np.where(out["coef"] > 0, "+", "-")
+        l = int(np.flatnonzero(self.classes_ == label)[0])
+        index = pd.Index(self.coef_.columns).get_indexer(out.index)
+        out["repeats"] = column_repeats(self.eta_draws_, l, index,
+                                        int(getattr(self, "n_chains_", 1)), level)
         return out.reindex(out["coef"].abs().sort_values(ascending=False).index)
 
     @obeys_n_jobs
