@@ -206,6 +206,32 @@ def _jsonable(value):
     return float(value)
 
 
+def _part_accuracies(model, te, yte, y):
+    """Test accuracy of the posterior-mean linear predictor from the topic columns alone,
+    from the other columns alone (covariates and words), each with the intercept, beside the
+    majority class's share (issue 32: do the topics still explain?)."""
+    from dolda.utils.draws import draw_mean
+
+    U = model._regressors(te)
+    U = U.toarray() if hasattr(U, "toarray") else np.asarray(U)
+    eta = draw_mean(model.eta_draws_)  # (L, P)
+    K = int(model.phi_.shape[0])
+    P = U.shape[1]
+    topic = np.zeros(P, bool)
+    topic[P - K:] = True
+    other = ~topic
+    other[0] = False  # the intercept goes with both
+    out = {}
+    for name, cols in (("topic_part_accuracy", topic), ("other_part_accuracy", other)):
+        keep = cols.copy()
+        keep[0] = True
+        score = U[:, keep] @ eta[:, keep].T
+        out[name] = round(float(np.mean(model.classes_[score.argmax(axis=1)] == yte)), 4)
+    values, counts = np.unique(np.asarray(y), return_counts=True)
+    out["majority_class_share"] = round(float(np.mean(yte == values[counts.argmax()])), 4)
+    return out
+
+
 def _fit_one(texts, y, te, yte, seed, n_iter, topics, options):
     import time
 
@@ -219,6 +245,7 @@ def _fit_one(texts, y, te, yte, seed, n_iter, topics, options):
     model.fit(texts, y)
     seconds = time.perf_counter() - t0
     acc = float(np.mean(model.predict(te) == yte))
+    parts = _part_accuracies(model, te, yte, y)
     K = topics
     eta = model.eta_draws_
     raw_lo, raw_hi = st.intervals(np.asarray(eta[..., -K:], np.float64))
@@ -258,6 +285,7 @@ def _fit_one(texts, y, te, yte, seed, n_iter, topics, options):
         "signals_identified_per_class": float(np.abs(ident_stable).sum(axis=1).mean()),
         "unstable_topics": st.reported_convergence(model)["unstable_topics"],
         "signal_words_per_class": len(words) / len(model.classes_),
+        **parts,
         "signal_words_recurring_per_class": len(words_recurring) / len(model.classes_),
         "signals_recurring_per_class": float(np.abs(ident_recurring).sum(axis=1).mean()),
     }, raw, ident_stable, (words, words_recurring, ident_recurring)
@@ -311,6 +339,10 @@ def stability(corpus, seeds=(0, 1), n_iter=500, topics=20, options=None, tag="de
         reported[int(np.flatnonzero(classes.astype(str) == cls)[0]), k] = True
     lv_sd = np.sqrt(0.5 * (levels[0].var(axis=0) + levels[1].var(axis=0)))
     lv_gap = np.abs(levels[0].mean(axis=0) - levels[1].mean(axis=0)) / lv_sd
+    # the same with all of each fit's chains pooled (what its intervals are made of)
+    pooled = [st.class_levels(m.eta_draws_, K) for m in (a, b)]
+    pl_sd = np.sqrt(0.5 * (pooled[0].var(axis=0) + pooled[1].var(axis=0)))
+    pl_gap = np.abs(pooled[0].mean(axis=0) - pooled[1].mean(axis=0)) / pl_sd
     across = {
         "topics_reproduce_share": st.reproduced_share(dist),
         "topics_differ_over_0.5": int(np.sum(dist > 0.5)),
@@ -330,6 +362,8 @@ def stability(corpus, seeds=(0, 1), n_iter=500, topics=20, options=None, tag="de
         "n_signal_words_recurring": [len(words_rec[0]), len(words_rec[1])],
         "rhat_class_levels": share_above(levels),
         "class_level_gap_in_sd_median": float(np.median(lv_gap)),
+        "class_level_gap_in_pooled_sd_median": float(np.median(pl_gap)),
+        "class_level_gap_over_2_pooled_sd": float(np.mean(pl_gap > 2)),
         "rhat_intercepts": share_above(both[..., 0]),
         "rhat_topic_coefficients_raw": share_above(both[..., -K:]),
         "rhat_topic_contrasts": share_above(contrasts),
@@ -345,8 +379,14 @@ def stability(corpus, seeds=(0, 1), n_iter=500, topics=20, options=None, tag="de
     }
     from dolda.sampler import topic_start
 
+    slab = a.get_params()
     out = {"corpus": corpus, "tag": tag, "n_iter": n_iter, "topics": topics,
            "n_chains": int(C), "options": {k: v for k, v in options.items()},
+           # the slab in effect (its default changed: runs without this key had none
+           # unless their options name one)
+           "slab": (None if slab["slab_scale"] is None
+                    else [slab["slab_scale"], _jsonable(list(np.atleast_1d(
+                        slab["slab_blocks"])))]),
            "nmf_max_iter": (topic_start.NMF_MAX_ITER if options.get("topic_init") == "nmf"
                             else None),
            "n_train": len(y), "n_test": len(yte), "fits": rows, "across_seeds": across}
@@ -380,8 +420,10 @@ def markdown_table(results_dir=RESULTS):
            "`ridge_move` were run in an earlier session, whose verdict gave the log-lik R-hat "
            "of the same `newsgroups5` base chain as 2.99 / 3.04 (today 2.10 / 2.13, with the "
            "same accuracy and signals): compare that column only between rows run together. "
-           "Rows that do not name `slab_scale` use the default, the paper's Horseshoe "
-           "(no slab), as do those with `slab_scale=None`.\n",
+           "Rows that do not name `slab_scale` were run without a slab (the paper's "
+           "Horseshoe, the default until 2026-11-27) unless the setting says \"(slab 2.5 on "
+           "covariates+words)\" (today's default); \"none\": neither seed reported a signal "
+           "topic.\n",
            "| corpus | setting | iterations | seeds | log-lik R-hat | accuracy | "
            "signal Jaccard raw / identified | topics reproduce | matched H median | "
            "class-level R-hat median | reported contrasts R-hat > 1.05 | signal-word Jaccard "
@@ -395,6 +437,10 @@ def markdown_table(results_dir=RESULTS):
     for d in runs:
         a, fits = d["across_seeds"], d["fits"]
         opts = ", ".join(f"{k}={v}" for k, v in d["options"].items()) or "defaults"
+        if d.get("slab") and "slab_scale" not in d["options"]:
+            opts += f" (slab {d['slab'][0]} on {'+'.join(map(str, d['slab'][1]))})"
+        n_sig = a.get("n_signals_identified", [1])
+        ident = f"{a['signal_jaccard_identified']:.2f}" if sum(n_sig) else "none"
         if d.get("nmf_max_iter") is not None:
             opts += f" (NMF cap {d['nmf_max_iter']})"
         rr = a.get("rhat_reported_contrasts") or {}
@@ -404,7 +450,7 @@ def markdown_table(results_dir=RESULTS):
             + " / ".join(str(x["seed"]) for x in fits) + " | "
             + " / ".join(f"{x['convergence']['loglik_rhat']:.2f}" for x in fits) + " | "
             + " / ".join(f"{x['accuracy']:.3f}" for x in fits) + " | "
-            f"{a['signal_jaccard_raw']:.2f} / {a['signal_jaccard_identified']:.2f} | "
+            f"{a['signal_jaccard_raw']:.2f} / {ident} | "
             f"{a['topics_reproduce_share']:.0%} | {a['matched_hellinger_median']:.2f} | "
             f"{a['rhat_class_levels']['rhat_median']:.2f} | "
             f"{rr.get('share_rhat_above_1.05', float('nan')):.0%} | "
