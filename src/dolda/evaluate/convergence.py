@@ -36,10 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from ..utils.draws import BlockDraws, draw_mean
-
-#: Largest split R-hat taken as converged (1.01 is Vehtari et al.'s strict value for final
-#: inference; short topic-model chains are judged at 1.05).
-RHAT_MAX = 1.05
+from .rhat import RHAT_MAX
 #: Smallest bulk ESS wanted for a signal coefficient (Monte Carlo error of its posterior
 #: mean at most 1 / sqrt(50) = 14% of its posterior standard deviation).
 ESS_MIN = 50

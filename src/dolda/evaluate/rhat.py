@@ -7,6 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
+#: Largest split R-hat taken as converged (1.01 is Vehtari et al.'s strict value for final
+#: inference; short topic-model chains are judged at 1.05).  The bar of every verdict
+#: (:mod:`dolda.evaluate.convergence`) and of the reported signals' figures
+#: (:mod:`dolda.interpret.stability`).
+RHAT_MAX = 1.05
+
 
 def _split_chains(draws):
     """(C, S, ...) -> (2C, S//2, n) float64: every chain cut in two halves, quantities

@@ -156,7 +156,7 @@ def reported_convergence(model, level=0.95) -> dict:
     ``signal_share_above`` (share of signal contrasts with R-hat > 1.05), ``n_signals``,
     ``unstable_topics`` (share of topics that do not recur in STABLE_SHARE of the chains;
     NaN with one chain)."""
-    from ..evaluate.convergence import RHAT_MAX
+    from ..evaluate.rhat import RHAT_MAX
 
     K, C = int(model.phi_.shape[0]), int(model.n_chains_)
     lv_rhat, lv_ess = rhat_ess(by_chain(class_levels(model.eta_draws_, K), C))
