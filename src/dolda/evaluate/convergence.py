@@ -123,8 +123,8 @@ def advice(converged, n_iter, more, checkpoint):
 
 def _unstable_topics(model, n_chains):
     """(share of the topics that do not recur across the chains, number of topics, the share
-    of the chains a topic must be found in), or None
-    with one chain or no topic alignment (:mod:`dolda.interpret.stability`)."""
+    of the chains a topic must be found in), or None with one chain or no topic alignment
+    (:mod:`dolda.interpret.stability`)."""
     dist = getattr(model, "topic_hellinger_", None)
     if n_chains < 2 or dist is None:
         return None
