@@ -191,6 +191,12 @@ def _labelled(signals, model, n_words=4):
     return sorted([cls, " ".join(top.iloc[k]), sign] for cls, k, sign in signals)
 
 
+def _gap_in_sd(x, y):
+    """|mean(x) - mean(y)| over draws (axis 0) in units of their pooled posterior sd."""
+    return np.abs(x.mean(axis=0) - y.mean(axis=0)) / np.sqrt(0.5 * (x.var(axis=0)
+                                                                   + y.var(axis=0)))
+
+
 def _jaccard(a, b):
     return float(len(a & b) / len(a | b)) if (a or b) else 1.0
 
@@ -256,10 +262,10 @@ def _fit_one(texts, y, te, yte, seed, n_iter, topics, options):
     words, words_recurring = set(), set()
     C = int(model.n_chains_)
     if len(wcols):
-        wd = np.asarray(eta[..., wcols], np.float64)
-        w_lo, w_hi = st.intervals(wd)
+        w_lo, w_hi = st.intervals(np.asarray(eta[..., wcols], np.float64))
         # with several chains: also a signal on each chain's own draws in STABLE_SHARE of them
-        w_rep = np.mean([st.excludes_zero(d) for d in st.by_chain(wd, C)], axis=0)
+        w_rep = np.stack([st.column_repeats(eta, l, wcols, C)
+                          for l in range(len(model.classes_))])
         for l, j in zip(*np.nonzero((w_lo > 0) | (w_hi < 0))):
             w = (str(model.classes_[l]), str(names[wcols[j]]), 1 if w_lo[l, j] > 0 else -1)
             words.add(w)
@@ -337,12 +343,9 @@ def stability(corpus, seeds=(0, 1), n_iter=500, topics=20, options=None, tag="de
     reported = np.zeros((len(classes), K), bool)
     for cls, k, _ in sig_a | sig_b:
         reported[int(np.flatnonzero(classes.astype(str) == cls)[0]), k] = True
-    lv_sd = np.sqrt(0.5 * (levels[0].var(axis=0) + levels[1].var(axis=0)))
-    lv_gap = np.abs(levels[0].mean(axis=0) - levels[1].mean(axis=0)) / lv_sd
+    lv_gap = _gap_in_sd(*levels)
     # the same with all of each fit's chains pooled (what its intervals are made of)
-    pooled = [st.class_levels(m.eta_draws_, K) for m in (a, b)]
-    pl_sd = np.sqrt(0.5 * (pooled[0].var(axis=0) + pooled[1].var(axis=0)))
-    pl_gap = np.abs(pooled[0].mean(axis=0) - pooled[1].mean(axis=0)) / pl_sd
+    pl_gap = _gap_in_sd(*(st.class_levels(m.eta_draws_, K) for m in (a, b)))
     across = {
         "topics_reproduce_share": st.reproduced_share(dist),
         "topics_differ_over_0.5": int(np.sum(dist > 0.5)),

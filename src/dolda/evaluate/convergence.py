@@ -121,20 +121,6 @@ def advice(converged, n_iter, more, checkpoint):
              "resume=DIR) or --resume DIR extends it instead of starting again."])
 
 
-def _unstable_topics(model, n_chains):
-    """(share of the topics that do not recur across the chains, number of topics, the share
-    of the chains a topic must be found in), or None with one chain or no topic alignment
-    (:mod:`dolda.interpret.stability`)."""
-    dist = getattr(model, "topic_hellinger_", None)
-    if n_chains < 2 or dist is None:
-        return None
-    from ..interpret.stability import STABLE_SHARE, topic_recurrence
-
-    dist = np.asarray(dist, dtype=np.float64)
-    return (float(np.mean(topic_recurrence(dist) < STABLE_SHARE)), int(dist.shape[1]),
-            STABLE_SHARE)
-
-
 def chain_convergence(model, level=0.95) -> dict:
     """The convergence verdict of a fitted DOLDA (see the module doc): a JSON-able dict.
 
@@ -201,11 +187,15 @@ def chain_convergence(model, level=0.95) -> dict:
         if share_ess > SHARE_MAX:
             problems.append(f"{share_ess:.0%} of the {int(judged.sum())} {what} have fewer "
                             f"than {ESS_MIN} effective draws")
-        unstable = _unstable_topics(model, n_chains)
-        if unstable is not None and unstable[0] > SHARE_MAX:
-            problems.append(f"{unstable[0]:.0%} of the {unstable[1]} topics are not found again "
-                            f"in {unstable[2]:.0%} of the chains (the chains found different "
-                            "topics, and the pooled topics average them)")
+        dist = getattr(model, "topic_hellinger_", None)  # the chains' topics, matched
+        if n_chains > 1 and dist is not None:
+            from ..interpret.stability import STABLE_SHARE, unstable_topic_share
+
+            unstable = unstable_topic_share(dist)
+            if unstable > SHARE_MAX:
+                problems.append(f"{unstable:.0%} of the {np.shape(dist)[1]} topics are not "
+                                f"found again in {STABLE_SHARE:.0%} of the chains (the chains "
+                                "found different topics, and the pooled topics average them)")
         more = 0
         if problems:
             # ESS grows about linearly with the kept draws; a drifting chain needs at least

@@ -82,6 +82,12 @@ def topic_recurrence(distances, threshold=REPRODUCE_HELLINGER):
     return np.mean(np.asarray(distances) < threshold, axis=0)
 
 
+def unstable_topic_share(distances) -> float:
+    """Share of chain 0's topics that recur in fewer than :data:`STABLE_SHARE` of the chains,
+    from the (C, K) matched distances (:func:`topic_recurrence`)."""
+    return float(np.mean(topic_recurrence(distances) < STABLE_SHARE))
+
+
 def by_chain(draws, n_chains: int):
     """Pooled draws (C * S, ...) chain after chain -> (C, S, ...)."""
     draws = np.asarray(draws)
@@ -171,4 +177,4 @@ def reported_convergence(model, level=0.95) -> dict:
             "signal_share_above": float(np.mean(chosen["rhat"] > RHAT_MAX)),
             "n_signals": int((table["signal"] & table["stable"]).sum()),
             "unstable_topics": (float("nan") if dist is None or C == 1
-                                else float(np.mean(topic_recurrence(dist) < STABLE_SHARE)))}
+                                else unstable_topic_share(dist))}
