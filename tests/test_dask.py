@@ -411,10 +411,45 @@ def test_a_broadcast_stuck_in_transfer_gives_up_as_a_lost_worker(client, monkeyp
 
     monkeypatch.setattr(shards, "SCATTER_TIMEOUT", 0.5)
     monkeypatch.setattr(client, "_scatter", stuck)
+    workers = list(client.scheduler_info(n_workers=-1)["workers"])
     tic = time.monotonic()
     with pytest.raises(tuple(shards._worker_loss_errors())):
-        shards.broadcast(client, [np.arange(3)])
+        shards.broadcast(client, np.arange(3), workers)
     assert time.monotonic() - tic < 10
+
+
+def test_a_broadcast_reaches_every_worker_without_the_schedulers_replicate(client,
+                                                                          monkeypatch):
+    """One copy per worker, and no ``replicate``: a replicate that a worker killed mid-copy
+    left hanging held the scheduler's replica lock for good, and every later broadcast
+    (``scatter(broadcast=True)``) waited on it (distributed 2026.8).  Here replicate hangs
+    from the start, and the broadcast must not notice."""
+    import asyncio
+
+    from dolda.backends import _dask_shards as shards
+
+    async def hung(*args, **kwargs):
+        await asyncio.sleep(3600)
+
+    monkeypatch.setattr(client.cluster.scheduler, "replicate", hung)
+    monkeypatch.setattr(shards, "SCATTER_TIMEOUT", 5.0)
+    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    value = np.arange(7.0)
+    copies = shards.broadcast(client, value, workers + workers[:1])  # repeats: one copy
+    assert sorted(copies) == workers
+    for worker, future in copies.items():
+        assert client.who_has([future])[future.key] == (worker,)
+        np.testing.assert_array_equal(
+            client.submit(np.asarray, future, workers=[worker], allow_other_workers=False,
+                          pure=False).result(timeout=30), value)
+
+
+def test_a_broadcast_to_a_worker_that_left_is_a_lost_worker(client):
+    from dolda.backends import _dask_shards as shards
+
+    with pytest.raises(shards.WorkerGone, match="has left"):
+        shards.broadcast(client, np.arange(3), ["tcp://127.0.0.1:9"])
+    assert issubclass(shards.WorkerGone, tuple(shards._worker_loss_errors()))
 
 
 def test_a_stuck_broadcast_is_replayed_to_the_same_result(client, corpus, monkeypatch):
@@ -428,13 +463,13 @@ def test_a_stuck_broadcast_is_replayed_to_the_same_result(client, corpus, monkey
                                                                           corpus.y)
     real, hung = dask_backend.broadcast, []
 
-    def broadcast(cl, data):
-        if len(hung) == 0 and getattr(data[0], "eta", None) is not None:
+    def broadcast(cl, value, workers):
+        if len(hung) == 0 and getattr(value, "eta", None) is not None:
             hung.append(1)
             with pytest.raises(tuple(shards._worker_loss_errors())):
-                real(_Stuck(cl), data)
+                real(_Stuck(cl), value, workers)
             raise TimeoutError("the broadcast did not finish")
-        return real(cl, data)
+        return real(cl, value, workers)
 
     monkeypatch.setattr(shards, "SCATTER_TIMEOUT", 0.5)
     monkeypatch.setattr(dask_backend, "broadcast", broadcast)

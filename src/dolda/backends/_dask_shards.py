@@ -22,23 +22,46 @@ logger = logging.getLogger(__name__)
 #: How many times a single iteration may be retried after losing workers.
 MAX_RECOVERIES = 5
 
-#: Seconds a broadcast ``scatter`` (Phi and its tables to every worker, once an iteration)
-#: may take before it counts as a lost worker: a worker killed while the broadcast was
-#: under way left ``Client.scatter(..., broadcast=True)`` waiting for it forever (seen in
-#: tests/test_dask.py's lost-worker replay, distributed 2026.8).  Generous: Phi at K = 1000
+#: Seconds a broadcast (Phi and its tables to every worker, once an iteration) may take,
+#: the transfer included, before it counts as a lost worker.  Generous: Phi at K = 1000
 #: and V = 80,000 is 0.3 GB.
 SCATTER_TIMEOUT = 60.0
 
+#: Seconds a scatter waits for its worker to be running (distributed's own ``timeout``).
+WORKER_WAIT = 10.0
 
-def broadcast(client, data):
-    """``client.scatter(data, broadcast=True, hash=False)`` that raises ``TimeoutError`` (a
-    worker-loss error) after :data:`SCATTER_TIMEOUT`, the transfer included.  Scatter's own
-    ``timeout`` bounds only the wait for running workers: with it set, the scatter still
-    waited forever for a worker killed mid-transfer (a clean-clone run of the suite,
-    distributed 2026.8).  ``callback_timeout`` is ``Client.sync``'s bound on the whole call,
-    which ``Client.scatter`` does not expose."""
-    return client.sync(client._scatter, data, broadcast=True, hash=False,
-                       timeout=SCATTER_TIMEOUT, callback_timeout=SCATTER_TIMEOUT)
+
+class WorkerGone(ConnectionError):
+    """A worker the chain placed data on is no longer known to the scheduler."""
+
+
+def broadcast(client, value, workers):
+    """``value`` scattered to each of ``workers``, one copy each and all at once:
+    ``{worker: future}``.  Raises ``TimeoutError`` (a worker-loss error) when the whole
+    of it, transfers included, takes more than :data:`SCATTER_TIMEOUT`, and
+    :class:`WorkerGone` when a worker has left.
+
+    One plain scatter per worker, never ``Client.scatter(..., broadcast=True)``: that one
+    ends in the scheduler's ``replicate``, which holds a scheduler-wide lock while it copies.
+    A replicate caught by a worker killed mid-copy never returned, kept the lock, and every
+    later broadcast of the fit waited on it, so that the replay after the lost worker timed
+    out six times and the fit failed (distributed 2026.8; CI, and reproduced here with
+    tests/test_dask.py's lost-worker test in a loop).  A bound on the client side cannot free
+    a lock held in the scheduler; not taking it can."""
+    import asyncio
+
+    targets = list(dict.fromkeys(workers))
+
+    async def scatter_each():
+        return await asyncio.gather(*[
+            client._scatter([value], workers=[w], hash=False, timeout=WORKER_WAIT)
+            for w in targets])
+
+    try:
+        parts = client.sync(scatter_each, callback_timeout=SCATTER_TIMEOUT)
+    except KeyError as err:  # the scheduler's lookup of a worker that has left
+        raise WorkerGone(f"worker {err} has left the cluster") from err
+    return {w: futures[0] for w, futures in zip(targets, parts)}
 
 
 def _worker_loss_errors():
@@ -178,7 +201,7 @@ class ShardedDaskChain:
         self._pending = []  # futures of the iteration in progress
         self._workers = []
         self._next = None  # first iteration not yet run
-        self._constants_f = None  # the subclass's ``_constants``, on every worker
+        self._constants_f = {}  # the subclass's ``_constants``: {worker: future}
         self._snapshot = None
         self._set_snapshot(None, z_parts)
         self._place(z_parts)
@@ -242,8 +265,13 @@ class ShardedDaskChain:
             self.traffic["sent"] += _nbytes(shard) + _nbytes(z)
         constants = getattr(self, "_constants", None)  # fixed for the whole fit
         if constants is not None:
-            [self._constants_f] = broadcast(self.client, [constants])
+            self._constants_f = broadcast(self.client, constants, self._workers)
             self.traffic["sent"] += _nbytes(constants) * len(set(self._workers))
+
+    def _copy(self, copies, shard):
+        """The copy of a broadcast value (``{worker: future}``) on ``shard``'s worker, or
+        None when nothing was broadcast."""
+        return copies.get(self._workers[shard]) if copies else None
 
     def _submit(self, func, name, args_of_shard):
         """One task per shard (state future first), split into (state, statistics) futures."""
@@ -262,11 +290,10 @@ class ShardedDaskChain:
         return states, stats
 
     def _release(self):
-        futures = list(self._shard_futures) + list(self._states) + self._pending
-        if self._constants_f is not None:
-            futures.append(self._constants_f)
+        futures = (list(self._shard_futures) + list(self._states) + self._pending
+                   + list(self._constants_f.values()))
         self._shard_futures, self._states, self._pending = [], [], []
-        self._constants_f = None
+        self._constants_f = {}
         # Released, not cancelled: the scheduler forgets a key once no client wants it (and
         # stops its task if it is still running).  ``client.cancel`` of keys some of which
         # the loss of a worker has already forgotten could trip an assertion in the

@@ -237,13 +237,13 @@ class DaskChain(ShardedDaskChain):
                                              config.z_sampler, self._table_rows,
                                              alpha=config.alpha)
         with_loglik = dolda_chain.wants_loglik(iteration, config)
-        [glob_f] = broadcast(client, [glob])
-        self._pending.append(glob_f)  # released with the iteration if a worker is lost
-        self.traffic["sent"] += _nbytes(glob) * len(set(self._workers))
+        glob_f = broadcast(client, glob, self._workers)
+        self._pending.extend(glob_f.values())  # released with the iteration if a worker is lost
+        self.traffic["sent"] += _nbytes(glob) * len(glob_f)
         states, stats = self._submit(
             _topic, "z", lambda s: (seed, iteration, self._shard_futures[s], self._states[s],
-                                    glob_f, config.alpha, config.z_sampler, with_loglik,
-                                    self._constants_f))
+                                    self._copy(glob_f, s), config.alpha, config.z_sampler,
+                                    with_loglik, self._copy(self._constants_f, s)))
         self._states = states
         parts = client.gather(stats)
         del glob_f
@@ -349,13 +349,13 @@ class DaskLDAChain(ShardedDaskChain):
             if self._tables is None and self._rows is not None:
                 self._tables = topic_kernels.build_alias_tables(phi, self._rows)
             glob = (phi, self._tables)
-        [glob_f] = broadcast(client, [glob])
-        self._pending.append(glob_f)  # released with the iteration if a worker is lost
-        self.traffic["sent"] += _nbytes(glob) * len(set(self._workers))
+        glob_f = broadcast(client, glob, self._workers)
+        self._pending.extend(glob_f.values())  # released with the iteration if a worker is lost
+        self.traffic["sent"] += _nbytes(glob) * len(glob_f)
         states, stats = self._submit(
             _lda_sweep, "z", lambda s: (seed, iteration, self._shard_futures[s],
-                                        self._states[s], glob_f, self.alpha,
-                                        self._constants_f))
+                                        self._states[s], self._copy(glob_f, s), self.alpha,
+                                        self._copy(self._constants_f, s)))
         self._states = states
         parts = client.gather(stats)
         del glob_f
