@@ -53,7 +53,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cholesky, solve_triangular
-from scipy.special import log_ndtr, logsumexp, ndtr
+from scipy.special import log_ndtr, ndtr
 
 #: ``likelihood="do"`` builds an (L P) x (L P) information matrix once per chain
 #: (O(D (L P)^2), Newton needs several) and factorises it for every new set of prior
@@ -79,6 +79,15 @@ NEWTON_MAX_ITER = 200
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 
 
+def _logsumexp(s, axis=-1, keepdims=False):
+    """``log sum exp(s)`` along ``axis`` for finite ``s`` (the DO log scores always are).
+    scipy's ``logsumexp`` computes the same but spends ~0.3 ms a call on its array-API
+    dispatch, most of a Newton step or a Langevin move at these sizes."""
+    top = np.max(s, axis=axis, keepdims=True)
+    out = top + np.log(np.sum(np.exp(s - top), axis=axis, keepdims=True))
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
 class DoTerms(NamedTuple):
     """The DO log-likelihood of rows ``mu`` (D, L) with labels ``y`` and its derivatives."""
     loglik: float        # sum_d log P(y_d | mu_d)
@@ -96,14 +105,14 @@ def do_row_log_likelihood(mu, y):
 
     s = do_log_scores(mu)
     y_index = np.broadcast_to(np.asarray(y)[:, None], s.shape[:-1] + (1,))
-    return np.take_along_axis(s, y_index, axis=-1)[..., 0] - logsumexp(s, axis=-1)
+    return np.take_along_axis(s, y_index, axis=-1)[..., 0] - _logsumexp(s, axis=-1)
 
 
 def do_terms(mu, y) -> DoTerms:
     """:class:`DoTerms` of linear predictors ``mu`` (D, L) and class columns ``y`` (D,)."""
     log_pos, log_neg = log_ndtr(mu), log_ndtr(-mu)
     s = log_pos - log_neg
-    lse = logsumexp(s, axis=1, keepdims=True)
+    lse = _logsumexp(s, axis=1, keepdims=True)
     p = np.exp(s - lse)
     rows = np.arange(len(y))
     onehot = np.zeros_like(mu)
