@@ -36,32 +36,39 @@ class WorkerGone(ConnectionError):
 
 
 def broadcast(client, value, workers):
-    """``value`` scattered to each of ``workers``, one copy each and all at once:
-    ``{worker: future}``.  Raises ``TimeoutError`` (a worker-loss error) when the whole
-    of it, transfers included, takes more than :data:`SCATTER_TIMEOUT`, and
-    :class:`WorkerGone` when a worker has left.
+    """``value`` on each of ``workers``, one copy each: ``{worker: future}``.
 
-    One plain scatter per worker, never ``Client.scatter(..., broadcast=True)``: that one
-    ends in the scheduler's ``replicate``, which holds a scheduler-wide lock while it copies.
-    A replicate caught by a worker killed mid-copy never returned, kept the lock, and every
-    later broadcast of the fit waited on it, so that the replay after the lost worker timed
-    out six times and the fit failed (distributed 2026.8; CI, and reproduced here with
-    tests/test_dask.py's lost-worker test in a loop).  A bound on the client side cannot free
-    a lock held in the scheduler; not taking it can."""
-    import asyncio
+    The driver scatters one copy to the first worker; every other worker gets its copy
+    from there, by a task pinned to it whose only input is that copy (Dask's ordinary
+    worker-to-worker transfer of a dependency), so that the driver's link carries one
+    copy, not one per worker.  The scatter raises ``TimeoutError`` (a worker-loss error)
+    when it takes more than :data:`SCATTER_TIMEOUT`, the transfer included, and
+    :class:`WorkerGone` when the worker has left; a copy lost with its worker fails the
+    tasks that read it, which the chain replays as it replays any lost worker.
 
+    Never ``Client.scatter(..., broadcast=True)``: it ends in the scheduler's
+    ``replicate``, which holds a scheduler-wide lock while it copies.  A replicate caught by
+    a worker killed mid-copy never returned, kept the lock, and every later broadcast of the
+    fit waited on it, so that the replay after the lost worker timed out six times and the
+    fit failed (distributed 2026.8; CI, and reproduced here with tests/test_dask.py's
+    lost-worker test in a loop).  A bound on the client side cannot free a lock held in the
+    scheduler; not taking it can."""
     targets = list(dict.fromkeys(workers))
-
-    async def scatter_each():
-        return await asyncio.gather(*[
-            client._scatter([value], workers=[w], hash=False, timeout=WORKER_WAIT)
-            for w in targets])
-
     try:
-        parts = client.sync(scatter_each, callback_timeout=SCATTER_TIMEOUT)
+        [first] = client.sync(client._scatter, [value], workers=targets[:1], hash=False,
+                              timeout=WORKER_WAIT, callback_timeout=SCATTER_TIMEOUT)
     except KeyError as err:  # the scheduler's lookup of a worker that has left
         raise WorkerGone(f"worker {err} has left the cluster") from err
-    return {w: futures[0] for w, futures in zip(targets, parts)}
+    copies = {targets[0]: first}
+    for w in targets[1:]:
+        copies[w] = client.submit(_same, first, key=f"dolda-copy-{uuid.uuid4().hex}",
+                                  workers=[w], allow_other_workers=True, pure=False)
+    return copies
+
+
+def _same(value):
+    """The task that copies a broadcast value onto its worker."""
+    return value
 
 
 def _worker_loss_errors():
