@@ -5,6 +5,7 @@ plumbing (files, columns, messages, exit codes), not the statistics, which
 ``test_model.py`` covers.
 """
 
+import io
 import json
 import re
 
@@ -184,6 +185,77 @@ def test_topics_lists_words_and_signal_topics(model_dir):
     assert len(re.findall(r"^\s+topic \d  (w\d{4} ){4}w\d{4}$", result.output, re.M)) == 4
     for label in ("class0", "class1", "class2"):
         assert re.search(rf"^\s+{label}:", result.output, re.M)
+
+
+def _signal_words_of(model, label, level=0.95):
+    """The word covariates among the library's signal covariates of ``label``."""
+    table = model.signal_covariates(label, level=level)
+    return table[[str(c).startswith("word=") for c in table.index]]
+
+
+def test_topics_shows_the_signal_words_not_every_word(model_dir):
+    """Word covariates are shown as signals (interval excludes 0), largest |coef| first, at
+    most ``--signals`` per class as text; json lists every one with its repeats (the
+    library's ``signal_covariates``), and the covariate effects keep the user's covariates
+    (every word's effect was printed there, thousands of lines on a real corpus)."""
+    from dolda import load
+
+    model = load(model_dir)
+    doc = json.loads(run("topics", model_dir, "--format", "json").stdout)
+    assert doc["n_chains"] == 1
+    assert set(doc["signal_words"]) == {"class0", "class1", "class2"}
+    assert sum(len(v) for v in doc["signal_words"].values()) >= 3
+    for label, items in doc["signal_words"].items():
+        want = _signal_words_of(model, label)
+        assert [c["feature"] for c in items] == [str(c) for c in want.index]
+        np.testing.assert_allclose([c["coef"] for c in items], want["coef"])
+        assert all(c["lower"] > 0 or c["upper"] < 0 for c in items)
+        assert all(c["repeats"] == 1.0 for c in items)
+        coefs = [abs(c["coef"]) for c in items]
+        assert coefs == sorted(coefs, reverse=True)
+    for items in doc["covariates"].values():
+        assert {c["feature"] for c in items} >= {"x_num"}
+        assert not any(c["feature"].startswith("word=") for c in items)
+
+    text = run("topics", model_dir, "--signals", "2").output
+    block = text.split("Signal words per class")[1]
+    for label, items in doc["signal_words"].items():
+        part = block.split(f"  {label}:")[1].split("\n  class")[0]
+        shown = re.findall(r"^    (word=\S+)\s+[+-]\d\.\d{3}\s+\[", part, re.M)
+        assert shown == [c["feature"] for c in items[:2]]
+        assert (f"... and {len(items) - 2} more" in part) == (len(items) > 2)
+    assert "chains" not in block.splitlines()[0]  # one chain: no repeats shown
+    assert "word=" not in text.split("Signal words per class")[0]
+
+    frame = pd.read_csv(io.StringIO(run("topics", model_dir, "--format", "csv").stdout))
+    words = frame[frame["kind"] == "word"]
+    assert len(words) == sum(len(v) for v in doc["signal_words"].values())
+    assert words["signal"].all() and (words["repeats"] == 1.0).all()
+
+
+def test_topics_of_several_chains_say_in_how_many_each_signal_repeats(data_csv, tmp_path):
+    from dolda import load
+
+    out = tmp_path / "model"
+    assert run("fit", data_csv, "--text", "body", "--label", "genre", "--chains", "2",
+               *FAST, "--out", out).exit_code == 0
+    model = load(out)
+    # an 80% interval: more signals, some in one chain only
+    doc = json.loads(run("topics", out, "--format", "json", "--level", "0.8").stdout)
+    assert doc["n_chains"] == 2
+    text = run("topics", out, "--signals", "100", "--level", "0.8").output
+    seen = 0
+    for label, items in doc["signal_words"].items():
+        want = _signal_words_of(model, label, level=0.8)
+        np.testing.assert_allclose([c["repeats"] for c in items], want["repeats"])
+        for c in items:
+            assert c["repeats"] in (0.0, 0.5, 1.0)
+            assert re.search(rf"^    {re.escape(c['feature'])}\s.*\]  "
+                             rf"{round(2 * c['repeats'])}/2 chains$", text, re.M)
+            seen += 1
+    assert seen
+    assert {c["repeats"] for v in doc["signal_words"].values() for c in v} == {0.5, 1.0}
+    assert "n/2 chains" in text
 
 
 def test_explain_prints_probabilities_and_contributions(model_dir, sim):

@@ -44,6 +44,9 @@ def _format_options(func):
     return func
 
 
+#: Signal words per class that ``dolda topics`` prints as text (``--signals``).
+SIGNALS_SHOWN = 15
+
 _RELEVANCE_HELP = ("Rank words by Sievert & Shirley's relevance with this lambda: 1 = by "
                    "probability in the topic, lower favours words specific to the topic.")
 
@@ -70,6 +73,7 @@ def topic_summary(model, n_words=10, level=0.95, relevance=DEFAULT_RELEVANCE):
         return summary
     lo, hi = model.coef_interval(level)
     summary["level"] = float(level)
+    summary["n_chains"] = int(getattr(model, "n_chains_", 1))
     signal = {}
     for label in model.classes_:
         table = model.signal_topics(label, level=level, n_words=min(n_words, 8),
@@ -77,10 +81,19 @@ def topic_summary(model, n_words=10, level=0.95, relevance=DEFAULT_RELEVANCE):
         signal[str(label)] = [
             {"topic": t, "label": labels[int(str(t).split()[-1])], "coef": float(r["coef"]),
              "lower": float(r["lower"]), "upper": float(r["upper"]),
-             "words": str(r["top_words"]).split()} for t, r in table.iterrows()]
+             "repeats": float(r["repeats"]), "words": str(r["top_words"]).split()}
+            for t, r in table.iterrows()]
     summary["signal_topics"] = signal
-    covariates = [c for c in model.coef_.columns
-                  if not str(c).startswith("topic ") and c != "(intercept)"]
+    covariates, word_columns = _covariate_columns(model)
+    if word_columns:
+        words = set(word_columns)
+        summary["signal_words"] = {}
+        for label in model.classes_:
+            table = model.signal_covariates(label, level=level)
+            summary["signal_words"][str(label)] = [
+                {"feature": str(c), "coef": float(r["coef"]), "lower": float(r["lower"]),
+                 "upper": float(r["upper"]), "repeats": float(r["repeats"])}
+                for c, r in table.iterrows() if c in words]
     effects = {}
     for label in model.classes_:
         effects[str(label)] = [
@@ -93,6 +106,16 @@ def topic_summary(model, n_words=10, level=0.95, relevance=DEFAULT_RELEVANCE):
         topic["coef"] = {str(label): float(model.coef_.loc[label, topic["topic"]])
                          for label in model.classes_}
     return summary
+
+
+def _covariate_columns(model):
+    """``(covariates, words)``: the names of the user's covariate columns and of the word
+    covariates among a fitted DOLDA's columns ``[intercept, covariates, words, topics]``."""
+    wf = getattr(model, "word_features_", None)
+    n_words = 0 if wf is None else len(wf.get_feature_names_out())
+    names = [str(c) for c in model.coef_.columns]
+    n_x = len(names) - model.phi_.shape[0]
+    return names[1:n_x - n_words], names[n_x - n_words:n_x]
 
 
 def _topics_frame(summary):
@@ -116,23 +139,44 @@ def _feature_rows(summary, signal):
     for cls, items in summary["signal_topics"].items():
         for s in items:
             intervals[(cls, s["topic"])] = (s["lower"], s["upper"])
+    repeats = {(cls, s["topic"]): s["repeats"]
+               for cls, items in summary["signal_topics"].items() for s in items}
     for t in summary["topics"]:
         for cls, coef in t["coef"].items():
             lower, upper = intervals.get((cls, t["topic"]), (None, None))
             rows.append({"feature": t["topic"], "kind": "topic", "label": t["label"],
                          "share": t["share"], "top_words": " ".join(t["words"]),
                          "class": cls, "coef": coef, "lower": lower, "upper": upper,
-                         "signal": (cls, t["topic"]) in signal})
+                         "signal": (cls, t["topic"]) in signal,
+                         "repeats": repeats.get((cls, t["topic"]))})
     for cls, items in summary["covariates"].items():
         for c in items:
             rows.append({"feature": c["feature"], "kind": "covariate", "label": c["feature"],
                          "share": None, "top_words": "", "class": cls, "coef": c["coef"],
                          "lower": c["lower"], "upper": c["upper"],
-                         "signal": c["excludes_zero"]})
+                         "signal": c["excludes_zero"], "repeats": None})
+    for cls, items in summary.get("signal_words", {}).items():
+        for c in items:
+            rows.append({"feature": c["feature"], "kind": "word", "label": c["feature"],
+                         "share": None, "top_words": "", "class": cls, "coef": c["coef"],
+                         "lower": c["lower"], "upper": c["upper"], "signal": True,
+                         "repeats": c["repeats"]})
     return rows
 
 
-def _topics_text(summary):
+def _chains_note(summary):
+    n = summary.get("n_chains", 1)
+    return "" if n <= 1 else (f"; n/{n} chains: in how many of the chains it is a signal on "
+                              "that chain's own draws")
+
+
+def _repeats_text(summary, share):
+    """`` 2/3 chains`` beside a signal of a several-chain fit; nothing with one chain."""
+    n = summary.get("n_chains", 1)
+    return "" if n <= 1 else f"  {round(share * n)}/{n} chains"
+
+
+def _topics_text(summary, shown=SIGNALS_SHOWN):
     lines = [f"Top {len(summary['topics'][0]['words'])} words per topic (relevance lambda = "
              f"{summary['relevance']:g}):"]
     width = max(len(t["topic"]) for t in summary["topics"])
@@ -142,12 +186,13 @@ def _topics_text(summary):
         return lines
     level = summary["level"]
     lines += ["", f"Signal topics per class ({level:.0%} interval of the coefficient "
-                  "excludes 0):"]
+                  f"excludes 0{_chains_note(summary)}):"]
     for cls, items in summary["signal_topics"].items():
         lines.append(f"  {cls}:" + ("" if items else " none"))
         for s in items:
             lines.append(f"    {s['topic']:<{width}}  {s['coef']:+.2f}  "
-                         f"[{s['lower']:+.2f}, {s['upper']:+.2f}]  {' '.join(s['words'])}")
+                         f"[{s['lower']:+.2f}, {s['upper']:+.2f}]  {' '.join(s['words'])}"
+                         + _repeats_text(summary, s["repeats"]))
     if summary["covariates"]:
         lines += ["", f"Covariate effects per class (coefficient and {level:.0%} interval; "
                       "* the interval excludes 0):"]
@@ -158,6 +203,21 @@ def _topics_text(summary):
                 mark = " *" if c["excludes_zero"] else ""
                 lines.append(f"    {c['feature']:<{cw}}  {c['coef']:+.3f}  "
                              f"[{c['lower']:+.3f}, {c['upper']:+.3f}]{mark}")
+    if "signal_words" in summary:
+        lines += ["", f"Signal words per class (the {level:.0%} interval excludes 0; at most "
+                      f"{shown} per class, largest |coefficient| first; json and csv list "
+                      f"all{_chains_note(summary)}):"]
+        for cls, items in summary["signal_words"].items():
+            lines.append(f"  {cls}:" + ("" if items else " none"))
+            if not items:
+                continue
+            cw = max(len(c["feature"]) for c in items[:shown])
+            for c in items[:shown]:
+                lines.append(f"    {c['feature']:<{cw}}  {c['coef']:+.3f}  "
+                             f"[{c['lower']:+.3f}, {c['upper']:+.3f}]"
+                             + _repeats_text(summary, c["repeats"]))
+            if len(items) > shown:
+                lines.append(f"    ... and {len(items) - shown} more")
     return lines
 
 
@@ -171,10 +231,14 @@ def _topics_text(summary):
                    "coefficient excludes 0.")
 @click.option("--relevance", type=_FloatRange(0, 1), default=DEFAULT_RELEVANCE,
               show_default=True, help=_RELEVANCE_HELP)
+@click.option("--signals", "n_signals", type=click.IntRange(min=0), default=SIGNALS_SHOWN,
+              show_default=True,
+              help="Signal words shown per class in the text format (json and csv list "
+                   "every one).")
 @_format_options
-def topics(model_dir, n_words, level, relevance, fmt, out):
-    """Show the top words of every topic, the signal topics of every class and the
-    covariate effects (a DOLDA model), or the topics of an LDA model.
+def topics(model_dir, n_words, level, relevance, n_signals, fmt, out):
+    """Show the top words of every topic, the signal topics of every class, the
+    covariate effects and the signal words (a DOLDA model), or the topics of an LDA model.
 
     \b
     Examples:
@@ -186,4 +250,5 @@ def topics(model_dir, n_words, level, relevance, fmt, out):
     with _echo_warnings(), _library_errors():
         summary = topic_summary(model, n_words, level, relevance)
     frame = _topics_frame(summary) if fmt == "csv" else None
-    write_formatted(fmt, out, _topics_text(summary) if fmt == "text" else None, summary, frame)
+    write_formatted(fmt, out, _topics_text(summary, n_signals) if fmt == "text" else None,
+                    summary, frame)
