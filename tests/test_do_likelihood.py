@@ -239,12 +239,11 @@ def test_geweke_mala_kernel_keeps_the_prior(seed):
     assert _geweke(seed) < 4.5
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_geweke_mala_kernel_keeps_the_prior_with_informative_rows(seed):
+def test_geweke_mala_kernel_keeps_the_prior_with_informative_rows():
     # 30 rows under a N(0, 4) prior: the likelihood dominates the metric; 4000 iterations,
     # as this joint chain mixes more slowly (batch means need the longer run); measured
-    # 1.8 and 1.7
-    assert _geweke(seed, n=4000, n_rows=30, variance=4.0) < 4.5
+    # 1.8 (seed 2: 1.7, dropped to save 40 s of the suite; the margin to 4.5 is wide)
+    assert _geweke(1, n=4000, n_rows=30, variance=4.0) < 4.5
 
 
 def test_geweke_fails_without_the_reverse_move(monkeypatch):
