@@ -102,7 +102,9 @@ def test_topics_json_and_csv(model_dir, tmp_path):
     result = run("topics", model_dir, "--format", "csv", "--out", out)
     assert result.exit_code == 0, result.output
     table = pd.read_csv(out)
-    assert set(table["kind"]) == {"topic", "covariate"}
+    # the word covariates are listed as their signal words (kind "word")
+    assert set(table["kind"]) == {"topic", "covariate", "word"}
+    assert table.loc[table["kind"] == "word", "signal"].all()
     assert len(table[table["kind"] == "topic"]) == 4 * 3  # topic x class
     # csv to a .json file is refused before any work
     bad = run("topics", model_dir, "--format", "csv", "--out", tmp_path / "t.json")
