@@ -84,9 +84,13 @@ def topic_summary(model, n_words=10, level=0.95, relevance=DEFAULT_RELEVANCE):
              "repeats": float(r["repeats"]), "words": str(r["top_words"]).split()}
             for t, r in table.iterrows()]
     summary["signal_topics"] = signal
-    covariates, word_columns = _covariate_columns(model)
-    if word_columns:
-        words = set(word_columns)
+    from ..models.dolda.inputs import fitted_column_kinds
+
+    kinds = fitted_column_kinds(model)
+    names = np.asarray([str(c) for c in model.coef_.columns], dtype=object)
+    covariates = list(names[kinds == "covariates"])
+    if np.any(kinds == "words"):
+        words = set(names[kinds == "words"])
         summary["signal_words"] = {}
         for label in model.classes_:
             table = model.signal_covariates(label, level=level)
@@ -106,16 +110,6 @@ def topic_summary(model, n_words=10, level=0.95, relevance=DEFAULT_RELEVANCE):
         topic["coef"] = {str(label): float(model.coef_.loc[label, topic["topic"]])
                          for label in model.classes_}
     return summary
-
-
-def _covariate_columns(model):
-    """``(covariates, words)``: the names of the user's covariate columns and of the word
-    covariates among a fitted DOLDA's columns ``[intercept, covariates, words, topics]``."""
-    wf = getattr(model, "word_features_", None)
-    n_words = 0 if wf is None else len(wf.get_feature_names_out())
-    names = [str(c) for c in model.coef_.columns]
-    n_x = len(names) - model.phi_.shape[0]
-    return names[1:n_x - n_words], names[n_x - n_words:n_x]
 
 
 def _topics_frame(summary):

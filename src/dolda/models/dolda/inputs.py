@@ -338,13 +338,24 @@ def scale_blocks(n_x: int, n_word_columns: int, n_topics: int, per_block: bool):
     return blocks, names
 
 
+def _fitted_sizes(model):
+    """``(n_x, n_word_columns, n_topics)`` of a fitted DOLDA's ``U = [1, covariates, words,
+    topics]``."""
+    n_words = 0 if getattr(model, "word_features_", None) is None else len(
+        model.word_features_.get_feature_names_out())
+    K = model.phi_.shape[0]
+    return len(model.feature_names_) - K, n_words, K
+
+
+def fitted_column_kinds(model) -> np.ndarray:
+    """:func:`column_kinds` of a fitted DOLDA, in the order of ``feature_names_``."""
+    return column_kinds(*_fitted_sizes(model))
+
+
 def fitted_scale_blocks(model, all_blocks=False):
     """The global-scale block of every column of a fitted DOLDA (None: one shared scale);
     ``all_blocks``: the names of the blocks present instead."""
     if not all_blocks and getattr(model, "scale_blocks_", None) is None:
         return None
-    n_words = 0 if getattr(model, "word_features_", None) is None else len(
-        model.word_features_.get_feature_names_out())
-    K = model.phi_.shape[0]
-    blocks, names = scale_blocks(len(model.feature_names_) - K, n_words, K, True)
+    blocks, names = scale_blocks(*_fitted_sizes(model), True)
     return names if all_blocks else blocks
