@@ -7,7 +7,10 @@ the code that runs), and the seconds per iteration of every block are printed.  
 (``topic_step`` contains the sweep and the counts), so the inclusive times of the outer
 blocks are listed beside those of their parts.
 
-``memory`` mode: ``DOLDA(n_topics=K, n_words=W).fit`` (``--words``, default 0) on train
+Both modes fit the model users get (``n_words="auto"``) unless ``--words`` says otherwise
+(``--words 0``: topics only).
+
+``memory`` mode: ``DOLDA(n_topics=K, n_words=W).fit`` (``--words``) on train
 and ``predict`` on test in this process,
 with the resident set size sampled every 10 ms from ``/proc/self/statm`` and attributed to
 the stage running at that moment (the chain's start, its iterations, the combination of the
@@ -110,6 +113,7 @@ def time_mode(args):
     instrument(table)
     for K in args.topics:
         c = DOLDAContestant(corpus, y, K, args.threads, phi_sampler=args.phi,
+                            n_words=args.words,
                             **({"z_sampler": args.z} if args.z else {}))
         c.run(max(1, args.warmup))  # compile / warm up (the chain ages), untimed
         table.clear()
@@ -217,8 +221,10 @@ def main(argv=None):
                         help="time mode: untimed iterations first (a chain's later iterations "
                              "are cheaper than its first ones)")
     parser.add_argument("--phi", default="exact", choices=["exact", "polya"])
-    parser.add_argument("--words", type=lambda v: v if v == "auto" else int(v), default=0,
-                        help="memory mode: DOLDA's n_words (default 0, topics only)")
+    parser.add_argument("--words", type=lambda v: v if v == "auto" else int(v),
+                        default="auto",
+                        help="DOLDA's n_words: the default auto (the model users get), 0 for "
+                             "topics only")
     parser.add_argument("--z", default=None, choices=["exact", "mh", "cycle"])
     parser.add_argument("--cycle-prior", action="store_true",
                         help="the cycle kernel with SCAN_RARE=False (prior proposal for the "
