@@ -182,34 +182,54 @@ def gamma_small_row(s0, shape, n_int, row):
     attempts of an entry are independent, whichever stream they come from.  For
     ``shape = 0.01`` about 1.3% of the entries reach the second pass.
     """
-    n_words = len(row)
-    inv = 1.0 / shape
-    b = 1.0 + shape / math.e
-    p_tiny = math.exp(math.log(_TINY_POWER) * shape)
+    gamma_small_span(s0, shape, n_int, row, 0, len(row))
+
+
+@njit(cache=True)
+def gamma_small_span(s0, shape, n_int, out, w0, n):
+    """Entries ``w0 .. w0+n-1`` of :func:`gamma_small_row`'s row, into ``out[:n]``: the
+    same values, since every entry reads only its own counters. The tiled Phi draw
+    (:func:`dolda.sampler.phi.draw_phi_word_major`) draws a row a cache-sized span at a
+    time, with the shape's constants (:func:`span_constants`) computed once.
+    """
+    gamma_span(s0, span_constants(shape, n_int), out, w0, n)
+
+
+@njit(cache=True)
+def span_constants(shape, n_int):
+    """What :func:`gamma_span` needs of ``shape`` and ``n_int``: ``1/shape``, GS's
+    ``b = 1 + shape/e``, the smallest ``P`` whose power is taken by squarings, and the
+    squaring masks of ``n_int`` (bits 0-6, 0.0 or 1.0)."""
+    masks = np.zeros(7)
+    for j in range(7):
+        masks[j] = np.float64((n_int >> j) & 1)
+    return (shape, n_int, 1.0 / shape, 1.0 + shape / math.e,
+            math.exp(math.log(_TINY_POWER) * shape), masks)
+
+
+@njit(cache=True, inline="always")
+def gamma_span(s0, constants, out, w0, n):
+    """:func:`gamma_small_span` given :func:`span_constants`."""
+    shape, n_int, inv, b, p_tiny, masks = constants
     if 0 < n_int <= _MAX_VECTOR_POWER:
-        m0 = np.float64(n_int & 1)
-        m1 = np.float64((n_int >> 1) & 1)
-        m2 = np.float64((n_int >> 2) & 1)
-        m3 = np.float64((n_int >> 3) & 1)
-        m4 = np.float64((n_int >> 4) & 1)
-        m5 = np.float64((n_int >> 5) & 1)
-        m6 = np.float64((n_int >> 6) & 1)
-        for w in range(n_words):
-            u1, u2 = _counter_uniforms(s0, w)
+        m0, m1, m2, m3 = masks[0], masks[1], masks[2], masks[3]
+        m4, m5, m6 = masks[4], masks[5], masks[6]
+        for i in range(n):
+            u1, u2 = _counter_uniforms(s0, w0 + i)
             p = b * u1
             x = _power_by_bits(max(p, p_tiny), m0, m1, m2, m3, m4, m5, m6)
             ok = (p >= p_tiny) & (p <= 1.0) & (u2 <= 1.0 - x)
-            row[w] = x if ok else -1.0
+            out[i] = x if ok else -1.0
     else:
-        for w in range(n_words):
-            u1, u2 = _counter_uniforms(s0, w)
+        for i in range(n):
+            u1, u2 = _counter_uniforms(s0, w0 + i)
             p = b * u1
             x = math.exp(math.log(max(p, p_tiny)) * inv)
             ok = (p >= p_tiny) & (p <= 1.0) & (u2 <= 1.0 - x)
-            row[w] = x if ok else -1.0
-    for w in range(n_words):
-        if row[w] < 0.0:
-            row[w] = _finish_entry(s0, w, shape, inv, b, n_int, p_tiny)
+            out[i] = x if ok else -1.0
+    for i in range(n):
+        if out[i] < 0.0:
+            out[i] = _finish_entry(s0, w0 + i, shape, inv, b, n_int, p_tiny)
 
 
 @njit(cache=True)

@@ -43,7 +43,6 @@ from .gamma import (  # noqa: F401 (re-exported)
 )
 from .phi import (  # noqa: F401 (re-exported)
     _FLOAT32_TINY,
-    _PHI_BLOCK,
     _draw_phi,
     _draw_phi_wk,
     _phi_step,

@@ -12,7 +12,7 @@ from numba import njit, prange
 
 from .rng import STEP_INIT, STEP_PHI, log_gamma_variate, mix64, stream
 from .counts import _INIT_PHI_BLOCK, SparseCounts
-from .gamma import _integer_inverse, gamma_small_row, log_gamma_small
+from .gamma import _integer_inverse, gamma_small_row, gamma_span, log_gamma_small, span_constants
 from .sums import sum4
 
 
@@ -127,29 +127,106 @@ def draw_phi(nkw, beta, seed, iteration):
     return phi
 
 
-#: Topics per parallel block of the word-major Phi draw: 16 float32 = one cache line.
-_PHI_BLOCK = 16
+#: Entries (topics x words) of one tile of the word-major Phi draw: 32 768 float64 = 256 KB,
+#: which stay in the cache between being drawn and being written out as whole rows.
+_PHI_TILE_ENTRIES = 1 << 15
 #: Entries of the float32 ``phi_wk`` below this are stored as 0 (no denormals).
 _FLOAT32_TINY = 1e-37
 
 
+@njit(cache=True)
+def _phi_tiles(t_lo, t_hi, width, ptr, words, beta, n_int, s0, linear, floor, nz_values,
+               phi_wk, partial):
+    """Tiles ``t_lo .. t_hi-1`` of ``width`` words of the word-major draw, unnormalised:
+    every topic's variates over the tile's words (the zero-count ones by
+    :func:`dolda.sampler.gamma.gamma_span`, the non-zero ones from ``nz_values``),
+    written out as whole rows of ``phi_wk``; ``partial[t, k]`` receives the tile's sum."""
+    n_words, n_topics = phi_wk.shape
+    constants = span_constants(beta, n_int)
+    tile = np.zeros((n_topics, width))
+    nxt = np.empty(n_topics, np.int64)  # each topic's next non-zero entry
+    for k in range(n_topics):
+        p, end = ptr[k], ptr[k + 1]
+        nxt[k] = p + np.searchsorted(words[p:end], t_lo * width)
+    for t in range(t_lo, t_hi):
+        w0 = t * width
+        n = min(width, n_words - w0)
+        for k in range(n_topics):
+            if not linear[k]:
+                continue
+            row = tile[k]
+            gamma_span(s0[k], constants, row, w0, n)
+            q, end = nxt[k], ptr[k + 1]
+            while q < end and words[q] < w0 + n:
+                row[words[q] - w0] = nz_values[q]
+                q += 1
+            nxt[k] = q
+            partial[t, k] = sum4(row, n)
+        for i in range(n):
+            for k in range(n_topics):
+                g = tile[k, i]
+                phi_wk[w0 + i, k] = g if g >= floor[k] else 0.0
+
+
 @njit(cache=True, parallel=True)
 def _draw_phi_wk(ptr, words, counts, beta, n_int, seed, step, block_offset, phi_wk):
+    """The word-major draw (:func:`draw_phi_word_major`), in four parallel passes:
+
+    1. per topic: its stream ``s0`` and its non-zero variates ``Gamma(beta + n)`` (the
+       stream ``mix64(s0 ^ _NONZERO_TAG)``, in word order), whose sum bounds the row's
+       total from below, so a variate under ``1e-37`` of that sum (0 once normalised
+       anyway) is stored as 0 at once;
+    2. per tile of words: every topic's variates over the tile (the same values as
+       :func:`topic_row_unnormalised`, since each zero-count entry reads only its own
+       counters), written as whole rows of ``phi_wk``;
+    3. per topic: the total, as the tiles' sums in tile order (the same for any number
+       of threads); an empty topic (or ``beta >= 1``) is drawn in log space by
+       :func:`draw_topic_row` into its column instead;
+    4. per word: the row times ``1 / total``, entries below ``1e-37`` stored as 0.
+    """
     n_words, n_topics = phi_wk.shape
-    n_blocks = (n_topics + _PHI_BLOCK - 1) // _PHI_BLOCK
-    for b in prange(n_blocks):
-        k_lo = b * _PHI_BLOCK
-        nb = min(k_lo + _PHI_BLOCK, n_topics) - k_lo
-        scratch = np.empty((nb, n_words))
-        inv = np.empty(nb)
-        for j in range(nb):
-            state = stream(seed, step, block_offset + k_lo + j)
-            inv[j], state = topic_row_unnormalised(k_lo + j, ptr, words, counts, beta, n_int,
-                                                   state, scratch[j])
-        for w in range(n_words):  # normalised on the way out: the values of draw_topic_row
-            for j in range(nb):
-                v = scratch[j, w] * inv[j]
-                phi_wk[w, k_lo + j] = v if v >= _FLOAT32_TINY else 0.0
+    s0 = np.empty(n_topics, np.uint64)
+    linear = np.zeros(n_topics, np.bool_)
+    floor = np.zeros(n_topics)
+    nz_values = np.empty(len(counts))
+    for k in prange(n_topics):
+        state = stream(seed, step, block_offset + k)
+        s0[k] = state
+        p, end = ptr[k], ptr[k + 1]
+        if end > p and beta < 1.0:
+            linear[k] = True
+            state = mix64(state ^ _NONZERO_TAG)
+            acc = 0.0
+            for q in range(p, end):
+                g, state = log_gamma_variate(beta + counts[q], state)
+                g = math.exp(g)
+                nz_values[q] = g
+                acc += g
+            floor[k] = _FLOAT32_TINY * acc  # the total is at least acc
+    width = max(128, _PHI_TILE_ENTRIES // n_topics)
+    n_tiles = (n_words + width - 1) // width
+    partial = np.zeros((n_tiles, n_topics))
+    n_parts = min(n_tiles, 64)
+    for part in prange(n_parts):
+        _phi_tiles(part * n_tiles // n_parts, (part + 1) * n_tiles // n_parts, width, ptr,
+                   words, beta, n_int, s0, linear, floor, nz_values, phi_wk, partial)
+    inv = np.ones(n_topics)
+    for k in prange(n_topics):
+        if linear[k]:
+            total = 0.0
+            for t in range(n_tiles):
+                total += partial[t, k]
+            inv[k] = 1.0 / total
+        else:
+            row = np.empty(n_words)
+            draw_topic_row(k, ptr, words, counts, beta, n_int, s0[k], row)
+            for w in range(n_words):
+                v = row[w]
+                phi_wk[w, k] = v if v >= _FLOAT32_TINY else 0.0
+    for w in prange(n_words):  # normalised: the values of draw_topic_row, in float32
+        for k in range(n_topics):
+            v = phi_wk[w, k] * inv[k]
+            phi_wk[w, k] = v if v >= _FLOAT32_TINY else 0.0
 
 
 def draw_phi_word_major(counts: "SparseCounts", beta, seed, iteration, out):
