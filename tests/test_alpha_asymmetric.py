@@ -153,10 +153,10 @@ def test_mh_sweeps_sample_the_exact_posterior_with_asymmetric_alpha(kernel):
         if kernel == "mh-sparse":
             _sweep_supervised_mh_sparse(tokens, doc_ptr, z, ndk, phi_wk, sp.ptr, sp.topics,
                                         sp.prob, sp.alias, sp.mass, ALPHA3, p["eta_t"], base,
-                                        3, it)
+                                        3, it, 0)
         else:
             _sweep_supervised_mh(tokens, doc_ptr, z, ndk, phi_wk, t.prob, t.alias, t.mass,
-                                 t.row, ALPHA3, p["eta_t"], base, 3, it)
+                                 t.row, ALPHA3, p["eta_t"], base, 3, it, 0)
         if it >= 50:
             codes.append(z.reshape(copies, 3) @ np.array([9, 3, 1]))
     index = np.array([s[0] * 9 + s[1] * 3 + s[2] for s in states])
@@ -194,10 +194,10 @@ def test_mh_wrappers_build_the_same_bucket_tables_as_the_chain():
             else:
                 _sweep_supervised_mh(p["tokens"], p["doc_ptr"], z, ndk, phi_wk, bucket.prob,
                                      bucket.alias, bucket.mass, bucket.row, ALPHA3, p["eta_t"],
-                                     base, 3, it)
+                                     base, 3, it, 0)
                 _sweep_supervised_mh_sparse(p["tokens"], p["doc_ptr"], z2, ndk2, phi_wk, sb.ptr,
                                             sb.topics, sb.prob, sb.alias, sb.mass, ALPHA3,
-                                            p["eta_t"], base, 3, it)
+                                            p["eta_t"], base, 3, it, 0)
         runs.append((z, z2))
     np.testing.assert_array_equal(runs[0][0], runs[1][0])
     np.testing.assert_array_equal(runs[0][1], runs[1][1])

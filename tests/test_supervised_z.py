@@ -118,7 +118,8 @@ def test_sweeps_sample_the_exact_joint_posterior_of_z(kernel):
 
     p, z, ndk = _three_token_problem()
     base = p["a"] - p["X"] @ p["eta_x"].T
-    phi_wk = np.ascontiguousarray(p["phi"].T)
+    phi_wk = np.ascontiguousarray(p["phi"].T, dtype=np.float32)  # the chain's Phi layout
+    p["phi"] = phi_wk.T.astype(np.float64)  # the enumeration sees the float32 values
     K = phi_wk.shape[1]
     if kernel == "mh-partial-tables":  # words 1 and 2 have no table: linear-scan proposals
         tables = build_alias_tables(phi_wk, np.array([0, -1, -1, 1, 2], np.int32))
@@ -233,7 +234,8 @@ def _cycle_tv(alpha, partial_tables, n_cycles=1, n_sweeps=40_000, seed=3, scan_r
     p["alpha"] = alpha
     K = ndk.shape[1]
     base = p["a"] - p["X"] @ p["eta_x"].T
-    phi_wk = np.ascontiguousarray(p["phi"].T)
+    phi_wk = np.ascontiguousarray(p["phi"].T, dtype=np.float32)  # the chain's Phi layout
+    p["phi"] = phi_wk.T.astype(np.float64)  # the enumeration sees the float32 values
     rows = np.array([0, -1, -1, 1, 2], np.int32) if partial_tables else None
     t = build_alias_tables(phi_wk, rows, alpha=alpha)  # the word bucket alpha_k phi_{k,w}
     states, exact = _exact_joint(p, 0)

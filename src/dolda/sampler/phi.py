@@ -82,7 +82,7 @@ def topic_row_unnormalised(k, ptr, words, counts, beta, n_int, state, row):
 def _draw_phi(ptr, words, counts, beta, n_int, seed, step, block_offset, phi):
     for k in prange(phi.shape[0]):
         state = stream(seed, step, block_offset + k)
-        draw_topic_row(k, ptr, words, counts, beta, n_int, state, phi[k])
+        draw_topic_row(np.int64(k), ptr, words, counts, beta, n_int, state, phi[k])
 
 
 def _phi_step(iteration):
@@ -219,7 +219,7 @@ def _draw_phi_wk(ptr, words, counts, beta, n_int, seed, step, block_offset, phi_
             inv[k] = 1.0 / total
         else:
             row = np.empty(n_words)
-            draw_topic_row(k, ptr, words, counts, beta, n_int, s0[k], row)
+            draw_topic_row(np.int64(k), ptr, words, counts, beta, n_int, s0[k], row)
             for w in range(n_words):
                 v = row[w]
                 phi_wk[w, k] = v if v >= _FLOAT32_TINY else 0.0
@@ -233,10 +233,13 @@ def draw_phi_word_major(counts: "SparseCounts", beta, seed, iteration, out):
     """The Phi draw of :func:`draw_phi` written straight into word-major float32.
 
     Same streams and the same variates as :func:`draw_phi` (so the values agree
-    up to float32 rounding; entries below 1e-37 are stored as 0, which keeps
-    denormals out of the z-sweeps), but from :class:`SparseCounts` and without
-    a K x V float64 intermediate: topics are drawn in blocks of 16, each block
-    written out one cache line per word.
+    to within one float32 ulp: the unnormalised variate is rounded to float32, then
+    scaled; entries below 1e-37 are stored as 0, which keeps denormals out of the
+    z-sweeps), but from :class:`SparseCounts` and without a K x V float64
+    intermediate: the words are drawn in tiles, every topic's variates over a tile
+    kept in the cache and written out as whole rows (:func:`_draw_phi_wk`), so the
+    parallel tasks are tiles of words, not topics, and any K keeps both cores busy.
+    The result does not depend on the number of threads.
 
     Parameters
     ----------

@@ -97,7 +97,7 @@ def _predict(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out, doc_o
              rao_blackwell=False):
     for d in prange(out.shape[0]):
         _dense_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, alpha, n_sweeps, burn_in,
-                        seed, d, out, doc_offset, rao_blackwell)
+                        seed, np.int64(d), out, doc_offset, rao_blackwell)
 
 
 @njit(cache=True)
@@ -105,7 +105,7 @@ def _predict_serial(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out
                     rao_blackwell=False):
     for d in range(out.shape[0]):
         _dense_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, alpha, n_sweeps, burn_in,
-                        seed, d, out, doc_offset, rao_blackwell)
+                        seed, np.int64(d), out, doc_offset, rao_blackwell)
 
 
 # ---------------------------------------------------------------- driver

@@ -37,7 +37,8 @@ from .likelihood import do_log_likelihood
 from . import polya
 from .alpha import as_alpha
 from . import cycle as cycle_kernel
-from .supervised import _sweep_supervised, _sweep_supervised_mh, _sweep_supervised_mh_sparse
+from .supervised import (CACHE_MAX_SHIFT, _sweep_supervised, _sweep_supervised_mh,
+                         _sweep_supervised_mh_sparse)
 from .truncnorm import draw_utilities
 
 #: Tokens per shard when the number of shards is not given.  A shard is the
@@ -441,10 +442,10 @@ def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGl
         _sweep_supervised_mh(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, t.prob, t.alias,
                              t.mass, t.row, alpha, eta_topics, base, seed, iteration,
                              shard.doc_offset)
-    else:
+    else:  # every argument given, as the wrapper gives them: one compiled signature
         _sweep_supervised(shard.tokens, shard.doc_ptr, z, ndk, glob.phi_wk, alpha, eta_topics,
                           base, glob.gram_topics, seed, iteration, np.empty((0, n_topics)),
-                          shard.doc_offset)
+                          shard.doc_offset, CACHE_MAX_SHIFT)
     if word_major:
         nkw = polya.word_counts(shard.word_ptr, shard.order, z, n_topics)
     else:

@@ -238,7 +238,7 @@ def _sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, 
             continue
         inv_n = 1.0 / n_d
         r = np.empty(n_classes)
-        document_residual(d, ndk, eta_topics, base, inv_n, r)
+        document_residual(np.int64(d), ndk, eta_topics, base, inv_n, r)
         h = np.zeros(n_topics)
         for k in range(n_topics):
             acc = 0.0
@@ -250,10 +250,10 @@ def _sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, 
             half_diag[k] = 0.5 * gram_topics[k, k] * inv_n * inv_n
         state = stream(seed, step, doc_offset + d)
         if 3.0 * s_max * inv_n <= max_shift:
-            _document_cached(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics, inv_n,
+            _document_cached(np.int64(d), start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics, inv_n,
                              h, half_diag, state, record, recording)
         else:
-            _document_exact(d, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics, inv_n,
+            _document_exact(np.int64(d), start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics, inv_n,
                             h, half_diag, state, record, recording)
 
 
