@@ -182,17 +182,7 @@ def gamma_small_row(s0, shape, n_int, row):
     attempts of an entry are independent, whichever stream they come from.  For
     ``shape = 0.01`` about 1.3% of the entries reach the second pass.
     """
-    gamma_small_span(s0, shape, n_int, row, 0, len(row))
-
-
-@njit(cache=True)
-def gamma_small_span(s0, shape, n_int, out, w0, n):
-    """Entries ``w0 .. w0+n-1`` of :func:`gamma_small_row`'s row, into ``out[:n]``: the
-    same values, since every entry reads only its own counters. The tiled Phi draw
-    (:func:`dolda.sampler.phi.draw_phi_word_major`) draws a row a cache-sized span at a
-    time, with the shape's constants (:func:`span_constants`) computed once.
-    """
-    gamma_span(s0, span_constants(shape, n_int), out, w0, n)
+    gamma_span(s0, span_constants(shape, n_int), row, 0, len(row))
 
 
 @njit(cache=True)
@@ -209,7 +199,10 @@ def span_constants(shape, n_int):
 
 @njit(cache=True, inline="always")
 def gamma_span(s0, constants, out, w0, n):
-    """:func:`gamma_small_span` given :func:`span_constants`."""
+    """Entries ``w0 .. w0+n-1`` of :func:`gamma_small_row`'s row into ``out[:n]``, given
+    :func:`span_constants`: the same values as the whole row's, since every entry reads
+    only its own counters. The tiled Phi draw (:func:`dolda.sampler.phi.draw_phi_word_major`)
+    draws a row a cache-sized span at a time."""
     shape, n_int, inv, b, p_tiny, masks = constants
     if 0 < n_int <= _MAX_VECTOR_POWER:
         m0, m1, m2, m3 = masks[0], masks[1], masks[2], masks[3]

@@ -95,7 +95,7 @@ def _dense_document(tokens, start, stop, phi_wk, alpha, n_sweeps, burn_in, seed,
 @njit(cache=True, parallel=True)
 def _predict(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out, doc_offset=0,
              rao_blackwell=False):
-    for d in prange(out.shape[0]):
+    for d in prange(out.shape[0]):  # d as int64, as the serial loop's: one signature
         _dense_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, alpha, n_sweeps, burn_in,
                         seed, np.int64(d), out, doc_offset, rao_blackwell)
 
@@ -105,7 +105,7 @@ def _predict_serial(tokens, doc_ptr, phi_wk, alpha, n_sweeps, burn_in, seed, out
                     rao_blackwell=False):
     for d in range(out.shape[0]):
         _dense_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, alpha, n_sweeps, burn_in,
-                        seed, np.int64(d), out, doc_offset, rao_blackwell)
+                        seed, d, out, doc_offset, rao_blackwell)
 
 
 # ---------------------------------------------------------------- driver

@@ -335,7 +335,7 @@ def _sparse_document(tokens, start, stop, phi_wk, blocks, mass, alpha, n_sweeps,
 @njit(cache=True, parallel=True)
 def _predict_sparse(tokens, doc_ptr, phi_wk, blocks, mass, alpha, n_sweeps, burn_in, seed, out,
                     doc_offset=0, rao_blackwell=False, local_max_entries=LOCAL_MAX_ENTRIES):
-    for d in prange(out.shape[0]):
+    for d in prange(out.shape[0]):  # d as int64, as the serial loop's: one signature
         _sparse_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, blocks, mass, alpha,
                          n_sweeps, burn_in, seed, np.int64(d), out, doc_offset, rao_blackwell,
                          local_max_entries)
@@ -347,5 +347,5 @@ def _predict_sparse_serial(tokens, doc_ptr, phi_wk, blocks, mass, alpha, n_sweep
                            local_max_entries=LOCAL_MAX_ENTRIES):
     for d in range(out.shape[0]):
         _sparse_document(tokens, doc_ptr[d], doc_ptr[d + 1], phi_wk, blocks, mass, alpha,
-                         n_sweeps, burn_in, seed, np.int64(d), out, doc_offset, rao_blackwell,
+                         n_sweeps, burn_in, seed, d, out, doc_offset, rao_blackwell,
                          local_max_entries)

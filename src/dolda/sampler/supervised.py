@@ -237,8 +237,9 @@ def _sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, 
         if n_d == 0:
             continue
         inv_n = 1.0 / n_d
+        dd = np.int64(d)  # the parallel body's index is uint64: one signature for the callees
         r = np.empty(n_classes)
-        document_residual(np.int64(d), ndk, eta_topics, base, inv_n, r)
+        document_residual(dd, ndk, eta_topics, base, inv_n, r)
         h = np.zeros(n_topics)
         for k in range(n_topics):
             acc = 0.0
@@ -250,10 +251,10 @@ def _sweep_supervised(tokens, doc_ptr, z, ndk, phi_wk, alpha, eta_topics, base, 
             half_diag[k] = 0.5 * gram_topics[k, k] * inv_n * inv_n
         state = stream(seed, step, doc_offset + d)
         if 3.0 * s_max * inv_n <= max_shift:
-            _document_cached(np.int64(d), start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics, inv_n,
+            _document_cached(dd, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics, inv_n,
                              h, half_diag, state, record, recording)
         else:
-            _document_exact(np.int64(d), start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics, inv_n,
+            _document_exact(dd, start, stop, tokens, z, ndk, phi_wk, alpha, gram_topics, inv_n,
                             h, half_diag, state, record, recording)
 
 
