@@ -75,6 +75,8 @@ class WordColumns(NamedTuple):
     dense : int64 (P_XA,)        the columns of ``X`` in the dense block (0 first).
     swept : int64 (P_W,)         the columns of ``X`` swept, ascending (the sparse
                                  covariates, then the words).
+    x_rows : tuple               ``X`` itself as CSR arrays (indptr, indices, data): the
+                                 words' part of the residual is formed row by row from it.
     """
 
     x_dense: sp.csr_matrix
@@ -84,6 +86,7 @@ class WordColumns(NamedTuple):
     col_sq: np.ndarray
     dense: np.ndarray
     swept: np.ndarray
+    x_rows: tuple
 
 
 def word_columns(X, n_word_columns: int, sweep_density: float | None = None) -> WordColumns:
@@ -115,7 +118,7 @@ def word_columns(X, n_word_columns: int, sweep_density: float | None = None) -> 
     x_dense.sort_indices()
     col_sq = np.asarray(W.multiply(W).sum(axis=0), dtype=np.float64).ravel()
     return WordColumns(x_dense, W.indptr.astype(np.int64), W.indices.astype(np.int64),
-                       W.data.astype(np.float64), col_sq, dense, swept)
+                       W.data.astype(np.float64), col_sq, dense, swept, as_csr_arrays(X))
 
 
 _CACHE: list = []
@@ -131,15 +134,23 @@ def cached_word_columns(X, n_word_columns: int) -> WordColumns:
 
 
 @njit(cache=True, parallel=True)
-def subtract_words(ptr, rows, vals, eta_w, resid):
-    """``resid[l] -= W eta_w[l]`` for every class ``l`` (in parallel over classes)."""
-    for l in prange(eta_w.shape[0]):
-        r = resid[l]
-        for j in range(len(ptr) - 1):
-            e = eta_w[l, j]
-            if e != 0.0:
-                for k in range(ptr[j], ptr[j + 1]):
-                    r[rows[k]] -= vals[k] * e
+def word_residuals(indptr, indices, data, eta_t, a, resid):
+    """``resid[l, d] = a[d, l] - x_d . eta_t[:, l]`` (``resid`` (L, D), overwritten) for CSR
+    ``X`` (D, P_x) and ``eta_t`` (P_x, L), whose rows of the dense-block columns are zero:
+    the residual of the words alone.  Rows in parallel; each row adds its nonzeros' L-long
+    coefficient rows in stored order, so the result does not depend on the thread count.
+    (Column by column, as the sweep reads ``W``, the same sum scatters into ``resid``:
+    2.4x slower on 20 Newsgroups' 5,000 words.)"""
+    n_classes = eta_t.shape[1]
+    for d in prange(len(indptr) - 1):
+        s = np.zeros(n_classes)
+        for k in range(indptr[d], indptr[d + 1]):
+            v = data[k]
+            e = eta_t[indices[k]]
+            for c in range(n_classes):
+                s[c] += v * e[c]
+        for c in range(n_classes):
+            resid[c, d] = a[d, c] - s[c]
 
 
 #: Row ranges whose partial ``U_A^T U_A`` are formed in parallel and added in order (a fixed
@@ -253,8 +264,11 @@ def draw_blocked(seed: int, iteration: int, wc: WordColumns, zbar, a, prec, eta,
     eta = np.array(eta, dtype=np.float64)
     eta_w = np.ascontiguousarray(eta[:, wc.swept])
     prec_w = np.ascontiguousarray(prec[:, wc.swept], dtype=np.float64)
-    resid = np.array(np.asarray(a, dtype=np.float64).T, order="C")      # (L, D)
-    subtract_words(wc.ptr, wc.rows, wc.vals, eta_w, resid)
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    eta_t = np.zeros((n_x, n_classes))
+    eta_t[wc.swept] = eta_w.T
+    resid = np.empty((n_classes, a.shape[0]))                            # (L, D)
+    word_residuals(*wc.x_rows, eta_t, a, resid)
     ua = as_csr_arrays(UA)
     gram, rhs = _dense_block_statistics(*ua, resid, UA.shape[1], GRAM_PARTS)  # rhs (L, P_A)
     rng = numpy_generator(seed, iteration * 16 + STEP_ETA)
