@@ -175,3 +175,86 @@ def test_topic_step_sees_the_utilities_net_of_the_covariates(kind, sparse_x):
         runs.append(zz)
     np.testing.assert_array_equal(runs[0], runs[1])
     assert not np.array_equal(runs[0], runs[2])
+
+
+def _chain_problem(sparse_x, seed=11, n_docs=30, K=3, V=9, L=3):
+    from dolda.sampler import chain
+    from dolda.sampler import probit as probit_blocks
+
+    g = np.random.default_rng(seed)
+    lengths = g.integers(0, 10, n_docs)
+    doc_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    tokens = g.integers(0, V, doc_ptr[-1]).astype(np.int32)
+    words = (g.random((n_docs, 6)) < 0.3) * g.integers(1, 4, (n_docs, 6))
+    X = np.column_stack([np.ones(n_docs), g.normal(size=n_docs), np.log1p(words)])
+    n_words = 6 if sparse_x else 0
+    X = sp.csr_matrix(X) if sparse_x else X
+    y = g.integers(0, L, n_docs).astype(np.int64)
+    data = chain.TopicData(tokens, doc_ptr, V, X, y, L)
+    shrunk = np.array([False] + [True] * (X.shape[1] - 1 + K))
+    prior = probit_blocks.ProbitPrior(True, shrunk, 4.0)
+    cfg = chain.DOLDAConfig(K, 0.5, 0.2, prior, "mh", 1, eta_sampler="gibbs" if sparse_x
+                            else "cholesky", n_word_columns=n_words)
+    state = chain.init_state(seed, data, cfg)
+    eta = g.normal(size=(L, X.shape[1] + K))
+    return chain, data, cfg, state._replace(probit=state.probit._replace(eta=eta))
+
+
+@pytest.mark.parametrize("sparse_x", [False, True])
+def test_the_remembered_mu_leaves_the_chain_the_same_to_the_last_bit(sparse_x, monkeypatch):
+    """utility_step takes topic_step's mu instead of forming it again; a chain that always
+    forms it must be the same bit for bit, and the memo must have been used."""
+    chain, data, cfg, state = _chain_problem(sparse_x)
+    runs = []
+    for memo in (True, False):
+        S._MU_MEMO.clear()
+        hits = []
+        recall = S._recall_mu
+
+        def counted(*args, _recall=recall, _memo=memo):
+            mu = _recall(*args) if _memo else None
+            hits.append(mu is not None)
+            return mu
+
+        monkeypatch.setattr(S, "_recall_mu", counted)
+        s = state._replace(z=state.z.copy(), ndk=state.ndk.copy(), phi=state.phi.copy())
+        shards = chain.whole_corpus_shards(data)  # once, as the backends do
+        infos = []
+        for it in range(4):
+            s, info = chain.dolda_step(5, it, s, data, cfg, shards)
+            infos.append(info)
+        runs.append((s, infos, hits))
+    (s1, i1, h1), (s0, i0, h0) = runs
+    assert h1 == [False, True, True, True] and not any(h0)
+    np.testing.assert_array_equal(s1.z, s0.z)
+    np.testing.assert_array_equal(s1.probit.eta, s0.probit.eta)
+    np.testing.assert_array_equal(s1.probit.a, s0.probit.a)
+    np.testing.assert_array_equal(s1.phi, s0.phi)
+    assert [i.loglik_do for i in i1] == [i.loglik_do for i in i0]
+
+
+def test_the_remembered_mu_is_refused_for_another_eta_zbar_or_x_and_used_once():
+    tokens, doc_ptr, z, ndk, X, y, eta, _ = _data(3)
+    shard = S.make_shards(tokens, doc_ptr, X, y, [0, len(doc_ptr) - 1], 7)[0]
+    U = S.topic_regressors(shard, ndk)
+    zb = (U.rptr, U.ridx, U.rval)
+    mu = S.sparse_row_products(U, eta)
+
+    def recall(shard_, eta_, zb_):
+        S._MU_MEMO.clear()
+        S._remember_mu(shard, eta, zb, mu)
+        return S._recall_mu(shard_, eta_, zb_)
+
+    assert recall(shard, eta.copy(), tuple(a.copy() for a in zb)) is mu
+    eta2 = eta.copy()
+    eta2[1, 2] = np.nextafter(eta2[1, 2], np.inf)
+    assert recall(shard, eta2, zb) is None
+    assert recall(shard, eta[:, :-1], zb) is None
+    rval = zb[2].copy()
+    rval[0] = np.nextafter(rval[0], 0.0)
+    assert recall(shard, eta, (zb[0], zb[1], rval)) is None
+    assert recall(shard, eta, (zb[0], zb[1], zb[2][:-1])) is None
+    assert recall(shard._replace(X=shard.X.copy()), eta, zb) is None
+    S._MU_MEMO.clear()
+    S._remember_mu(shard, eta, zb, mu)
+    assert S._recall_mu(shard, eta, zb) is mu and S._recall_mu(shard, eta, zb) is None
