@@ -64,12 +64,19 @@ def _wrap(module, name, label, table):
 
 def instrument(table):
     """Timers around the blocks of one DOLDA iteration (module attributes replaced)."""
-    from dolda.sampler import chain, cycle, polya, shard, supervised
+    from dolda.sampler import chain, cycle, polya, probit, shard, sparse_eta, supervised, word_step
     from dolda.sampler import lda as topic_kernels
 
     for module, name, label in [
         (shard, "utility_step", "a-step + U^T U (utility_step)"),
         (chain, "global_eta_step", "eta + shrinkage (global_eta_step)"),
+        (sparse_eta, "covariate_products", "    X eta_x (sparse X)"),
+        (word_step, "word_residuals", "    words: a - W eta_w"),
+        (word_step, "_dense_block_statistics", "    words: U_A^T U_A, U_A^T r"),
+        (probit, "draw_coefficients", "    dense-block Cholesky draws"),
+        (word_step, "_subtract_products", "    words: r - U_A eta_A"),
+        (word_step, "word_sweeps", "    words: single-site sweep"),
+        (probit, "draw_shrinkage", "    Horseshoe scales"),
         (chain, "alias_table_rows", "alias rows"),
         (chain, "topic_globals", "topic globals (S, alias tables)"),
         (shard, "topic_step", "topic_step (sweep + counts + loglik)"),
