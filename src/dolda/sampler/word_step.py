@@ -29,7 +29,8 @@ and Phi-steps are.  It is not an independent draw of eta: how fast the chain
 forgets its previous eta is the price, measured against CG in
 ``benchmarks/results/word_step.md``.
 
-Classes run in parallel (numba ``prange``); class ``l``'s word sweep draws from its
+Groups of four classes run in parallel (numba ``prange``; a group reads each word's
+column once for its four classes, :data:`CLASS_GROUP`); class ``l``'s word sweep draws from its
 own counter-based stream ``rng.stream(seed, iteration * 16 + STEP_WORDS, l)`` and the
 dense block's normals come from the serial ``STEP_ETA`` numpy stream, so the chain is
 bit-identical for any thread count.  Costs per iteration: O(nnz(W) L) for the
@@ -204,31 +205,115 @@ def _subtract_products(indptr, indices, data, eta_a, resid):
             resid[l, d] -= s
 
 
+#: Classes swept together: a word's column is read once for a group of this many classes,
+#: whose residuals sit side by side (``resid_g[t, d]``, 32 bytes of one cache line), so
+#: one gather serves four classes.  20 Newsgroups, 5,000 words, 20 classes, 2 threads,
+#: kernel alone: 29-35 ms against 55-65 ms class by class, the same draws bit for bit.
+#: Four classes' residuals of a 11,314-document corpus (362 KB) stay in a 512 KB L2;
+#: all of a thread's ten did not (slower than class by class).
+CLASS_GROUP = 4
+
+
+@njit(cache=True, inline="always")
+def _scan_one(ptr, rows, vals, col_sq, prec_w, eta_w, r, c, l, state):
+    """One single-site scan of class ``l``'s words, its residual the column ``c`` of
+    ``r`` (D, CLASS_GROUP)."""
+    for j in range(len(ptr) - 1):
+        s = 0.0
+        for k in range(ptr[j], ptr[j + 1]):
+            s += vals[k] * r[rows[k], c]
+        old = eta_w[l, j]
+        q = col_sq[j] + prec_w[l, j]
+        z, state = normal(state)
+        new = (s + col_sq[j] * old) / q + z / np.sqrt(q)
+        d = new - old
+        for k in range(ptr[j], ptr[j + 1]):
+            r[rows[k], c] -= vals[k] * d
+        eta_w[l, j] = new
+    return state
+
+
+@njit(cache=True, inline="always")
+def _scan_four(ptr, rows, vals, col_sq, prec_w, eta_w, r, l0, s0, s1, s2, s3):
+    """:func:`_scan_one` of classes ``l0 .. l0 + 3`` at once: each word's column is read
+    once for all four, and every class does exactly the arithmetic of its own scan."""
+    l1, l2, l3 = l0 + 1, l0 + 2, l0 + 3
+    for j in range(len(ptr) - 1):
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        for k in range(ptr[j], ptr[j + 1]):
+            v = vals[k]
+            row = rows[k]
+            a0 += v * r[row, 0]
+            a1 += v * r[row, 1]
+            a2 += v * r[row, 2]
+            a3 += v * r[row, 3]
+        cs = col_sq[j]
+        o0, o1, o2, o3 = eta_w[l0, j], eta_w[l1, j], eta_w[l2, j], eta_w[l3, j]
+        q0, q1 = cs + prec_w[l0, j], cs + prec_w[l1, j]
+        q2, q3 = cs + prec_w[l2, j], cs + prec_w[l3, j]
+        z0, s0 = normal(s0)
+        z1, s1 = normal(s1)
+        z2, s2 = normal(s2)
+        z3, s3 = normal(s3)
+        n0 = (a0 + cs * o0) / q0 + z0 / np.sqrt(q0)
+        n1 = (a1 + cs * o1) / q1 + z1 / np.sqrt(q1)
+        n2 = (a2 + cs * o2) / q2 + z2 / np.sqrt(q2)
+        n3 = (a3 + cs * o3) / q3 + z3 / np.sqrt(q3)
+        d0, d1, d2, d3 = n0 - o0, n1 - o1, n2 - o2, n3 - o3
+        for k in range(ptr[j], ptr[j + 1]):
+            v = vals[k]
+            row = rows[k]
+            r[row, 0] -= v * d0
+            r[row, 1] -= v * d1
+            r[row, 2] -= v * d2
+            r[row, 3] -= v * d3
+        eta_w[l0, j], eta_w[l1, j], eta_w[l2, j], eta_w[l3, j] = n0, n1, n2, n3
+    return s0, s1, s2, s3
+
+
 @njit(cache=True, parallel=True)
-def word_sweeps(ptr, rows, vals, col_sq, prec_w, eta_w, resid, seed, step, n_sweeps):
+def word_sweeps(ptr, rows, vals, col_sq, prec_w, eta_w, resid_g, seed, step, n_sweeps):
     """Single-site Gibbs over the word coefficients of every class, in place.
 
-    ``resid[l]`` (D,) must be ``a_l - U eta_l`` on entry and is kept so.  Word ``j`` of
-    class ``l``: ``q = col_sq[j] + prec_w[l, j]``, mean ``(w_j^T resid_l + col_sq[j]
-    eta_w[l, j]) / q`` (the residual with word ``j``'s own part added back), variance
-    ``1 / q``.  Class ``l`` draws its normals from ``stream(seed, step, l)``.
+    ``resid_g`` (ceil(L / CLASS_GROUP), D, CLASS_GROUP): class ``l``'s residual is
+    ``resid_g[l // CLASS_GROUP, :, l % CLASS_GROUP]`` (:func:`grouped_residuals`); it must
+    be ``a_l - U eta_l`` on entry and is kept so.  Word ``j`` of class ``l``: ``q = col_sq[j]
+    + prec_w[l, j]``, mean ``(w_j^T resid_l + col_sq[j] eta_w[l, j]) / q`` (the residual with
+    word ``j``'s own part added back), variance ``1 / q``.  Class ``l`` draws its normals
+    from ``stream(seed, step, l)``.  The groups run in parallel; a full group sweeps its four
+    classes together, the classes of the last, short group one after the other: the same
+    draws either way.
     """
-    for l in prange(eta_w.shape[0]):
-        state = stream(seed, step, l)
-        r = resid[l]
-        for _sweep in range(n_sweeps):
-            for j in range(len(ptr) - 1):
-                s = 0.0
-                for k in range(ptr[j], ptr[j + 1]):
-                    s += vals[k] * r[rows[k]]
-                old = eta_w[l, j]
-                q = col_sq[j] + prec_w[l, j]
-                z, state = normal(state)
-                new = (s + col_sq[j] * old) / q + z / np.sqrt(q)
-                d = new - old
-                for k in range(ptr[j], ptr[j + 1]):
-                    r[rows[k]] -= vals[k] * d
-                eta_w[l, j] = new
+    n_classes = eta_w.shape[0]
+    for t in prange(resid_g.shape[0]):
+        r = resid_g[t]
+        l0 = t * CLASS_GROUP
+        size = min(CLASS_GROUP, n_classes - l0)
+        if size == 4:
+            s0, s1 = stream(seed, step, l0), stream(seed, step, l0 + 1)
+            s2, s3 = stream(seed, step, l0 + 2), stream(seed, step, l0 + 3)
+            for _sweep in range(n_sweeps):
+                s0, s1, s2, s3 = _scan_four(ptr, rows, vals, col_sq, prec_w, eta_w, r, l0,
+                                            s0, s1, s2, s3)
+        else:
+            for c in range(size):
+                state = stream(seed, step, l0 + c)
+                for _sweep in range(n_sweeps):
+                    state = _scan_one(ptr, rows, vals, col_sq, prec_w, eta_w, r, c, l0 + c,
+                                      state)
+
+
+def grouped_residuals(resid):
+    """``resid`` (L, D) in :func:`word_sweeps`' layout (ceil(L / CLASS_GROUP), D,
+    CLASS_GROUP), the columns past the last class zero."""
+    n_classes, n_rows = resid.shape
+    n_groups = -(-n_classes // CLASS_GROUP)
+    out = np.zeros((n_groups * CLASS_GROUP, n_rows))
+    out[:n_classes] = resid
+    return np.ascontiguousarray(out.reshape(n_groups, CLASS_GROUP, n_rows).transpose(0, 2, 1))
 
 
 def draw_blocked(seed: int, iteration: int, wc: WordColumns, zbar, a, prec, eta,
@@ -275,8 +360,8 @@ def draw_blocked(seed: int, iteration: int, wc: WordColumns, zbar, a, prec, eta,
     normals = rng.standard_normal((n_classes, len(dense_cols)))
     eta_a = probit_blocks.draw_coefficients(gram, rhs, prec[:, dense_cols], normals, n_jobs)
     _subtract_products(*ua, np.ascontiguousarray(eta_a), resid)
-    word_sweeps(wc.ptr, wc.rows, wc.vals, wc.col_sq, prec_w, eta_w, resid, int(seed),
-                int(iteration) * 16 + STEP_WORDS, int(n_sweeps))
+    word_sweeps(wc.ptr, wc.rows, wc.vals, wc.col_sq, prec_w, eta_w, grouped_residuals(resid),
+                int(seed), int(iteration) * 16 + STEP_WORDS, int(n_sweeps))
     eta[:, dense_cols] = eta_a
     eta[:, wc.swept] = eta_w
     return eta
