@@ -92,9 +92,9 @@ def test_classes_are_shared_among_n_jobs_threads_the_caller_taking_the_first_sha
     calls = []
     real = probit_blocks._draw_classes
 
-    def spy(gram_f, prec, rhs, normals, classes, out):
-        calls.append((threading.get_ident(), list(classes)))
-        return real(gram_f, prec, rhs, normals, classes, out)
+    def spy(gram_f, prec, rhs, normals, classes, out, nogil=False):
+        calls.append((threading.get_ident(), list(classes), nogil))
+        return real(gram_f, prec, rhs, normals, classes, out, nogil)
 
     monkeypatch.setattr(probit_blocks, "_draw_classes", spy)
     main = threading.get_ident()
@@ -108,8 +108,10 @@ def test_classes_are_shared_among_n_jobs_threads_the_caller_taking_the_first_sha
             got = probit_blocks.draw_coefficients(gram, rhs, prec, normals, **kwargs)
         np.testing.assert_array_equal(got, reference_coefficients(gram, rhs, prec, normals))
         n = 1 if n_cols < least or jobs is None else max(1, min(jobs, 5))  # 0: one
-        assert sorted(tuple(c) for _, c in calls) == [tuple(range(j, 5, n)) for j in range(n)]
-        assert [c for t, c in calls if t == main] == [list(range(0, 5, n))]
+        assert sorted(tuple(c) for _, c, _ in calls) == [tuple(range(j, 5, n)) for j in range(n)]
+        assert [c for t, c, _ in calls if t == main] == [list(range(0, 5, n))]
+        # shared among threads, LAPACK is called without the GIL (lapack_nogil)
+        assert all(nogil == (n > 1) for _, _, nogil in calls)
 
 
 def _chain(n_topics, n_jobs, seed=3, n_docs=150):

@@ -44,7 +44,7 @@ import scipy.sparse as sp
 from scipy.linalg import LinAlgError, lapack
 from scipy.special import log_ndtr
 
-from . import gaussian
+from . import gaussian, lapack_nogil
 from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
 from .threads import blas_threads
 from .likelihood import do_log_likelihood as _do_log_likelihood
@@ -199,7 +199,7 @@ def prior_precision(prior: ProbitPrior, lam2: np.ndarray, tau2: np.ndarray) -> n
     return prec
 
 
-def _draw_one_class(gram_f, prec_l, rhs_l, z_l, work):
+def _draw_one_class(gram_f, prec_l, rhs_l, z_l, work, nogil=False):
     """``eta_l`` from the factor of ``Q_l = gram + diag(prec_l)``, factored in place in ``work``.
 
     ``gram_f`` is the Gram matrix in Fortran order and ``work`` a Fortran-ordered
@@ -207,29 +207,39 @@ def _draw_one_class(gram_f, prec_l, rhs_l, z_l, work):
     copy (and the clearing of the upper triangle) that ``scipy.linalg.cholesky``
     makes of a C-ordered matrix: the same ``dpotrf``, ``dpotrs`` and ``dtrtrs``
     calls on the same numbers as ``cholesky`` + ``cho_solve`` + ``solve_triangular``,
-    hence the same bits (``tests/test_eta_factor.py``).  On 20 Newsgroups at P = 1,001
+    hence the same bits (``tests/test_eta_factor.py``).  With ``nogil`` they are called
+    through :mod:`dolda.sampler.lapack_nogil`, without the GIL, so that the threads of
+    :func:`draw_coefficients` factor their classes at the same time (scipy's f2py
+    wrappers hold it); without, through those wrappers, whose calls cost less (20 classes
+    at P = 102: 2.6 ms against 3.7, ``benchmarks/results/eta_threads.md``).  On 20 Newsgroups at P = 1,001
     (L = 20, 2 threads) the eta-step took 0.157 s instead of 0.190 s, at P = 101 0.001 s
     instead of 0.002 s (``benchmarks/results/eta_k1000.md``).
     """
     np.copyto(work, gram_f)
     work.ravel(order="F")[:: work.shape[0] + 1] += prec_l  # a view: ``work`` is F-ordered
-    chol, info = lapack.dpotrf(work, lower=1, overwrite_a=1, clean=0)
+    if not nogil:
+        chol, info = lapack.dpotrf(work, lower=1, overwrite_a=1, clean=0)
+        if info != 0:
+            raise LinAlgError(f"Q_l is not positive definite (dpotrf info {info})")
+        mean, info = lapack.dpotrs(chol, rhs_l, lower=1)
+        if info != 0:
+            raise ValueError(f"dpotrs info {info}")
+        noise, info = lapack.dtrtrs(chol, z_l, lower=1, trans=1)
+        if info != 0:
+            raise LinAlgError(f"singular Cholesky factor (dtrtrs info {info})")
+        return mean + noise
+    info = lapack_nogil.potrf_lower(work)
     if info != 0:
         raise LinAlgError(f"Q_l is not positive definite (dpotrf info {info})")
-    mean, info = lapack.dpotrs(chol, rhs_l, lower=1)
-    if info != 0:
-        raise ValueError(f"dpotrs info {info}")
-    noise, info = lapack.dtrtrs(chol, z_l, lower=1, trans=1)
-    if info != 0:
-        raise LinAlgError(f"singular Cholesky factor (dtrtrs info {info})")
-    return mean + noise
+    return (lapack_nogil.potrs_lower(work, rhs_l)
+            + lapack_nogil.trtrs_lower_transposed(work, z_l))
 
 
-def _draw_classes(gram_f, prec, rhs, normals, classes, out):
+def _draw_classes(gram_f, prec, rhs, normals, classes, out, nogil=False):
     """Rows ``classes`` of the eta-step into ``out``, reusing one P x P scratch array."""
     work = np.empty(gram_f.shape, order="F")
     for l in classes:
-        out[l] = _draw_one_class(gram_f, prec[l], rhs[l], normals[l], work)
+        out[l] = _draw_one_class(gram_f, prec[l], rhs[l], normals[l], work, nogil)
 
 
 def draw_coefficients(gram, rhs, prec, normals, n_jobs: int = 1):
@@ -242,8 +252,9 @@ def draw_coefficients(gram, rhs, prec, normals, n_jobs: int = 1):
     prec : (L, P) prior precisions.
     normals : (L, P) standard normal draws (the only randomness).
     n_jobs : int
-        Classes are independent and solved on this many threads (LAPACK
-        releases the GIL), class ``l`` on thread ``l mod n_jobs``.  The result
+        Classes are independent and solved on this many threads (LAPACK called
+        without the GIL, :mod:`dolda.sampler.lapack_nogil`), class ``l`` on thread
+        ``l mod n_jobs``.  The result
         does not depend on it: every class is factored on one BLAS thread.
 
     Returns
@@ -276,9 +287,10 @@ def draw_coefficients(gram, rhs, prec, normals, n_jobs: int = 1):
         else:
             with ThreadPoolExecutor(max_workers=n_threads - 1) as pool:
                 jobs = [pool.submit(_draw_classes, gram_f, prec, rhs, normals,
-                                    range(j, n_classes, n_threads), out)
+                                    range(j, n_classes, n_threads), out, True)
                         for j in range(1, n_threads)]
-                _draw_classes(gram_f, prec, rhs, normals, range(0, n_classes, n_threads), out)
+                _draw_classes(gram_f, prec, rhs, normals, range(0, n_classes, n_threads), out,
+                              True)
                 for job in jobs:
                     job.result()
     return out
