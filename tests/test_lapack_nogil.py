@@ -73,3 +73,22 @@ def test_threads_factor_at_once_and_get_what_one_thread_gets():
         t.join()
     for w, ref in zip(out, alone):
         np.testing.assert_array_equal(w, ref)
+
+
+def test_without_the_c_routines_the_classes_are_drawn_on_one_thread(monkeypatch):
+    from dolda.sampler import probit
+
+    monkeypatch.setattr(LN, "_routines", lambda: {}["dpotrf"])
+    assert not LN.available()
+    calls = []
+    real = probit._draw_classes
+    monkeypatch.setattr(probit, "_draw_classes",
+                        lambda *a: calls.append(a[6] if len(a) > 6 else False) or real(*a))
+    a, _ = _spd(300, 1)
+    rng = np.random.default_rng(0)
+    rhs, prec, z = (rng.normal(size=(3, 300)), rng.gamma(2.0, size=(3, 300)),
+                    rng.normal(size=(3, 300)))
+    got = probit.draw_coefficients(a, rhs, prec, z, n_jobs=2)
+    assert calls == [False]
+    monkeypatch.undo()
+    np.testing.assert_array_equal(got, probit.draw_coefficients(a, rhs, prec, z, n_jobs=2))

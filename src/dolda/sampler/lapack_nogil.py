@@ -47,6 +47,16 @@ def _routines():
             "dtrtrs": _c_function("dtrtrs", 10)}
 
 
+def available() -> bool:
+    """Whether this scipy exports the routines (``scipy.linalg.cython_lapack`` has since
+    0.16); callers fall back to scipy's wrappers on one thread if not."""
+    try:
+        _routines()
+    except (ImportError, AttributeError, KeyError, TypeError):
+        return False
+    return True
+
+
 _LOWER = np.frombuffer(b"L", dtype=np.uint8)
 _TRANSPOSED = np.frombuffer(b"T", dtype=np.uint8)
 _NON_UNIT = np.frombuffer(b"N", dtype=np.uint8)

@@ -272,7 +272,7 @@ def draw_coefficients(gram, rhs, prec, normals, n_jobs: int = 1):
     normals = np.asarray(normals, dtype=np.float64)
     out = np.empty((n_classes, n_columns))
     # classes in turn below PARALLEL_MIN_COLUMNS (a thread pool costs more than it saves)
-    n_threads = (1 if n_columns < PARALLEL_MIN_COLUMNS
+    n_threads = (1 if n_columns < PARALLEL_MIN_COLUMNS or not lapack_nogil.available()
                  else max(1, min(int(n_jobs), n_classes)))
     # one BLAS thread per class at every size: n_jobs classes at once on n_jobs cores, instead
     # of n_jobs x (BLAS threads) threads fighting for them (measured on 2 cores, P = 1001,
