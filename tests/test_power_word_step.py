@@ -180,7 +180,7 @@ def test_dense_block_statistics_and_residual_update_are_the_algebra(n_rows, n_pa
     np.testing.assert_allclose(rhs, np.asarray(UA.T @ resid.T).T, rtol=1e-13, atol=1e-13)
     eta_a = rng.normal(size=(4, UA.shape[1]))
     out = resid.copy()
-    word_step._subtract_products(*arrays, eta_a, out)
+    word_step._subtract_products(*arrays, np.ascontiguousarray(eta_a.T), out)
     np.testing.assert_allclose(out, resid - np.asarray(UA @ eta_a.T).T, rtol=0, atol=1e-13)
 
 

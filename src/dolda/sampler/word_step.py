@@ -193,16 +193,21 @@ def _dense_block_statistics(indptr, indices, data, resid, n_cols, n_parts):
 
 
 @njit(cache=True, parallel=True)
-def _subtract_products(indptr, indices, data, eta_a, resid):
-    """``resid[l] -= U_A eta_a[l]`` for CSR ``U_A``, rows in parallel."""
-    n_classes = eta_a.shape[0]
+def _subtract_products(indptr, indices, data, eta_t, resid):
+    """``resid[l] -= U_A eta_t[:, l]`` for CSR ``U_A`` and ``eta_t`` (P_A, L), rows in
+    parallel; each ``(d, l)`` sums its row's nonzeros in stored order (a row's nonzero
+    adds its L-long coefficient row: contiguous, where a class's coefficients gathered
+    by column index were not)."""
+    n_classes = eta_t.shape[1]
     for d in prange(len(indptr) - 1):
+        s = np.zeros(n_classes)
+        for k in range(indptr[d], indptr[d + 1]):
+            v = data[k]
+            e = eta_t[indices[k]]
+            for l in range(n_classes):
+                s[l] += v * e[l]
         for l in range(n_classes):
-            s = 0.0
-            e = eta_a[l]
-            for k in range(indptr[d], indptr[d + 1]):
-                s += data[k] * e[indices[k]]
-            resid[l, d] -= s
+            resid[l, d] -= s[l]
 
 
 #: Classes swept together: a word's column is read once for a group of this many classes,
@@ -359,7 +364,7 @@ def draw_blocked(seed: int, iteration: int, wc: WordColumns, zbar, a, prec, eta,
     rng = numpy_generator(seed, iteration * 16 + STEP_ETA)
     normals = rng.standard_normal((n_classes, len(dense_cols)))
     eta_a = probit_blocks.draw_coefficients(gram, rhs, prec[:, dense_cols], normals, n_jobs)
-    _subtract_products(*ua, np.ascontiguousarray(eta_a), resid)
+    _subtract_products(*ua, np.ascontiguousarray(np.asarray(eta_a).T), resid)
     word_sweeps(wc.ptr, wc.rows, wc.vals, wc.col_sq, prec_w, eta_w, grouped_residuals(resid),
                 int(seed), int(iteration) * 16 + STEP_WORDS, int(n_sweeps))
     eta[:, dense_cols] = eta_a
