@@ -242,7 +242,9 @@ def draw_bcm(U, a, prec, u_normals, delta_normals, n_jobs: int = 1):
     delta_normals : (L, D) ndarray
         Standard normals for ``delta ~ N(0, I_D)``.
     n_jobs : int
-        Threads over classes (LAPACK releases the GIL); the result does not depend on it.
+        Threads over classes; the result does not depend on it.  The BLAS products run
+        side by side; the D x D factorisation goes through scipy's LAPACK wrapper, which
+        holds the GIL (:mod:`dolda.sampler.lapack_nogil`), so those run one at a time.
 
     Returns
     -------
