@@ -258,3 +258,15 @@ def test_the_remembered_mu_is_refused_for_another_eta_zbar_or_x_and_used_once():
     S._MU_MEMO.clear()
     S._remember_mu(shard, eta, zb, mu)
     assert S._recall_mu(shard, eta, zb) is mu and S._recall_mu(shard, eta, zb) is None
+
+
+def test_a_chain_that_closes_leaves_nothing_remembered():
+    from dolda.backends.local import LocalChain
+
+    chain, data, cfg, state = _chain_problem(True)
+    S._MU_MEMO.clear()
+    runner = LocalChain(5, state, data, cfg)
+    runner.step(0)
+    assert len(S._MU_MEMO) == len(runner.shards) > 0
+    runner.close()
+    assert not S._MU_MEMO

@@ -53,7 +53,11 @@ class LocalChain:
         return self.state.phi
 
     def close(self):
-        """Nothing to release."""
+        """Release the linear predictors the shards' last log-likelihood left for the next
+        a-step (:func:`dolda.sampler.shard.forget_mu`)."""
+        from ..sampler.shard import forget_mu
+
+        forget_mu(self.shards)
 
 
 class LocalLDAChain:

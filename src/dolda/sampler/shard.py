@@ -384,6 +384,13 @@ def _remember_mu(shard: Shard, eta, zbar_arrays, mu):
     _MU_MEMO[_memo_key(shard)] = (shard.X, np.array(eta, copy=True), zbar_arrays, mu)
 
 
+def forget_mu(shards) -> None:
+    """Drop what :func:`topic_step` remembered for ``shards`` (a chain's end: the entry of
+    its last iteration would otherwise keep its ``mu`` and ``X`` alive)."""
+    for shard in shards:
+        _MU_MEMO.pop(_memo_key(shard), None)
+
+
 def _recall_mu(shard: Shard, eta, zbar_arrays):
     """The remembered ``mu`` of ``shard`` if it was formed from this ``X``, ``eta`` and
     ``zbar`` (CSR arrays), else None."""
