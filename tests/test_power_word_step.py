@@ -180,14 +180,15 @@ def test_dense_block_statistics_and_residual_update_are_the_algebra(n_rows, n_pa
     np.testing.assert_allclose(rhs, np.asarray(UA.T @ resid.T).T, rtol=1e-13, atol=1e-13)
     eta_a = rng.normal(size=(4, UA.shape[1]))
     out = resid.copy()
-    word_step._subtract_products(*arrays, np.ascontiguousarray(eta_a.T), out)
+    word_step.subtract_row_products(*arrays, np.ascontiguousarray(eta_a.T), out)
     np.testing.assert_allclose(out, resid - np.asarray(UA @ eta_a.T).T, rtol=0, atol=1e-13)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_the_scan_starts_from_the_residual_of_the_words_alone(threads):
-    """``word_residuals`` gives ``a - W eta_w`` (rows of the dense-block columns zero in
-    ``eta_t``), empty rows included, the same bit for bit on any thread count."""
+    """``words_residual`` gives ``a - W eta_w`` (the dense-block columns left out), empty
+    rows included, the same bit for bit on any thread count and as the sums of
+    ``subtract_row_products`` over ``X`` with those columns' coefficients zero."""
     from dolda.sampler.linear_predictors import as_csr_arrays
 
     rng = np.random.default_rng(3)
@@ -196,18 +197,18 @@ def test_the_scan_starts_from_the_residual_of_the_words_alone(threads):
     X = sp.csr_matrix(sp.hstack([np.ones((50, 1)), X]))
     wc = word_step.word_columns(X, 6)
     eta_w = rng.normal(size=(4, len(wc.swept)))
-    eta_t = np.zeros((X.shape[1], 4))
-    eta_t[wc.swept] = eta_w.T
     a = rng.normal(size=(50, 4))
-    out = np.full((4, 50), np.nan)
     with using_threads(threads):
-        word_step.word_residuals(*wc.x_rows, eta_t, a, out)
+        out = word_step.words_residual(wc, eta_w, a)
+    assert out.shape == (4, 50)
     expected = a.T - np.asarray(X[:, wc.swept] @ eta_w.T).T
     np.testing.assert_allclose(out, expected, rtol=0, atol=1e-13)
     np.testing.assert_array_equal(out[:, 4], a[4])
-    ref = np.empty_like(out)
+    eta_t = np.zeros((X.shape[1], 4))
+    eta_t[wc.swept] = eta_w.T
+    ref = np.array(a.T, order="C")
     with using_threads(1):
-        word_step.word_residuals(*as_csr_arrays(X), eta_t, a, ref)
+        word_step.subtract_row_products(*as_csr_arrays(X), eta_t, ref)
     np.testing.assert_array_equal(out, ref)
 
 

@@ -54,7 +54,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from . import probit as probit_blocks
-from .linear_predictors import as_csr_arrays
+from .linear_predictors import as_csr_arrays, csr_draw_products
 from .rng import STEP_ETA, STEP_WORDS, normal, numpy_generator, stream
 
 
@@ -134,24 +134,16 @@ def cached_word_columns(X, n_word_columns: int) -> WordColumns:
     return wc
 
 
-@njit(cache=True, parallel=True)
-def word_residuals(indptr, indices, data, eta_t, a, resid):
-    """``resid[l, d] = a[d, l] - x_d . eta_t[:, l]`` (``resid`` (L, D), overwritten) for CSR
-    ``X`` (D, P_x) and ``eta_t`` (P_x, L), whose rows of the dense-block columns are zero:
-    the residual of the words alone.  Rows in parallel; each row adds its nonzeros' L-long
-    coefficient rows in stored order, so the result does not depend on the thread count.
-    (Column by column, as the sweep reads ``W``, the same sum scatters into ``resid``:
-    2.4x slower on 20 Newsgroups' 5,000 words.)"""
-    n_classes = eta_t.shape[1]
-    for d in prange(len(indptr) - 1):
-        s = np.zeros(n_classes)
-        for k in range(indptr[d], indptr[d + 1]):
-            v = data[k]
-            e = eta_t[indices[k]]
-            for c in range(n_classes):
-                s[c] += v * e[c]
-        for c in range(n_classes):
-            resid[c, d] = a[d, c] - s[c]
+def words_residual(wc: WordColumns, eta_w, a):
+    """``a - W eta_w`` as (L, D): the residual of the words alone, formed row by row from
+    ``X`` (:func:`subtract_row_products` with the dense-block rows of the coefficients zero).
+    Column by column, as the sweep reads ``W``, the same sum scatters into the residual:
+    2.4x slower on 20 Newsgroups' 5,000 words."""
+    eta_t = np.zeros((len(wc.dense) + len(wc.swept), eta_w.shape[0]))  # (P_x, L)
+    eta_t[wc.swept] = eta_w.T
+    resid = np.array(np.asarray(a, dtype=np.float64).T, order="C")
+    subtract_row_products(*wc.x_rows, eta_t, resid)
+    return resid
 
 
 #: Row ranges whose partial ``U_A^T U_A`` are formed in parallel and added in order (a fixed
@@ -192,22 +184,14 @@ def _dense_block_statistics(indptr, indices, data, resid, n_cols, n_parts):
     return gram, rhs
 
 
-@njit(cache=True, parallel=True)
-def _subtract_products(indptr, indices, data, eta_t, resid):
-    """``resid[l] -= U_A eta_t[:, l]`` for CSR ``U_A`` and ``eta_t`` (P_A, L), rows in
-    parallel; each ``(d, l)`` sums its row's nonzeros in stored order (a row's nonzero
-    adds its L-long coefficient row: contiguous, where a class's coefficients gathered
-    by column index were not)."""
-    n_classes = eta_t.shape[1]
-    for d in prange(len(indptr) - 1):
-        s = np.zeros(n_classes)
-        for k in range(indptr[d], indptr[d + 1]):
-            v = data[k]
-            e = eta_t[indices[k]]
-            for l in range(n_classes):
-                s[l] += v * e[l]
-        for l in range(n_classes):
-            resid[l, d] -= s[l]
+def subtract_row_products(indptr, indices, data, eta_t, resid):
+    """``resid[l] -= U eta_t[:, l]`` for CSR ``U`` and ``eta_t`` (P, L): the products by
+    :func:`dolda.sampler.linear_predictors.csr_draw_products` (rows in parallel, each
+    ``(d, l)`` its row's nonzeros in stored order, whole L-long coefficient rows at a
+    time), so the result does not depend on the thread count."""
+    products = np.empty((1, len(indptr) - 1, eta_t.shape[1]))
+    csr_draw_products(indptr, indices, data, np.ascontiguousarray(eta_t)[None], products)
+    resid -= products[0].T
 
 
 #: Classes swept together: a word's column is read once for a group of this many classes,
@@ -354,17 +338,13 @@ def draw_blocked(seed: int, iteration: int, wc: WordColumns, zbar, a, prec, eta,
     eta = np.array(eta, dtype=np.float64)
     eta_w = np.ascontiguousarray(eta[:, wc.swept])
     prec_w = np.ascontiguousarray(prec[:, wc.swept], dtype=np.float64)
-    a = np.ascontiguousarray(a, dtype=np.float64)
-    eta_t = np.zeros((n_x, n_classes))
-    eta_t[wc.swept] = eta_w.T
-    resid = np.empty((n_classes, a.shape[0]))                            # (L, D)
-    word_residuals(*wc.x_rows, eta_t, a, resid)
+    resid = words_residual(wc, eta_w, a)                                 # (L, D)
     ua = as_csr_arrays(UA)
     gram, rhs = _dense_block_statistics(*ua, resid, UA.shape[1], GRAM_PARTS)  # rhs (L, P_A)
     rng = numpy_generator(seed, iteration * 16 + STEP_ETA)
     normals = rng.standard_normal((n_classes, len(dense_cols)))
     eta_a = probit_blocks.draw_coefficients(gram, rhs, prec[:, dense_cols], normals, n_jobs)
-    _subtract_products(*ua, np.ascontiguousarray(np.asarray(eta_a).T), resid)
+    subtract_row_products(*ua, np.ascontiguousarray(np.asarray(eta_a).T), resid)
     word_sweeps(wc.ptr, wc.rows, wc.vals, wc.col_sq, prec_w, eta_w, grouped_residuals(resid),
                 int(seed), int(iteration) * 16 + STEP_WORDS, int(n_sweeps))
     eta[:, dense_cols] = eta_a
