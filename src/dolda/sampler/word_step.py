@@ -199,7 +199,8 @@ def subtract_row_products(indptr, indices, data, eta_t, resid):
 #: one gather serves four classes.  20 Newsgroups, 5,000 words, 20 classes, 2 threads,
 #: kernel alone: 29-35 ms against 55-65 ms class by class, the same draws bit for bit.
 #: Four classes' residuals of a 11,314-document corpus (362 KB) stay in a 512 KB L2;
-#: all of a thread's ten did not (slower than class by class).
+#: all of a thread's ten did not (slower than class by class).  :func:`_scan_four` is
+#: written out for four: change both together.
 CLASS_GROUP = 4
 
 
