@@ -69,6 +69,9 @@ def instrument(table):
 
     for module, name, label in [
         (shard, "utility_step", "a-step + U^T U (utility_step)"),
+        (shard, "topic_regressors", "    U = [X, zbar] (CSR + CSC)"),
+        (shard, "draw_utilities", "    utilities a (truncated normals)"),
+        (shard, "sparse_cross_products", "    U^T U, U^T a (dense X)"),
         (chain, "global_eta_step", "eta + shrinkage (global_eta_step)"),
         (sparse_eta, "covariate_products", "    X eta_x (sparse X)"),
         (word_step, "words_residual", "    words: a - W eta_w"),

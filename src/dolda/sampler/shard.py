@@ -333,9 +333,15 @@ def topic_regressors(shard: Shard, ndk) -> TopicRegressors:
 
 def sparse_row_products(U: TopicRegressors, B):
     """``U B^T`` (D, L) in a fixed summation order."""
-    out = np.empty((U.X.shape[0], B.shape[0]))
-    _sparse_row_products(U.X, U.rptr, U.ridx, U.rval,
-                         np.ascontiguousarray(np.asarray(B, dtype=np.float64).T), out)
+    return _rows_times(U.X, (U.rptr, U.ridx, U.rval), B)
+
+
+def _rows_times(X, zbar_rows, B):
+    """``[X, zbar] B^T`` (D, L) from ``X`` and zbar's CSR arrays (the rows of
+    :class:`TopicRegressors` without its CSC copy)."""
+    out = np.empty((X.shape[0], B.shape[0]))
+    _sparse_row_products(X, *zbar_rows, np.ascontiguousarray(np.asarray(B, dtype=np.float64).T),
+                         out)
     return out
 
 
@@ -504,9 +510,10 @@ def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGl
         mu = np.ascontiguousarray(sparse_eta.regressor_products(
             shard.X, shard.doc_ptr, ndk, eta, zbar=zbar, x_products=x_products))
         _remember_mu(shard, eta, (zbar.indptr, zbar.indices, zbar.data), mu)
-    else:
-        U = topic_regressors(shard, ndk)
-        mu = sparse_row_products(U, eta)
-        _remember_mu(shard, eta, (U.rptr, U.ridx, U.rval), mu)
+    else:  # zbar's rows only: the CSC copy of topic_regressors is for the cross products
+        rows = sparse_eta.zbar_arrays(np.asarray(shard.doc_ptr, dtype=np.int64),
+                                      np.ascontiguousarray(ndk))
+        mu = _rows_times(np.ascontiguousarray(shard.X, dtype=np.float64), rows, eta)
+        _remember_mu(shard, eta, rows, mu)
     return TopicStatistics(nkw, float(do_log_likelihood(mu, shard.y)),
                            topic_kernels.lda_doc_log_likelihood(ndk, alpha))
