@@ -209,8 +209,13 @@ def _topic_csr(doc_ptr, ndk):
     """``zbar = n_{d,.} / N_d`` as CSR (ptr, topic, value), rows on all threads
     (:func:`dolda.sampler.sparse_eta.zbar_arrays`, the same numbers as the sparse path's),
     and its CSC (ptr, doc, value) copy; d and k increasing."""
-    rptr, ridx, rval = sparse_eta.zbar_arrays(np.asarray(doc_ptr, dtype=np.int64), ndk)
+    rptr, ridx, rval = _zbar_rows(doc_ptr, ndk)
     return (rptr, ridx, rval) + _csc_of_csr(rptr, ridx, rval, ndk.shape[1])
+
+
+def _zbar_rows(doc_ptr, ndk):
+    """``zbar`` as CSR arrays (ptr, topic, value): :func:`sparse_eta.zbar_arrays`."""
+    return sparse_eta.zbar_arrays(np.asarray(doc_ptr, dtype=np.int64), np.ascontiguousarray(ndk))
 
 
 @njit(cache=True, parallel=True)
@@ -511,8 +516,7 @@ def topic_step(seed: int, iteration: int, shard: Shard, z, ndk, a, glob: TopicGl
             shard.X, shard.doc_ptr, ndk, eta, zbar=zbar, x_products=x_products))
         _remember_mu(shard, eta, (zbar.indptr, zbar.indices, zbar.data), mu)
     else:  # zbar's rows only: the CSC copy of topic_regressors is for the cross products
-        rows = sparse_eta.zbar_arrays(np.asarray(shard.doc_ptr, dtype=np.int64),
-                                      np.ascontiguousarray(ndk))
+        rows = _zbar_rows(shard.doc_ptr, ndk)
         mu = _rows_times(np.ascontiguousarray(shard.X, dtype=np.float64), rows, eta)
         _remember_mu(shard, eta, rows, mu)
     return TopicStatistics(nkw, float(do_log_likelihood(mu, shard.y)),
