@@ -168,65 +168,102 @@ def _phi_tiles(t_lo, t_hi, width, ptr, words, beta, n_int, s0, linear, floor, nz
                 phi_wk[w0 + i, k] = g if g >= floor[k] else 0.0
 
 
-@njit(cache=True, parallel=True)
-def _draw_phi_wk(ptr, words, counts, beta, n_int, seed, step, block_offset, phi_wk):
-    """The word-major draw (:func:`draw_phi_word_major`), in four parallel passes:
+#: Phases of :func:`_phi_parts`, the word-major draw's one parallel kernel.
+_PHASE_NONZERO, _PHASE_TILES, _PHASE_SCALE = 0, 1, 2
+#: Parallel tasks of a phase of :func:`_phi_parts` (at most).
+_PHI_PARTS = 64
 
-    1. per topic: its stream ``s0`` and its non-zero variates ``Gamma(beta + n)`` (the
-       stream ``mix64(s0 ^ _NONZERO_TAG)``, in word order), whose sum bounds the row's
-       total from below, so a variate under ``1e-37`` of that sum (0 once normalised
-       anyway) is stored as 0 at once;
+
+@njit(cache=True)
+def _nonzero_variates(k, ptr, counts, beta, seed, step, block_offset, s0, linear, floor,
+                      nz_values):
+    """Topic ``k``'s stream ``s0[k]`` and, for a topic holding tokens (``beta < 1``), its
+    non-zero variates ``Gamma(beta + n)`` from the stream ``mix64(s0 ^ _NONZERO_TAG)`` in
+    word order; their sum bounds the row's total from below, so ``floor[k]``, ``1e-37`` of
+    it, is under what normalisation leaves non-zero."""
+    state = stream(seed, step, block_offset + k)
+    s0[k] = state
+    p, end = ptr[k], ptr[k + 1]
+    if end > p and beta < 1.0:
+        linear[k] = True
+        state = mix64(state ^ _NONZERO_TAG)
+        acc = 0.0
+        for q in range(p, end):
+            g, state = log_gamma_variate(beta + counts[q], state)
+            g = math.exp(g)
+            nz_values[q] = g
+            acc += g
+        floor[k] = _FLOAT32_TINY * acc
+
+
+@njit(cache=True)
+def _scale_words(w_lo, w_hi, inv, phi_wk):
+    """Rows ``w_lo .. w_hi-1`` of ``phi_wk`` times ``inv`` (per topic), entries below
+    ``1e-37`` stored as 0."""
+    for w in range(w_lo, w_hi):
+        for k in range(phi_wk.shape[1]):
+            v = phi_wk[w, k] * inv[k]
+            phi_wk[w, k] = v if v >= _FLOAT32_TINY else 0.0
+
+
+@njit(cache=True, parallel=True)
+def _phi_parts(phase, n_parts, ptr, words, counts, beta, n_int, seed, step, block_offset,
+               s0, linear, floor, nz_values, width, partial, inv, phi_wk):
+    """One phase of the word-major draw (:func:`draw_phi_word_major`), ``n_parts`` parallel
+    tasks, each a contiguous share of the phase's units: topics (``_PHASE_NONZERO``),
+    tiles of ``width`` words (``_PHASE_TILES``) or words (``_PHASE_SCALE``).  The three
+    phases are one kernel so that numba builds one parallel region, not three (each costs
+    seconds of the first run's compile); the result does not depend on ``n_parts``."""
+    n_words, n_topics = phi_wk.shape
+    n_tiles = partial.shape[0]
+    for part in prange(n_parts):
+        if phase == _PHASE_NONZERO:
+            for k in range(part * n_topics // n_parts, (part + 1) * n_topics // n_parts):
+                _nonzero_variates(np.int64(k), ptr, counts, beta, seed, step, block_offset,
+                                  s0, linear, floor, nz_values)
+        elif phase == _PHASE_TILES:
+            _phi_tiles(part * n_tiles // n_parts, (part + 1) * n_tiles // n_parts, width, ptr,
+                       words, beta, n_int, s0, linear, floor, nz_values, phi_wk, partial)
+        else:
+            _scale_words(part * n_words // n_parts, (part + 1) * n_words // n_parts, inv,
+                         phi_wk)
+
+
+def _draw_phi_wk(ptr, words, counts, beta, n_int, seed, step, block_offset, phi_wk):
+    """The word-major draw (:func:`draw_phi_word_major`), in four passes:
+
+    1. per topic: its stream ``s0`` and its non-zero variates (:func:`_nonzero_variates`);
     2. per tile of words: every topic's variates over the tile (the same values as
        :func:`topic_row_unnormalised`, since each zero-count entry reads only its own
-       counters), written as whole rows of ``phi_wk``;
+       counters), written as whole rows of ``phi_wk`` (:func:`_phi_tiles`);
     3. per topic: the total, as the tiles' sums in tile order (the same for any number
        of threads); an empty topic (or ``beta >= 1``) is drawn in log space by
-       :func:`draw_topic_row` into its column instead;
+       :func:`draw_topic_row` into its column instead; that kernel is compiled only when
+       a draw first needs it;
     4. per word: the row times ``1 / total``, entries below ``1e-37`` stored as 0.
+
+    Passes 1, 2 and 4 run in parallel (:func:`_phi_parts`).
     """
     n_words, n_topics = phi_wk.shape
     s0 = np.empty(n_topics, np.uint64)
     linear = np.zeros(n_topics, np.bool_)
     floor = np.zeros(n_topics)
     nz_values = np.empty(len(counts))
-    for k in prange(n_topics):
-        state = stream(seed, step, block_offset + k)
-        s0[k] = state
-        p, end = ptr[k], ptr[k + 1]
-        if end > p and beta < 1.0:
-            linear[k] = True
-            state = mix64(state ^ _NONZERO_TAG)
-            acc = 0.0
-            for q in range(p, end):
-                g, state = log_gamma_variate(beta + counts[q], state)
-                g = math.exp(g)
-                nz_values[q] = g
-                acc += g
-            floor[k] = _FLOAT32_TINY * acc  # the total is at least acc
     width = max(128, _PHI_TILE_ENTRIES // n_topics)
     n_tiles = (n_words + width - 1) // width
     partial = np.zeros((n_tiles, n_topics))
-    n_parts = min(n_tiles, 64)
-    for part in prange(n_parts):
-        _phi_tiles(part * n_tiles // n_parts, (part + 1) * n_tiles // n_parts, width, ptr,
-                   words, beta, n_int, s0, linear, floor, nz_values, phi_wk, partial)
     inv = np.ones(n_topics)
-    for k in prange(n_topics):
-        if linear[k]:
-            total = 0.0
-            for t in range(n_tiles):
-                total += partial[t, k]
-            inv[k] = 1.0 / total
-        else:
-            row = np.empty(n_words)
-            draw_topic_row(np.int64(k), ptr, words, counts, beta, n_int, s0[k], row)
-            for w in range(n_words):
-                v = row[w]
-                phi_wk[w, k] = v if v >= _FLOAT32_TINY else 0.0
-    for w in prange(n_words):  # normalised: the values of draw_topic_row, in float32
-        for k in range(n_topics):
-            v = phi_wk[w, k] * inv[k]
-            phi_wk[w, k] = v if v >= _FLOAT32_TINY else 0.0
+    args = (ptr, words, counts, beta, n_int, seed, step, block_offset, s0, linear, floor,
+            nz_values, np.int64(width), partial, inv, phi_wk)
+    _phi_parts(_PHASE_NONZERO, np.int64(min(n_topics, _PHI_PARTS)), *args)
+    _phi_parts(_PHASE_TILES, np.int64(min(n_tiles, _PHI_PARTS)), *args)
+    totals = np.cumsum(partial, axis=0)[-1]  # the tiles' sums added in tile order
+    inv[linear] = 1.0 / totals[linear]
+    for k in np.flatnonzero(~linear):
+        row = np.empty(n_words)
+        draw_topic_row(np.int64(k), ptr, words, counts, beta, n_int, s0[k], row)
+        phi_wk[:, k] = np.where(row >= _FLOAT32_TINY, row, 0.0)
+    _phi_parts(_PHASE_SCALE, np.int64(min(n_words, _PHI_PARTS)), *args)
 
 
 def draw_phi_word_major(counts: "SparseCounts", beta, seed, iteration, out):
