@@ -104,7 +104,86 @@ COUNT_CHUNKS = 32
 _COUNT_AHEAD = 16
 
 
+#: Phases of :func:`_count_parts`, the sparse counts' one parallel kernel.
+_PHASE_TOPICS, _PHASE_SCATTER, _PHASE_RUNS, _PHASE_FILL = 0, 1, 2, 3
+#: Parallel tasks of a per-topic phase of :func:`_count_parts` (at most).
+_COUNT_TOPIC_PARTS = 64
+
+
+@njit(cache=True)
+def _chunk_topics(c, word_ptr, order, z, chunks, topic, hist):
+    """Chunk ``c``: the topics of its tokens in word order into ``topic``, counted in
+    ``hist[c]``."""
+    lo, hi = word_ptr[chunks[c]], word_ptr[chunks[c + 1]]
+    for j in range(lo, hi):
+        if j + _COUNT_AHEAD < hi:
+            prefetch(z, order[j + _COUNT_AHEAD])
+        k = z[order[j]]
+        topic[j] = k
+        hist[c, k] += 1
+
+
+@njit(cache=True)
+def _chunk_scatter(c, word_ptr, chunks, topic, fill, buf):
+    """Chunk ``c``'s words into their topics' buckets of ``buf``, in word order, from the
+    places ``fill[c]``."""
+    for w in range(chunks[c], chunks[c + 1]):
+        for j in range(word_ptr[w], word_ptr[w + 1]):
+            k = topic[j]
+            buf[fill[c, k]] = w
+            fill[c, k] += 1
+
+
+@njit(cache=True)
+def _topic_runs(k, bucket_ptr, buf, runs):
+    """``runs[k + 1]``: the distinct words of topic ``k``'s (sorted) bucket."""
+    last = -1
+    m = 0
+    for j in range(bucket_ptr[k], bucket_ptr[k + 1]):
+        if buf[j] != last:
+            m += 1
+            last = buf[j]
+    runs[k + 1] = m
+
+
+@njit(cache=True)
+def _topic_fill(k, bucket_ptr, buf, ptr, words, counts):
+    """Topic ``k``'s runs of equal words as (word, count) pairs from ``ptr[k]`` on."""
+    at = ptr[k] - 1
+    last = -1
+    for j in range(bucket_ptr[k], bucket_ptr[k + 1]):
+        w = buf[j]
+        if w == last:
+            counts[at] += 1
+        else:
+            at += 1
+            words[at] = w
+            counts[at] = 1
+            last = w
+
+
 @njit(cache=True, parallel=True)
+def _count_parts(phase, n_parts, word_ptr, order, z, chunks, topic, hist, fill, buf,
+                 bucket_ptr, runs, ptr, words, counts):
+    """One phase of :func:`_sparse_counts` in ``n_parts`` parallel tasks: chunks of words
+    (``_PHASE_TOPICS``, ``_PHASE_SCATTER``; one task per chunk) or contiguous shares of the
+    topics (``_PHASE_RUNS``, ``_PHASE_FILL``).  One kernel for the four phases, so that
+    numba builds one parallel region, not four (each costs seconds of the first run's
+    compile)."""
+    n_topics = len(bucket_ptr) - 1
+    for part in prange(n_parts):
+        if phase == _PHASE_TOPICS:
+            _chunk_topics(part, word_ptr, order, z, chunks, topic, hist)
+        elif phase == _PHASE_SCATTER:
+            _chunk_scatter(part, word_ptr, chunks, topic, fill, buf)
+        else:
+            for k in range(part * n_topics // n_parts, (part + 1) * n_topics // n_parts):
+                if phase == _PHASE_RUNS:
+                    _topic_runs(k, bucket_ptr, buf, runs)
+                else:
+                    _topic_fill(k, bucket_ptr, buf, ptr, words, counts)
+
+
 def _sparse_counts(word_ptr, order, z, n_topics, chunks):
     """``n_{k,w}`` topic-major (ptr, words, counts), from the word index, in parallel.
 
@@ -119,54 +198,30 @@ def _sparse_counts(word_ptr, order, z, n_topics, chunks):
     n_tokens = len(order)
     topic = np.empty(n_tokens, np.int32)  # z of the tokens in word order
     hist = np.zeros((n_chunks, n_topics), np.int64)
-    for c in prange(n_chunks):
-        lo, hi = word_ptr[chunks[c]], word_ptr[chunks[c + 1]]
-        for j in range(lo, hi):
-            if j + _COUNT_AHEAD < hi:
-                prefetch(z, order[j + _COUNT_AHEAD])
-            k = z[order[j]]
-            topic[j] = k
-            hist[c, k] += 1
-    fill = np.empty((n_chunks, n_topics), np.int64)
-    bucket_ptr = np.empty(n_topics + 1, np.int64)
-    at = 0
-    for k in range(n_topics):
-        bucket_ptr[k] = at
-        for c in range(n_chunks):
-            fill[c, k] = at
-            at += hist[c, k]
-    bucket_ptr[n_topics] = at
     buf = np.empty(n_tokens, np.int32)  # each topic's words, sorted
-    for c in prange(n_chunks):
-        for w in range(chunks[c], chunks[c + 1]):
-            for j in range(word_ptr[w], word_ptr[w + 1]):
-                k = topic[j]
-                buf[fill[c, k]] = w
-                fill[c, k] += 1
     runs = np.zeros(n_topics + 1, np.int64)
-    for k in prange(n_topics):
-        last = -1
-        m = 0
-        for j in range(bucket_ptr[k], bucket_ptr[k + 1]):
-            if buf[j] != last:
-                m += 1
-                last = buf[j]
-        runs[k + 1] = m
+    empty = np.empty(0, np.int32)
+    topic_parts = np.int64(max(1, min(n_topics, _COUNT_TOPIC_PARTS)))
+
+    def phase(which, n_parts, fill, bucket_ptr, ptr, words, counts):
+        _count_parts(which, np.int64(n_parts), word_ptr, order, z, chunks, topic, hist, fill,
+                     buf, bucket_ptr, runs, ptr, words, counts)
+
+    zeros = np.zeros((n_chunks, n_topics), np.int64)
+    no_ptr = np.zeros(n_topics + 1, np.int64)
+    phase(_PHASE_TOPICS, n_chunks, zeros, no_ptr, no_ptr, empty, empty)
+    # every chunk's place in every topic's bucket: topic-major running sum of hist
+    starts = np.cumsum(hist.T.ravel()) - hist.T.ravel()
+    fill = np.ascontiguousarray(starts.reshape(n_topics, n_chunks).T)
+    bucket_ptr = np.zeros(n_topics + 1, np.int64)
+    bucket_ptr[:-1] = starts.reshape(n_topics, n_chunks)[:, 0]
+    bucket_ptr[-1] = n_tokens
+    phase(_PHASE_SCATTER, n_chunks, fill, bucket_ptr, no_ptr, empty, empty)
+    phase(_PHASE_RUNS, topic_parts, fill, bucket_ptr, no_ptr, empty, empty)
     ptr = np.cumsum(runs)
     words = np.empty(ptr[n_topics], np.int32)
     counts = np.empty(ptr[n_topics], np.int32)
-    for k in prange(n_topics):
-        at = ptr[k] - 1
-        last = -1
-        for j in range(bucket_ptr[k], bucket_ptr[k + 1]):
-            w = buf[j]
-            if w == last:
-                counts[at] += 1
-            else:
-                at += 1
-                words[at] = w
-                counts[at] = 1
-                last = w
+    phase(_PHASE_FILL, topic_parts, fill, bucket_ptr, ptr, words, counts)
     return ptr, words, counts
 
 
