@@ -15,3 +15,7 @@ from hypothesis import settings
 settings.register_profile("default", derandomize=True, print_blob=True)
 settings.register_profile("explore", derandomize=False, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+# No compile helper beside the suite's CLI runs (dolda.cli._compile_ahead): the suite's
+# workers already keep both cores busy; tests/test_compile_ahead.py switches it on itself.
+os.environ.setdefault("DOLDA_COMPILE_AHEAD", "0")

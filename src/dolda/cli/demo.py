@@ -6,6 +6,7 @@ import time
 
 import click
 
+from ._compile_ahead import ahead
 from ._group import main
 
 
@@ -76,7 +77,8 @@ def demo(probit, n_docs, n_topics, iterations, seed, threads, quiet):
     if probit:
         _demo_probit(iterations or 600, seed, not quiet)
         return
-    _demo_dolda(n_docs, n_topics, iterations or 200, seed, threads, not quiet)
+    with ahead("demo"):  # right after an install: the later kernels compile on a second core
+        _demo_dolda(n_docs, n_topics, iterations or 200, seed, threads, not quiet)
 
 
 def _demo_dolda(n_docs, n_topics, iterations, seed, threads, progress):

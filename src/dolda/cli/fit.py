@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import time
 from pathlib import Path
 
 import click
 
+from ._compile_ahead import ahead
 from ._common import _echo_warnings, _library_errors
 from ._dask import DEFAULT_CONNECT_TIMEOUT, _cluster_options, _dask_client
 from ._files import _check_model_out, _lock_checkpoint
@@ -104,25 +106,29 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
                                dict(opts, n_chains=n_chains), checkpoint_every, at, out,
                                overwrite, cluster, checkpoint=checkpoint)
 
-    try:
-        with _interrupts(), _dask_client(scheduler, connect_timeout) as workers, \
-                _echo_warnings(), _library_errors():
-            if workers is not None:
-                click.echo(f"Fitting on the Dask cluster at {scheduler} ({workers})", err=True)
-            model.fit(texts, y, covariates=X, resume=None if resume is None else str(resume))
-    except FitInterrupted as exc:
-        click.echo(f"Interrupted: the chain so far is saved in {exc.checkpoint}.", err=True)
-        click.echo(f"Resume with:\n  {resume_command(exc.checkpoint)}", err=True)
-        click.get_current_context().exit(_exit_code(exc))
-    except KeyboardInterrupt as exc:
-        click.echo(_interrupted_message(checkpoint, resume_command), err=True)
-        click.get_current_context().exit(_exit_code(exc))
-    seconds = time.perf_counter() - tic
-    with _echo_warnings(), _library_errors():
-        accuracy = training_accuracy(model, y, X, texts)  # one product, no re-sampling
-        if accuracy is None:  # two-step fit: the training documents must be re-sampled
-            click.echo(f"Scoring the {len(texts)} training documents...", err=True)
-            accuracy = float((model.predict(texts, covariates=X) == y).mean())
+    compile_helper = contextlib.ExitStack()
+    if scheduler is None:  # right after an install: later kernels compile on a second core
+        compile_helper.enter_context(ahead("fit"))
+    with compile_helper:
+        try:
+            with _interrupts(), _dask_client(scheduler, connect_timeout) as workers, \
+                    _echo_warnings(), _library_errors():
+                if workers is not None:
+                    click.echo(f"Fitting on the Dask cluster at {scheduler} ({workers})", err=True)
+                model.fit(texts, y, covariates=X, resume=None if resume is None else str(resume))
+        except FitInterrupted as exc:
+            click.echo(f"Interrupted: the chain so far is saved in {exc.checkpoint}.", err=True)
+            click.echo(f"Resume with:\n  {resume_command(exc.checkpoint)}", err=True)
+            click.get_current_context().exit(_exit_code(exc))
+        except KeyboardInterrupt as exc:
+            click.echo(_interrupted_message(checkpoint, resume_command), err=True)
+            click.get_current_context().exit(_exit_code(exc))
+        seconds = time.perf_counter() - tic
+        with _echo_warnings(), _library_errors():
+            accuracy = training_accuracy(model, y, X, texts)  # one product, no re-sampling
+            if accuracy is None:  # two-step fit: the training documents must be re-sampled
+                click.echo(f"Scoring the {len(texts)} training documents...", err=True)
+                accuracy = float((model.predict(texts, covariates=X) == y).mean())
     cli_meta = {"text_column": text_column, "label_column": label_column,
                 "covariates": list(covariates), "data": str(data), "n_docs": len(texts)}
     _save_model(model, out, cli_meta)

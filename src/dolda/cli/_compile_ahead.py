@@ -1,0 +1,257 @@
+"""Compile a command's kernels on a second core while the first one starts the work.
+
+numba compiles a kernel the first time it is called, on the calling thread, one kernel
+after another: right after an install, ``dolda demo`` spent ~48 of its ~55-65 s compiling,
+on one core of two.  A *plan* lists the top-level kernels a command calls, in the order it
+first calls them, with the exact argument types it calls them with.  When numba's cache
+lacks some of them, :func:`ahead` starts a helper process
+(:func:`helper_command`) that compiles the plan from its end, so
+that the kernels the command needs last are in the cache when it gets there, while the
+command compiles the first ones itself.  numba's dispatcher reads its on-disk cache before
+it compiles, and writes an entry by renaming a finished file, so the two processes never
+see half an entry; a kernel both reach at once is compiled twice, and nothing else changes.
+
+The plans are recorded from the commands themselves (:func:`record`, ``python -c "from
+dolda.cli._compile_ahead import main; main(['--record'])"``) and tested against what they compile, so a
+kernel whose signature changes fails a test instead of silently falling out of the plan.
+``DOLDA_COMPILE_AHEAD=0`` turns the helper off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+#: The recorded plans (kernel name, [signatures]) per command: ``compile_ahead.json``.
+PLANS_FILE = Path(__file__).with_name("compile_ahead.json")
+#: Set to ``0`` to never start the helper.
+SWITCH = "DOLDA_COMPILE_AHEAD"
+#: How a child process runs :func:`main` (``-m`` would import this module twice: the
+#: ``dolda.cli`` package imports it first).
+_MAIN = "import sys; from dolda.cli._compile_ahead import main; sys.exit(main(sys.argv[1:]))"
+
+
+def encode_type(t) -> list:
+    """A numba argument type as JSON: ``["array", dtype, ndim, layout, readonly]``,
+    ``["scalar", name]`` (integers, floats, booleans) or ``["omitted", default]`` (an
+    argument left to its default).  Raises ``TypeError`` otherwise."""
+    from numba.core import types
+
+    if isinstance(t, types.Omitted):
+        return ["omitted", t.value]
+    if isinstance(t, types.Array):
+        return ["array", str(t.dtype), int(t.ndim), t.layout, bool(not t.mutable)]
+    if isinstance(t, (types.Integer, types.Float, types.Boolean)) and not isinstance(
+            t, types.Literal):
+        return ["scalar", str(t)]
+    raise TypeError(f"no plan entry for an argument of type {t}")
+
+
+def decode_type(entry):
+    """The numba type :func:`encode_type` gave ``entry`` for."""
+    from numba.core import types
+
+    kind = entry[0]
+    if kind == "array":
+        _, dtype, ndim, layout, readonly = entry
+        return types.Array(getattr(types, dtype), int(ndim), layout, readonly=bool(readonly))
+    if kind == "scalar":
+        return getattr(types, entry[1])
+    if kind == "omitted":
+        return types.Omitted(entry[1])
+    raise ValueError(f"unknown plan entry {entry!r}")
+
+
+def _dispatcher(name: str):
+    module, _, attr = name.rpartition(".")
+    return getattr(importlib.import_module(module), attr)
+
+
+def load_plan(plan: str) -> list:
+    """``[(kernel name, [signature as a tuple of numba types, ...]), ...]`` of ``plan``."""
+    entries = json.loads(PLANS_FILE.read_text())[plan]
+    return [(name, [tuple(decode_type(t) for t in sig) for sig in sigs])
+            for name, sigs in entries]
+
+
+def is_cached(dispatcher, signature) -> bool:
+    """Whether numba's on-disk cache holds ``dispatcher`` compiled for ``signature`` (for
+    this machine and this source).  Reads numba's cache index through private names;
+    if they change, says True (then no helper is started: the command compiles as before).
+    """
+    try:
+        cache = dispatcher._cache
+        key = cache._index_key(signature, dispatcher.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except Exception:  # noqa: BLE001 (numba internals moved: behave as without a plan)
+        return True
+
+
+def missing(plan: str) -> list:
+    """The kernels of ``plan`` with a signature not in numba's cache."""
+    out = []
+    for name, sigs in load_plan(plan):
+        disp = _dispatcher(name)
+        if not all(is_cached(disp, sig) for sig in sigs):
+            out.append(name)
+    return out
+
+
+def compile_plan(plan: str, reverse: bool = True, parent: int | None = None) -> list:
+    """Compile ``plan``'s kernels (from its end when ``reverse``), loading those already in
+    the cache; stop early when process ``parent`` is gone.  Returns the kernels done."""
+    entries = load_plan(plan)
+    done = []
+    for name, sigs in (entries[::-1] if reverse else entries):
+        if parent is not None and os.getppid() != parent:
+            break
+        disp = _dispatcher(name)
+        for sig in sigs:
+            disp.compile(sig)
+        done.append(name)
+    return done
+
+
+def _wanted(plan: str, environ) -> bool:
+    """Whether :func:`ahead` starts a helper: switched on and some kernel not cached.  A
+    plan that cannot be read (an edited install, numba internals moved) starts none."""
+    if environ.get(SWITCH, "1") == "0":
+        return False
+    try:
+        return bool(missing(plan))
+    except Exception:  # noqa: BLE001 (the command itself must run whatever happens here)
+        return False
+
+
+def helper_command(plan: str) -> list:
+    """The helper's command line: compile ``plan`` from its end, stop when we are gone."""
+    return [sys.executable, "-c", _MAIN, plan, "--parent", str(os.getpid())]
+
+
+@contextlib.contextmanager
+def ahead(plan: str, environ=os.environ):
+    """Within the block, a helper process compiles ``plan`` from its end when numba's cache
+    lacks any of its kernels (and ``DOLDA_COMPILE_AHEAD`` is not ``0``); the helper is
+    stopped when the block ends.  Yields the helper's ``Popen``, or None."""
+    proc = None
+    if _wanted(plan, environ):
+        try:
+            proc = subprocess.Popen(helper_command(plan), stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    env=dict(environ))
+        except OSError:  # no process to spare: compile as without a plan
+            proc = None
+    try:
+        yield proc
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.terminate()  # a cache entry is written by rename: never half written
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def record(run) -> list:
+    """Call ``run()`` and return the plan of what it calls: every dolda kernel it first
+    calls from Python (compiled or loaded from the cache), in that order, with the
+    argument types of those calls."""
+    from numba.core import types
+    from numba.core.dispatcher import Dispatcher, OmittedArg
+
+    order = []
+    original = Dispatcher._compile_for_args
+
+    def logged(self, *args, **kws):
+        name = f"{self.py_func.__module__}.{self.py_func.__qualname__}"
+        if name.startswith("dolda."):
+            order.append((name, tuple(types.Omitted(a.value) if isinstance(a, OmittedArg)
+                                      else self.typeof_pyval(a) for a in args)))
+        return original(self, *args, **kws)
+
+    Dispatcher._compile_for_args = logged
+    try:
+        run()
+    finally:
+        Dispatcher._compile_for_args = original
+    plan: dict[str, list] = {}
+    for name, sig in order:
+        enc = [encode_type(t) for t in sig]
+        if enc not in plan.setdefault(name, []):
+            plan[name].append(enc)
+    return [[name, sigs] for name, sigs in plan.items()]
+
+
+def _demo_run():
+    from click.testing import CliRunner
+
+    from ._group import main as group  # the commands registered by the package's import
+
+    result = CliRunner().invoke(group, ["demo", "-q"])
+    if result.exit_code != 0:
+        raise RuntimeError(f"{result.output}{result.exception!r}")
+
+
+def _fit_run():
+    import warnings
+
+    from ._metrics import training_accuracy
+    from ..datasets import simulate
+    from ..models.dolda.estimator import DOLDA
+
+    sim = simulate(n_docs=600, n_topics=5, n_classes=3, vocab_size=800, doc_length=30,
+                   covariates=True, random_state=0)
+    # what `dolda fit` runs at its defaults on a corpus with more than 1,000 word columns
+    # (the blocked Gibbs word step), then its training accuracy
+    model = DOLDA(n_iter=20, eta_sampler="gibbs", progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(sim.texts, sim.y, covariates=sim.X)
+        training_accuracy(model, sim.y, sim.X, sim.texts)
+
+
+#: How each plan is recorded: ``dolda demo``, and what ``dolda fit`` runs at its defaults.
+RECORDERS = {"demo": _demo_run, "fit": _fit_run}
+
+
+def record_in_process(plan: str) -> list:
+    """:func:`record` of ``plan``'s recorder, run in a fresh Python process."""
+    out = subprocess.run([sys.executable, "-c", _MAIN, "--record-one", plan],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("plan", nargs="?", help="compile this plan (from its end)")
+    parser.add_argument("--parent", type=int, default=None,
+                        help="stop when this process is gone")
+    parser.add_argument("--record", action="store_true",
+                        help="record every plan into compile_ahead.json")
+    parser.add_argument("--record-one", metavar="PLAN",
+                        help="print one plan's record as JSON (in a fresh process)")
+    args = parser.parse_args(argv)
+    if args.record_one:
+        os.environ[SWITCH] = "0"  # no helper while recording
+        print(json.dumps(record(RECORDERS[args.record_one])))
+        return 0
+    if args.record:  # each plan in its own process: a kernel is recorded at its first call
+        plans = {name: record_in_process(name) for name in RECORDERS}
+        PLANS_FILE.write_text(json.dumps(plans, indent=1) + "\n")
+        return 0
+    if args.plan is None:
+        parser.error("name a plan or --record")
+    compile_plan(args.plan, reverse=True, parent=args.parent)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

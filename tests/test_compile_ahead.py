@@ -1,0 +1,114 @@
+"""The compile helper (dolda.cli._compile_ahead): its plans are what the commands call,
+its types round-trip, and the helper starts only when wanted and never outlives the block."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import numpy as np
+import pytest
+from numba.core import types
+
+from dolda.cli import _compile_ahead as CA
+from dolda.sampler.rng import stream
+
+
+@pytest.mark.parametrize("t", [
+    types.Array(types.int32, 1, "C"),
+    types.Array(types.float32, 2, "C", readonly=True),
+    types.Array(types.float64, 3, "A"),
+    types.Array(types.uint64, 1, "F"),
+    types.int64, types.float64, types.boolean, types.uint64,
+    types.Omitted(0), types.Omitted(None),
+])
+def test_a_type_comes_back_as_itself(t):
+    entry = CA.encode_type(t)
+    assert CA.decode_type(json.loads(json.dumps(entry))) == t
+
+
+def test_a_type_a_plan_cannot_hold_is_refused():
+    with pytest.raises(TypeError, match="no plan entry"):
+        CA.encode_type(types.UniTuple(types.int64, 2))
+
+
+@pytest.mark.parametrize("plan", sorted(CA.RECORDERS))
+def test_the_recorded_plan_is_what_the_command_calls(plan):
+    """Recorded afresh (a new process: a kernel shows at its first call), the plan is the
+    one shipped.  A kernel whose arguments change type, or one added to the command, fails
+    this until the plans are recorded again (``main(["--record"])``)."""
+    shipped = json.loads(CA.PLANS_FILE.read_text())[plan]
+    assert CA.record_in_process(plan) == shipped
+    assert len(shipped) >= 15  # every parallel kernel of an iteration, and prediction's
+
+
+def test_every_plan_entry_names_a_kernel_and_decodes():
+    for plan in CA.RECORDERS:
+        for name, sigs in CA.load_plan(plan):
+            disp = CA._dispatcher(name)
+            assert hasattr(disp, "compile"), name
+            assert len(sigs) >= 1 and all(isinstance(s, tuple) for s in sigs)
+
+
+def test_is_cached_sees_a_compiled_signature_and_not_an_absent_one():
+    stream(1, 2, 3)  # compiled (or loaded) for int64 x 3
+    assert CA.is_cached(stream, (types.int64, types.int64, types.int64))
+    assert not CA.is_cached(stream, (types.float32, types.float32, types.float32))
+
+
+def test_the_helper_stops_at_once_when_its_parent_is_gone():
+    assert CA.compile_plan("demo", parent=os.getppid() + 12345) == []
+
+
+def _sleeper(plan):
+    return [sys.executable, "-c", "import time; time.sleep(60)"]
+
+
+def test_a_helper_runs_in_the_block_and_is_gone_after_it(monkeypatch):
+    monkeypatch.setattr(CA, "missing", lambda plan: ["dolda.sampler.phi._phi_parts"])
+    monkeypatch.setattr(CA, "helper_command", _sleeper)
+    tic = time.perf_counter()
+    with CA.ahead("demo", environ={"PATH": os.environ.get("PATH", "")}) as proc:
+        assert proc is not None and proc.poll() is None
+    assert proc.poll() is not None  # stopped, not left running
+    assert time.perf_counter() - tic < 8  # terminated, not waited for (10 s) and killed
+
+
+def test_no_helper_when_switched_off_or_when_the_cache_is_warm(monkeypatch):
+    monkeypatch.setattr(CA, "helper_command", _sleeper)
+    monkeypatch.setattr(CA, "missing", lambda plan: ["x"])
+    with CA.ahead("demo", environ={CA.SWITCH: "0"}) as proc:
+        assert proc is None
+    monkeypatch.setattr(CA, "missing", lambda plan: [])
+    with CA.ahead("demo", environ={}) as proc:
+        assert proc is None
+
+
+def test_a_plan_that_cannot_be_read_starts_no_helper_and_breaks_nothing(monkeypatch):
+    def broken(plan):
+        raise KeyError(plan)
+
+    monkeypatch.setattr(CA, "missing", broken)
+    monkeypatch.setattr(CA, "helper_command", _sleeper)
+    with CA.ahead("demo", environ={}) as proc:
+        assert proc is None
+        assert np.isfinite(1.0)
+
+
+def test_the_helper_compiles_its_plan_from_the_end(monkeypatch):
+    seen = []
+
+    class Fake:
+        def __init__(self, name):
+            self.name = name
+
+        def compile(self, sig):
+            seen.append(self.name)
+
+    monkeypatch.setattr(CA, "_dispatcher", Fake)
+    done = CA.compile_plan("demo")
+    names = [name for name, _ in CA.load_plan("demo")]
+    assert done == names[::-1]
+    assert seen[0] == names[-1] and seen[-1] == names[0]
