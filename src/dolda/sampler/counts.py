@@ -171,7 +171,8 @@ def _count_parts(phase, n_parts, word_ptr, order, z, chunks, topic, hist, fill, 
     numba builds one parallel region, not four (each costs seconds of the first run's
     compile)."""
     n_topics = len(bucket_ptr) - 1
-    for part in prange(n_parts):
+    for part_ in prange(n_parts):
+        part = np.int64(part_)  # the parallel body's index is unsigned: one signature
         if phase == _PHASE_TOPICS:
             _chunk_topics(part, word_ptr, order, z, chunks, topic, hist)
         elif phase == _PHASE_SCATTER:

@@ -216,7 +216,8 @@ def _phi_parts(phase, n_parts, ptr, words, counts, beta, n_int, seed, step, bloc
     seconds of the first run's compile); the result does not depend on ``n_parts``."""
     n_words, n_topics = phi_wk.shape
     n_tiles = partial.shape[0]
-    for part in prange(n_parts):
+    for part_ in prange(n_parts):
+        part = np.int64(part_)  # the parallel body's index is unsigned: one signature
         if phase == _PHASE_NONZERO:
             for k in range(part * n_topics // n_parts, (part + 1) * n_topics // n_parts):
                 _nonzero_variates(np.int64(k), ptr, counts, beta, seed, step, block_offset,
