@@ -5,10 +5,13 @@ warm one, ``import dolda``, and which kernels the demo compiles.
   empty directory, so every kernel is compiled (what a user sees right after
   ``pip install``);
 * ``cached``: the same command again with that directory filled by the cold run;
+* ``cold, no helper``: ``cold`` with ``DOLDA_COMPILE_AHEAD=0``, so that the demo's own
+  process compiles every kernel, one after another (as before the compile helper of
+  ``dolda.cli._compile_ahead``, which compiles the demo's later kernels on the second core);
 * ``import``: ``python -c "import dolda"`` and ``python -c "import dolda.cli"``;
-* ``compile profile`` (``--profile``): the first cold run is the demo in-process with a numba
-  compile-event listener: seconds per kernel compiled and the number of specialisations of
-  every dolda kernel afterwards (each should compile once).
+* ``compile profile`` (``--profile``): the first ``cold, no helper`` run is the demo
+  in-process with a numba compile-event listener: seconds per kernel compiled and the
+  number of specialisations of every dolda kernel afterwards (each should compile once).
 
 Cold and cached runs are interleaved (``--rounds`` pairs).  Wall and CPU seconds (user +
 system of the child) are both recorded: on a busy machine the wall time overstates the
@@ -109,12 +112,15 @@ def main(argv=None):
                 res = _run([sys.executable, "-c", kind], env)
                 rows.append({"round": r, "what": kind, **{k: v for k, v in res.items()
                                                            if k != "output"}})
-            for kind in ("cold", "cached"):
-                # the first cold run records the compile profile (the listener costs nothing)
+            serial_env = dict(_env(Path(tmp) / f"numba_cache_serial_{r}"),
+                              DOLDA_COMPILE_AHEAD="0")
+            for kind in ("cold", "cached", "cold, no helper"):
+                # the first serial cold run records the compile profile (the listener costs
+                # nothing); "no helper": every kernel compiled by the demo's own process
                 cmd = demo
-                if kind == "cold" and r == 0 and args.profile:
+                if kind == "cold, no helper" and r == 0 and args.profile:
                     cmd = [sys.executable, "-c", PROFILE, "demo", *args.demo_args]
-                res = _run(cmd, env)
+                res = _run(cmd, serial_env if kind == "cold, no helper" else env)
                 if cmd is not demo:
                     profile = json.loads(res["output"].strip().splitlines()[-1])
                     profile["wall_seconds"] = res["wall_seconds"]
@@ -153,7 +159,7 @@ def markdown(result):
     p = result.get("compile_profile")
     if p:
         total = sum(t for _, t in p["compiles"])
-        lines += ["", "Compile profile (one in-process demo, empty cache: "
+        lines += ["", "Compile profile (one in-process demo, empty cache, no helper: "
                   f"{p['wall_seconds']:.1f} s wall, {p['cpu_seconds']:.1f} s CPU; "
                   f"{total:.1f} s wall in top-level compiles):", "",
                   "| kernel | compile s (wall) |", "|---|---|"]

@@ -4,10 +4,10 @@ numba compiles a kernel the first time it is called, on the calling thread, one 
 after another: right after an install, ``dolda demo`` spent ~48 of its ~55-65 s compiling,
 on one core of two.  A *plan* lists the top-level kernels a command calls, in the order it
 first calls them, with the exact argument types it calls them with.  When numba's cache
-lacks some of them, :func:`ahead` starts a helper process
-(:func:`helper_command`) that compiles the plan from its end, so
-that the kernels the command needs last are in the cache when it gets there, while the
-command compiles the first ones itself.  numba's dispatcher reads its on-disk cache before
+lacks some of them, :func:`ahead` starts a helper process (:func:`helper_command`) that
+compiles the plan's second half (by recorded compile seconds, :func:`helper_order`), so
+that those kernels are in the cache when the command gets there, while the command
+compiles the first half itself.  numba's dispatcher reads its on-disk cache before
 it compiles, and writes an entry by renaming a finished file, so the two processes never
 see half an entry; a kernel both reach at once is compiled twice, and nothing else changes.
 
@@ -73,10 +73,33 @@ def _dispatcher(name: str):
 
 
 def load_plan(plan: str) -> list:
-    """``[(kernel name, [signature as a tuple of numba types, ...]), ...]`` of ``plan``."""
+    """``[(kernel name, [signature as a tuple of numba types, ...], compile seconds), ...]``
+    of ``plan``, in the order the command first calls them."""
     entries = json.loads(PLANS_FILE.read_text())[plan]
-    return [(name, [tuple(decode_type(t) for t in sig) for sig in sigs])
-            for name, sigs in entries]
+    return [(name, [tuple(decode_type(t) for t in sig) for sig in sigs], float(seconds))
+            for name, sigs, seconds in entries]
+
+
+#: Seconds from the helper's start to its first compile (a Python process importing numba
+#: and the package): the command's head start, so its share of the plan is larger by this.
+HELPER_LAG = 2.0
+
+
+def helper_order(entries: list) -> list:
+    """The order the helper compiles a plan in: the plan from the first kernel the command
+    does not compile itself on to the end, then the command's share backwards.
+
+    The command's share is the plan's first ``m`` kernels, ``m`` chosen so that the later
+    of the two processes finishes first by the recorded compile seconds, the helper
+    starting :data:`HELPER_LAG` behind; the command then finds the rest in the cache.  A
+    kernel that both start is compiled twice; starting the helper at the plan's end
+    instead had them collide on whichever kernel lay at the meeting point (for the demo,
+    its supervised sweep, its largest)."""
+    seconds = [e[2] for e in entries]
+    total = sum(seconds)
+    own = [sum(seconds[:m]) for m in range(len(entries) + 1)]
+    m = min(range(len(entries) + 1), key=lambda m: max(own[m], HELPER_LAG + total - own[m]))
+    return entries[m:] + entries[:m][::-1]
 
 
 def is_cached(dispatcher, signature) -> bool:
@@ -95,19 +118,18 @@ def is_cached(dispatcher, signature) -> bool:
 def missing(plan: str) -> list:
     """The kernels of ``plan`` with a signature not in numba's cache."""
     out = []
-    for name, sigs in load_plan(plan):
+    for name, sigs, _ in load_plan(plan):
         disp = _dispatcher(name)
         if not all(is_cached(disp, sig) for sig in sigs):
             out.append(name)
     return out
 
 
-def compile_plan(plan: str, reverse: bool = True, parent: int | None = None) -> list:
-    """Compile ``plan``'s kernels (from its end when ``reverse``), loading those already in
-    the cache; stop early when process ``parent`` is gone.  Returns the kernels done."""
-    entries = load_plan(plan)
+def compile_plan(plan: str, parent: int | None = None) -> list:
+    """Compile ``plan``'s kernels in :func:`helper_order`, loading those already in the
+    cache; stop early when process ``parent`` is gone.  Returns the kernels done."""
     done = []
-    for name, sigs in (entries[::-1] if reverse else entries):
+    for name, sigs, _ in helper_order(load_plan(plan)):
         if parent is not None and os.getppid() != parent:
             break
         disp = _dispatcher(name)
@@ -129,15 +151,16 @@ def _wanted(plan: str, environ) -> bool:
 
 
 def helper_command(plan: str) -> list:
-    """The helper's command line: compile ``plan`` from its end, stop when we are gone."""
+    """The helper's command line: compile ``plan`` (:func:`helper_order`), stop when we are
+    gone."""
     return [sys.executable, "-c", _MAIN, plan, "--parent", str(os.getpid())]
 
 
 @contextlib.contextmanager
 def ahead(plan: str, environ=os.environ):
-    """Within the block, a helper process compiles ``plan`` from its end when numba's cache
-    lacks any of its kernels (and ``DOLDA_COMPILE_AHEAD`` is not ``0``); the helper is
-    stopped when the block ends.  Yields the helper's ``Popen``, or None."""
+    """Within the block, a helper process compiles ``plan`` (:func:`helper_order`) when
+    numba's cache lacks any of its kernels (and ``DOLDA_COMPILE_AHEAD`` is not ``0``); the
+    helper is stopped when the block ends.  Yields the helper's ``Popen``, or None."""
     proc = None
     if _wanted(plan, environ):
         try:
@@ -161,7 +184,10 @@ def ahead(plan: str, environ=os.environ):
 def record(run) -> list:
     """Call ``run()`` and return the plan of what it calls: every dolda kernel it first
     calls from Python (compiled or loaded from the cache), in that order, with the
-    argument types of those calls."""
+    argument types of those calls and the seconds the first call took (its compile, with
+    the callees compiled for it, when the cache is empty)."""
+    import time
+
     from numba.core import types
     from numba.core.dispatcher import Dispatcher, OmittedArg
 
@@ -170,10 +196,14 @@ def record(run) -> list:
 
     def logged(self, *args, **kws):
         name = f"{self.py_func.__module__}.{self.py_func.__qualname__}"
-        if name.startswith("dolda."):
-            order.append((name, tuple(types.Omitted(a.value) if isinstance(a, OmittedArg)
-                                      else self.typeof_pyval(a) for a in args)))
-        return original(self, *args, **kws)
+        tic = time.perf_counter()
+        try:
+            return original(self, *args, **kws)
+        finally:
+            if name.startswith("dolda."):
+                order.append((name, tuple(types.Omitted(a.value) if isinstance(a, OmittedArg)
+                                          else self.typeof_pyval(a) for a in args),
+                              time.perf_counter() - tic))
 
     Dispatcher._compile_for_args = logged
     try:
@@ -181,11 +211,13 @@ def record(run) -> list:
     finally:
         Dispatcher._compile_for_args = original
     plan: dict[str, list] = {}
-    for name, sig in order:
+    for name, sig, seconds in order:
+        sigs, total = plan.setdefault(name, [[], 0.0])
         enc = [encode_type(t) for t in sig]
-        if enc not in plan.setdefault(name, []):
-            plan[name].append(enc)
-    return [[name, sigs] for name, sigs in plan.items()]
+        if enc not in sigs:
+            sigs.append(enc)
+        plan[name][1] = total + seconds
+    return [[name, sigs, round(seconds, 2)] for name, (sigs, seconds) in plan.items()]
 
 
 def _demo_run():
@@ -220,10 +252,15 @@ def _fit_run():
 RECORDERS = {"demo": _demo_run, "fit": _fit_run}
 
 
-def record_in_process(plan: str) -> list:
-    """:func:`record` of ``plan``'s recorder, run in a fresh Python process."""
-    out = subprocess.run([sys.executable, "-c", _MAIN, "--record-one", plan],
-                         capture_output=True, text=True, check=True)
+def record_in_process(plan: str, cold: bool = False) -> list:
+    """:func:`record` of ``plan``'s recorder, run in a fresh Python process; with ``cold``
+    its numba cache is a new, empty directory, so that the seconds are compile times."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="dolda_plan_cache_") as tmp:
+        env = dict(os.environ, NUMBA_CACHE_DIR=tmp) if cold else None
+        out = subprocess.run([sys.executable, "-c", _MAIN, "--record-one", plan],
+                             capture_output=True, text=True, check=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -231,11 +268,12 @@ def main(argv=None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("plan", nargs="?", help="compile this plan (from its end)")
+    parser.add_argument("plan", nargs="?", help="compile this plan (helper_order)")
     parser.add_argument("--parent", type=int, default=None,
                         help="stop when this process is gone")
     parser.add_argument("--record", action="store_true",
-                        help="record every plan into compile_ahead.json")
+                        help="record every plan into compile_ahead.json (compiles "
+                             "everything, about a minute a plan)")
     parser.add_argument("--record-one", metavar="PLAN",
                         help="print one plan's record as JSON (in a fresh process)")
     args = parser.parse_args(argv)
@@ -244,12 +282,12 @@ def main(argv=None) -> int:
         print(json.dumps(record(RECORDERS[args.record_one])))
         return 0
     if args.record:  # each plan in its own process: a kernel is recorded at its first call
-        plans = {name: record_in_process(name) for name in RECORDERS}
+        plans = {name: record_in_process(name, cold=True) for name in RECORDERS}
         PLANS_FILE.write_text(json.dumps(plans, indent=1) + "\n")
         return 0
     if args.plan is None:
         parser.error("name a plan or --record")
-    compile_plan(args.plan, reverse=True, parent=args.parent)
+    compile_plan(args.plan, parent=args.parent)
     return 0
 
 
