@@ -8,7 +8,6 @@ import os
 import sys
 import time
 
-import numpy as np
 import pytest
 from numba.core import types
 
@@ -98,7 +97,6 @@ def _sleeper(plan):
 
 
 def test_a_helper_runs_in_the_block_and_is_gone_after_it(monkeypatch):
-    monkeypatch.setattr(CA, "missing", lambda plan: ["dolda.sampler.phi._phi_parts"])
     monkeypatch.setattr(CA, "helper_command", _sleeper)
     tic = time.perf_counter()
     with CA.ahead("demo", environ={"PATH": os.environ.get("PATH", "")}) as proc:
@@ -107,25 +105,29 @@ def test_a_helper_runs_in_the_block_and_is_gone_after_it(monkeypatch):
     assert time.perf_counter() - tic < 8  # terminated, not waited for (10 s) and killed
 
 
-def test_no_helper_when_switched_off_or_when_the_cache_is_warm(monkeypatch):
+def test_no_helper_when_switched_off(monkeypatch):
     monkeypatch.setattr(CA, "helper_command", _sleeper)
-    monkeypatch.setattr(CA, "missing", lambda plan: ["x"])
     with CA.ahead("demo", environ={CA.SWITCH: "0"}) as proc:
         assert proc is None
+
+
+def _no_compile(*args, **kwargs):
+    raise AssertionError("compiled a plan whose kernels are all cached")
+
+
+def test_the_helper_ends_at_once_when_the_cache_holds_the_plan(monkeypatch):
     monkeypatch.setattr(CA, "missing", lambda plan: [])
+    monkeypatch.setattr(CA, "compile_plan", _no_compile)
+    assert CA.main(["demo"]) == 0
+    monkeypatch.setattr(CA, "missing", lambda plan: ["x"])
+    with pytest.raises(AssertionError, match="compiled a plan"):
+        CA.main(["demo"])
+
+
+def test_a_helper_that_cannot_start_breaks_nothing(monkeypatch):
+    monkeypatch.setattr(CA, "helper_command", lambda plan: ["/nonexistent/python"])
     with CA.ahead("demo", environ={}) as proc:
         assert proc is None
-
-
-def test_a_plan_that_cannot_be_read_starts_no_helper_and_breaks_nothing(monkeypatch):
-    def broken(plan):
-        raise KeyError(plan)
-
-    monkeypatch.setattr(CA, "missing", broken)
-    monkeypatch.setattr(CA, "helper_command", _sleeper)
-    with CA.ahead("demo", environ={}) as proc:
-        assert proc is None
-        assert np.isfinite(1.0)
 
 
 def test_the_helper_compiles_its_plan_in_helper_order(monkeypatch):

@@ -4,16 +4,16 @@ numba compiles a kernel the first time it is called, on the calling thread, one 
 after another: right after an install, ``dolda demo`` spent ~48 of its ~55-65 s compiling,
 on one core of two.  A *plan* lists the top-level kernels a command calls, in the order it
 first calls them, with the exact argument types it calls them with.  When numba's cache
-lacks some of them, :func:`ahead` starts a helper process (:func:`helper_command`) that
+lacks some of them, the helper process that :func:`ahead` starts (:func:`helper_command`)
 compiles the plan's second half (by recorded compile seconds, :func:`helper_order`), so
 that those kernels are in the cache when the command gets there, while the command
 compiles the first half itself.  numba's dispatcher reads its on-disk cache before
 it compiles, and writes an entry by renaming a finished file, so the two processes never
 see half an entry; a kernel both reach at once is compiled twice, and nothing else changes.
 
-The plans are recorded from the commands themselves (:func:`record`, ``python -c "from
-dolda.cli._compile_ahead import main; main(['--record'])"``) and tested against what they compile, so a
-kernel whose signature changes fails a test instead of silently falling out of the plan.
+The plans are recorded from the commands themselves (:func:`record`; ``main(["--record"])``
+records them all) and tested against what the commands call, so a kernel whose signature
+changes fails a test instead of silently falling out of the plan.
 ``DOLDA_COMPILE_AHEAD=0`` turns the helper off.
 """
 
@@ -139,17 +139,6 @@ def compile_plan(plan: str, parent: int | None = None) -> list:
     return done
 
 
-def _wanted(plan: str, environ) -> bool:
-    """Whether :func:`ahead` starts a helper: switched on and some kernel not cached.  A
-    plan that cannot be read (an edited install, numba internals moved) starts none."""
-    if environ.get(SWITCH, "1") == "0":
-        return False
-    try:
-        return bool(missing(plan))
-    except Exception:  # noqa: BLE001 (the command itself must run whatever happens here)
-        return False
-
-
 def helper_command(plan: str) -> list:
     """The helper's command line: compile ``plan`` (:func:`helper_order`), stop when we are
     gone."""
@@ -158,11 +147,16 @@ def helper_command(plan: str) -> list:
 
 @contextlib.contextmanager
 def ahead(plan: str, environ=os.environ):
-    """Within the block, a helper process compiles ``plan`` (:func:`helper_order`) when
-    numba's cache lacks any of its kernels (and ``DOLDA_COMPILE_AHEAD`` is not ``0``); the
-    helper is stopped when the block ends.  Yields the helper's ``Popen``, or None."""
+    """Within the block, a helper process compiles ``plan`` (:func:`helper_order`) unless
+    ``DOLDA_COMPILE_AHEAD`` is ``0``; the helper is stopped when the block ends.  Yields
+    the helper's ``Popen``, or None.
+
+    The helper itself checks the cache (:func:`missing`) and ends at once when it holds the
+    whole plan: checking here would import numba and every planned kernel's module before
+    the helper starts, a second of the command's head start on a cold cache, where on a
+    warm one the helper's check costs about a second on the other core."""
     proc = None
-    if _wanted(plan, environ):
+    if environ.get(SWITCH, "1") != "0":
         try:
             proc = subprocess.Popen(helper_command(plan), stdin=subprocess.DEVNULL,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -287,7 +281,8 @@ def main(argv=None) -> int:
         return 0
     if args.plan is None:
         parser.error("name a plan or --record")
-    compile_plan(args.plan, parent=args.parent)
+    if missing(args.plan):  # else every kernel is cached: nothing to do
+        compile_plan(args.plan, parent=args.parent)
     return 0
 
 
