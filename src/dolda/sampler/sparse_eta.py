@@ -39,29 +39,47 @@ from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
 
 
 @njit(cache=True, parallel=True)
+def _zbar_parts(fill, n_parts, doc_ptr, ndk, indptr, indices, data):
+    """Rows of ``zbar`` in ``n_parts`` parallel tasks of consecutive documents: their
+    non-zero counts into ``indptr[d + 1]`` (``fill`` false), or their columns and values
+    from ``indptr[d]`` on (``fill`` true).  One kernel for both passes: numba builds one
+    parallel region instead of two (each costs about a second of the first run's compile)."""
+    n_docs, n_topics = ndk.shape
+    for part_ in prange(n_parts):
+        part = np.int64(part_)
+        for d in range(part * n_docs // n_parts, (part + 1) * n_docs // n_parts):
+            if not fill:
+                c = 0
+                for k in range(n_topics):
+                    if ndk[d, k] != 0:
+                        c += 1
+                indptr[d + 1] = c
+            else:
+                n = np.float64(max(doc_ptr[d + 1] - doc_ptr[d], 1))
+                q = indptr[d]
+                for k in range(n_topics):
+                    if ndk[d, k] != 0:
+                        indices[q] = k
+                        data[q] = ndk[d, k] / n
+                        q += 1
+
+
+#: Parallel tasks of :func:`_zbar_parts` (at most; one per document below that).
+_ZBAR_PARTS = 64
+
+
 def zbar_arrays(doc_ptr, ndk):
     """CSR arrays ``(indptr, indices, data)`` of ``zbar = n_{d,.} / max(N_d, 1)``, rows in
     parallel (counted, then filled), columns ascending within a row."""
-    n_docs, n_topics = ndk.shape
+    n_docs = ndk.shape[0]
+    n_parts = np.int64(max(1, min(n_docs, _ZBAR_PARTS)))
     indptr = np.zeros(n_docs + 1, np.int64)
-    for d in prange(n_docs):
-        c = 0
-        for k in range(n_topics):
-            if ndk[d, k] != 0:
-                c += 1
-        indptr[d + 1] = c
-    for d in range(n_docs):
-        indptr[d + 1] += indptr[d]
+    empty_i, empty_f = np.empty(0, np.int64), np.empty(0, np.float64)
+    _zbar_parts(False, n_parts, doc_ptr, ndk, indptr, empty_i, empty_f)
+    np.cumsum(indptr, out=indptr)
     indices = np.empty(indptr[n_docs], np.int64)
     data = np.empty(indptr[n_docs], np.float64)
-    for d in prange(n_docs):
-        n = np.float64(max(doc_ptr[d + 1] - doc_ptr[d], 1))
-        q = indptr[d]
-        for k in range(n_topics):
-            if ndk[d, k] != 0:
-                indices[q] = k
-                data[q] = ndk[d, k] / n
-                q += 1
+    _zbar_parts(True, n_parts, doc_ptr, ndk, indptr, indices, data)
     return indptr, indices, data
 
 
