@@ -106,15 +106,15 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
                                dict(opts, n_chains=n_chains), checkpoint_every, at, out,
                                overwrite, cluster, checkpoint=checkpoint)
 
-    compile_helper = contextlib.ExitStack()
-    if scheduler is None:  # right after an install: later kernels compile on a second core
-        compile_helper.enter_context(ahead("fit"))
-    with compile_helper:
+    # right after an install, the later kernels compile on a second core (not on Dask: the
+    # workers compile their own)
+    with ahead("fit") if scheduler is None else contextlib.nullcontext():
         try:
             with _interrupts(), _dask_client(scheduler, connect_timeout) as workers, \
                     _echo_warnings(), _library_errors():
                 if workers is not None:
-                    click.echo(f"Fitting on the Dask cluster at {scheduler} ({workers})", err=True)
+                    click.echo(f"Fitting on the Dask cluster at {scheduler} ({workers})",
+                               err=True)
                 model.fit(texts, y, covariates=X, resume=None if resume is None else str(resume))
         except FitInterrupted as exc:
             click.echo(f"Interrupted: the chain so far is saved in {exc.checkpoint}.", err=True)
