@@ -157,3 +157,27 @@ def test_the_helper_compiles_its_plan_in_helper_order(monkeypatch):
     want = _names(CA.helper_order(CA.load_plan("demo")))
     assert done == want and seen == want
     assert want[0] != _names(CA.load_plan("demo"))[0]  # not the command's own first kernel
+
+
+def test_dolda_demo_with_the_helper_runs_and_leaves_no_process_behind():
+    """The real wiring: ``dolda demo`` with the helper switched on (the suite switches it off)
+    succeeds, and no helper it started is alive once it has returned.  With the suite's
+    warm cache the helper checks it and ends by itself; that a helper still compiling is
+    stopped is the sleeper test's (test_a_helper_runs_in_the_block_and_is_gone_after_it)."""
+    import subprocess
+
+    psutil = pytest.importorskip("psutil")
+    env = dict(os.environ, **{CA.SWITCH: "1"})
+    demo = subprocess.Popen([sys.executable, "-m", "dolda.cli", "demo", "--docs", "100",
+                             "--topics", "3", "--iterations", "5", "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    out, err = demo.communicate(timeout=600)
+    assert demo.returncode == 0, err[-2000:]
+    assert "Held-out accuracy" in out
+    mark = f"--parent {demo.pid}"
+    alive = []
+    for p in psutil.process_iter(["cmdline"]):
+        cmd = " ".join(p.info["cmdline"] or [])
+        if "_compile_ahead" in cmd and cmd.endswith(mark):
+            alive.append(cmd)
+    assert alive == []
