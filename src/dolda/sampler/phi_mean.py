@@ -81,48 +81,58 @@ def _by_word(ptr, words, counts, n_words):
     return wptr, topics, out
 
 
-@njit(cache=True, parallel=True)
-def _merged_lengths(aptr, atopics, bptr, btopics, length):
-    for w in prange(len(aptr) - 1):
-        i, ie = aptr[w], aptr[w + 1]
-        j, je = bptr[w], bptr[w + 1]
-        m = 0
-        while i < ie or j < je:
-            if j >= je or (i < ie and atopics[i] < btopics[j]):
-                i += 1
-            elif i >= ie or btopics[j] < atopics[i]:
-                j += 1
-            else:
-                i += 1
-                j += 1
-            m += 1
-        length[w] = m
-
-
-@njit(cache=True, parallel=True)
-def _merge(aptr, atopics, avalues, bptr, btopics, bcounts, weight, optr, otopics, ovalues):
-    """Per word: the union of the sorted topic lists, ``avalues + weight[k] * bcounts``."""
-    for w in prange(len(aptr) - 1):
-        i, ie = aptr[w], aptr[w + 1]
-        j, je = bptr[w], bptr[w + 1]
-        o = optr[w]
-        while i < ie or j < je:
-            if j >= je or (i < ie and atopics[i] < btopics[j]):
+@njit(cache=True)
+def _merge_word(w, aptr, atopics, avalues, bptr, btopics, bcounts, weight, at, otopics,
+                ovalues, write):
+    """Word ``w``'s union of the sorted topic lists of ``a`` and ``b``: its length, and with
+    ``write`` the union from ``at`` on, ``avalues + weight[k] * bcounts``."""
+    i, ie = aptr[w], aptr[w + 1]
+    j, je = bptr[w], bptr[w + 1]
+    o = at
+    while i < ie or j < je:
+        if j >= je or (i < ie and atopics[i] < btopics[j]):
+            if write:
                 otopics[o] = atopics[i]
                 ovalues[o] = avalues[i]
-                i += 1
-            elif i >= ie or btopics[j] < atopics[i]:
+            i += 1
+        elif i >= ie or btopics[j] < atopics[i]:
+            if write:
                 k = btopics[j]
                 otopics[o] = k
                 ovalues[o] = weight[k] * bcounts[j]
-                j += 1
-            else:
+            j += 1
+        else:
+            if write:
                 k = btopics[j]
                 otopics[o] = k
                 ovalues[o] = avalues[i] + weight[k] * bcounts[j]
-                i += 1
-                j += 1
-            o += 1
+            i += 1
+            j += 1
+        o += 1
+    return o - at
+
+
+@njit(cache=True, parallel=True)
+def _merge_parts(write, n_parts, aptr, atopics, avalues, bptr, btopics, bcounts, weight,
+                 optr, otopics, ovalues):
+    """:func:`_merge_word` for every word, ``n_parts`` parallel tasks of consecutive words:
+    the lengths into ``optr[w + 1]`` (``write`` false), or the merged lists from ``optr[w]``
+    on (``write`` true).  One kernel for both passes: numba builds one parallel region, not
+    two (each costs about a second of the first run's compile)."""
+    n_words = len(aptr) - 1
+    for part_ in prange(n_parts):
+        part = np.int64(part_)
+        for w in range(part * n_words // n_parts, (part + 1) * n_words // n_parts):
+            if write:
+                _merge_word(w, aptr, atopics, avalues, bptr, btopics, bcounts, weight,
+                            optr[w], otopics, ovalues, True)
+            else:
+                optr[w + 1] = _merge_word(w, aptr, atopics, avalues, bptr, btopics, bcounts,
+                                          weight, 0, otopics, ovalues, False)
+
+
+#: Parallel tasks of :func:`_merge_parts` (at most).
+_MERGE_PARTS = 64
 
 
 def add(acc: PhiMean, counts, beta: float) -> PhiMean:
@@ -150,14 +160,14 @@ def add(acc: PhiMean, counts, beta: float) -> PhiMean:
         bptr, btopics, bcounts = counts.ptr, counts.topics, counts.counts
         totals = np.bincount(btopics, weights=bcounts, minlength=n_topics)
     weight = 1.0 / (n_words * float(beta) + np.asarray(totals, np.float64))
-    length = np.empty(n_words, np.int64)
-    _merged_lengths(acc.ptr, acc.topics, bptr, btopics, length)
+    n_parts = np.int64(max(1, min(n_words, _MERGE_PARTS)))
     optr = np.zeros(n_words + 1, np.int64)
-    np.cumsum(length, out=optr[1:])
+    args = (acc.ptr, acc.topics, acc.values, bptr, btopics, bcounts, weight, optr)
+    _merge_parts(False, n_parts, *args, np.empty(0, np.int32), np.empty(0, np.float64))
+    np.cumsum(optr, out=optr)
     otopics = np.empty(int(optr[-1]), np.int32)
     ovalues = np.empty(int(optr[-1]), np.float64)
-    _merge(acc.ptr, acc.topics, acc.values, bptr, btopics, bcounts, weight, optr, otopics,
-           ovalues)
+    _merge_parts(True, n_parts, *args, otopics, ovalues)
     return PhiMean(optr, otopics, ovalues, acc.topic_part + float(beta) * weight,
                    acc.n_draws + 1)
 
