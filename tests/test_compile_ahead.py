@@ -71,18 +71,6 @@ def test_the_helper_takes_the_second_part_so_that_both_finish_together():
     assert CA.helper_order([]) == []
 
 
-@pytest.mark.parametrize("lag", [-2.0, 0.0, 4.0])
-def test_the_shipped_plans_split_where_they_do_for_any_plausible_lag(monkeypatch, lag):
-    """HELPER_LAG is a guess at a machine- and data-dependent head start: the shipped plans'
-    split must not hinge on it."""
-    for plan in CA.RECORDERS:
-        entries = CA.load_plan(plan)
-        want = _names(CA.helper_order(entries))
-        monkeypatch.setattr(CA, "HELPER_LAG", lag)
-        assert _names(CA.helper_order(entries)) == want
-        monkeypatch.undo()
-
-
 def test_is_cached_sees_a_compiled_signature_and_not_an_absent_one():
     stream(1, 2, 3)  # compiled (or loaded) for int64 x 3
     assert CA.is_cached(stream, (types.int64, types.int64, types.int64))

@@ -81,10 +81,11 @@ def load_plan(plan: str) -> list:
 
 
 #: Seconds by which the helper's first compile is taken to trail the command's: the command's
-#: share of the plan is larger by about half of this.  Measured on the demo, the helper
-#: started compiling about 2 s after the command started and the command 3.5 s after (its
-#: imports and corpus); with the demo's and the fit's kernels any value from -2 to 4 s
-#: splits the plans at the same kernel (``tests/test_compile_ahead.py``).
+#: share of the plan is larger by about half of this.  A guess: on the demo the helper
+#: started compiling about 2 s after the command started, and the command 3.5 s after (its
+#: imports and corpus); a `dolda fit` reads and tokenises its table first, for longer the
+#: larger it is.  Misjudging it moves the split by kernels worth about half the error, and
+#: the kernels are 0.5-10 s each, so the split is as coarse as they are anyway.
 HELPER_LAG = 2.0
 
 
