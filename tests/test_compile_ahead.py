@@ -124,8 +124,10 @@ def test_the_helper_ends_at_once_when_the_cache_holds_the_plan(monkeypatch):
         CA.main(["demo"])
 
 
-def test_a_helper_that_cannot_start_breaks_nothing(monkeypatch):
-    monkeypatch.setattr(CA, "helper_command", lambda plan: ["/nonexistent/python"])
+@pytest.mark.parametrize("command", [["/nonexistent/python"], [None, "-c", "pass"]],
+                         ids=["no such file", "no sys.executable"])
+def test_a_helper_that_cannot_start_breaks_nothing(monkeypatch, command):
+    monkeypatch.setattr(CA, "helper_command", lambda plan: command)
     with CA.ahead("demo", environ={}) as proc:
         assert proc is None
 

@@ -165,7 +165,9 @@ def ahead(plan: str, environ=os.environ):
             proc = subprocess.Popen(helper_command(plan), stdin=subprocess.DEVNULL,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                     env=dict(environ))
-        except OSError:  # no process to spare: compile as without a plan
+        except Exception:  # noqa: BLE001
+            # no process to spare, no sys.executable in an embedded interpreter, ...: the
+            # command compiles as without a plan
             proc = None
     try:
         yield proc
