@@ -27,7 +27,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-#: The recorded plans (kernel name, [signatures]) per command: ``compile_ahead.json``.
+#: The recorded plans per command, ``[kernel name, [signature, ...], compile seconds]`` in the
+#: order of first calls: ``compile_ahead.json``.
 PLANS_FILE = Path(__file__).with_name("compile_ahead.json")
 #: Set to ``0`` to never start the helper.
 SWITCH = "DOLDA_COMPILE_AHEAD"
@@ -109,7 +110,8 @@ def helper_order(entries: list) -> list:
 def is_cached(dispatcher, signature) -> bool:
     """Whether numba's on-disk cache holds ``dispatcher`` compiled for ``signature`` (for
     this machine and this source).  Reads numba's cache index through private names;
-    if they change, says True (then no helper is started: the command compiles as before).
+    if they change, says True (then the helper ends at once: the command compiles as
+    before).
     """
     try:
         cache = dispatcher._cache
@@ -290,7 +292,3 @@ def main(argv=None) -> int:
     if missing(args.plan):  # else every kernel is cached: nothing to do
         compile_plan(args.plan, parent=args.parent)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -201,30 +201,31 @@ def _sparse_counts(word_ptr, order, z, n_topics, chunks):
     n_tokens = len(order)
     topic = np.empty(n_tokens, np.int32)  # z of the tokens in word order
     hist = np.zeros((n_chunks, n_topics), np.int64)
+    fill = np.empty((n_chunks, n_topics), np.int64)
+    bucket_ptr = np.empty(n_topics + 1, np.int64)
     buf = np.empty(n_tokens, np.int32)  # each topic's words, sorted
     runs = np.zeros(n_topics + 1, np.int64)
-    empty = np.empty(0, np.int32)
-    topic_parts = np.int64(max(1, min(n_topics, _COUNT_TOPIC_PARTS)))
+    ptr = np.empty(n_topics + 1, np.int64)
+    topic_parts = max(1, min(n_topics, _COUNT_TOPIC_PARTS))
 
-    def phase(which, n_parts, fill, bucket_ptr, ptr, words, counts):
+    def phase(which, n_parts, words, counts):
         _count_parts(which, np.int64(n_parts), word_ptr, order, z, chunks, topic, hist, fill,
                      buf, bucket_ptr, runs, ptr, words, counts)
 
-    zeros = np.zeros((n_chunks, n_topics), np.int64)
-    no_ptr = np.zeros(n_topics + 1, np.int64)
-    phase(_PHASE_TOPICS, n_chunks, zeros, no_ptr, no_ptr, empty, empty)
+    unused = np.empty(0, np.int32)  # words and counts, before their sizes are known
+    phase(_PHASE_TOPICS, n_chunks, unused, unused)
     # every chunk's place in every topic's bucket: topic-major running sum of hist
-    starts = np.cumsum(hist.T.ravel()) - hist.T.ravel()
-    fill = np.ascontiguousarray(starts.reshape(n_topics, n_chunks).T)
-    bucket_ptr = np.zeros(n_topics + 1, np.int64)
-    bucket_ptr[:-1] = starts.reshape(n_topics, n_chunks)[:, 0]
+    flat = hist.T.ravel()
+    starts = (np.cumsum(flat) - flat).reshape(n_topics, n_chunks)
+    fill[:] = starts.T
+    bucket_ptr[:-1] = starts[:, 0]
     bucket_ptr[-1] = n_tokens
-    phase(_PHASE_SCATTER, n_chunks, fill, bucket_ptr, no_ptr, empty, empty)
-    phase(_PHASE_RUNS, topic_parts, fill, bucket_ptr, no_ptr, empty, empty)
-    ptr = np.cumsum(runs)
+    phase(_PHASE_SCATTER, n_chunks, unused, unused)
+    phase(_PHASE_RUNS, topic_parts, unused, unused)
+    np.cumsum(runs, out=ptr)
     words = np.empty(ptr[n_topics], np.int32)
     counts = np.empty(ptr[n_topics], np.int32)
-    phase(_PHASE_FILL, topic_parts, fill, bucket_ptr, ptr, words, counts)
+    phase(_PHASE_FILL, topic_parts, words, counts)
     return ptr, words, counts
 
 

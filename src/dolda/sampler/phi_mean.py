@@ -123,12 +123,10 @@ def _merge_parts(write, n_parts, aptr, atopics, avalues, bptr, btopics, bcounts,
     for part_ in prange(n_parts):
         part = np.int64(part_)
         for w in range(part * n_words // n_parts, (part + 1) * n_words // n_parts):
-            if write:
-                _merge_word(w, aptr, atopics, avalues, bptr, btopics, bcounts, weight,
-                            optr[w], otopics, ovalues, True)
-            else:
-                optr[w + 1] = _merge_word(w, aptr, atopics, avalues, bptr, btopics, bcounts,
-                                          weight, 0, otopics, ovalues, False)
+            m = _merge_word(w, aptr, atopics, avalues, bptr, btopics, bcounts, weight,
+                            optr[w] if write else 0, otopics, ovalues, write)
+            if not write:
+                optr[w + 1] = m
 
 
 #: Parallel tasks of :func:`_merge_parts` (at most).
