@@ -78,14 +78,25 @@ def _block_problem():
     return U, shrunk, blocks
 
 
-def block_geweke_z(seed=13, n_steps=N_STEPS, slip=False):
+#: ``ProbitPrior.gaussian`` of the block tests: the "words" block under a fixed N(0, 0.7).
+GAUSSIAN = (1, 0.7)
+
+
+def block_geweke_z(seed=13, n_steps=N_STEPS, slip=False, gaussian=None):
     """As :func:`_geweke.geweke_z`, with a global scale per class and block: the test
-    functions are eta (every column), every block's tau and every shrunk lambda."""
+    functions are eta (every column), every block's tau and every shrunk lambda.
+
+    ``gaussian``: :attr:`ProbitPrior.gaussian` (block ``g`` under the fixed ``N(0, v)``);
+    that block's tau and lambdas are then constants, not test functions.  Its slips:
+    ``"free_tau"``, the block's tau drawn as a Horseshoe scale after the start;
+    ``"free_lambda"``, its lambdas drawn (tau kept at ``v``)."""
     from _geweke import N_CHAINS, QUANTILES, VARIANCE, indicators
 
     U, shrunk, blocks = _block_problem()
-    prior = gibbs.ProbitPrior(True, shrunk, VARIANCE, blocks)
+    prior = gibbs.ProbitPrior(True, shrunk, VARIANCE, blocks, gaussian=gaussian)
     n_blocks = prior.n_blocks
+    fixed = np.zeros(len(blocks), bool) if gaussian is None else blocks == gaussian[0]
+    free_blocks = [g for g in range(n_blocks) if gaussian is None or g != gaussian[0]]
     gram = U.T @ U
 
     def draws(rng, size):
@@ -94,6 +105,9 @@ def block_geweke_z(seed=13, n_steps=N_STEPS, slip=False):
         lam2 = (1.0 / nu) / rng.standard_gamma(0.5, (size, n_col))
         xi = 1.0 / rng.standard_gamma(0.5, (size, n_blocks))
         tau2 = (1.0 / xi) / rng.standard_gamma(0.5, (size, n_blocks))
+        if gaussian is not None:
+            lam2[:, fixed] = 1.0
+            tau2[:, gaussian[0]] = gaussian[1]
         sd = np.where(shrunk, np.sqrt(tau2[:, np.maximum(blocks, 0)] * lam2), np.sqrt(VARIANCE))
         return sd * rng.standard_normal((size, n_col)), lam2, tau2, nu, xi
 
@@ -102,20 +116,26 @@ def block_geweke_z(seed=13, n_steps=N_STEPS, slip=False):
     eta_ref = draws(np.random.default_rng(seed + 1), 2_000_000)[0]
     eta_cut = np.quantile(eta_ref, QUANTILES, axis=0).T
     expected = np.concatenate([indicators(eta_ref, eta_cut).mean(axis=0),
-                               np.tile(QUANTILES, n_blocks + int(shrunk.sum()))])
+                               np.tile(QUANTILES, len(free_blocks) + int((shrunk & ~fixed).sum()))])
     eta, lam2, tau2, nu, xi = draws(rng, N_CHAINS)
     for _ in range(n_steps):
         a = U @ eta.T + rng.standard_normal((U.shape[0], N_CHAINS))
         prec = gibbs.prior_precision(prior, lam2, tau2)
-        if slip:  # one shared scale's shape on every block's tau (P_s + 1)/2: a wrong conditional
+        if slip is True:  # one shared scale's shape on every block's tau (P_s + 1)/2: wrong
             prec = gibbs.prior_precision(prior._replace(blocks=np.where(blocks >= 0, 0, -1)),
                                          lam2, tau2[:, :1])
         eta = gibbs.draw_coefficients(gram, (U.T @ a).T, prec, rng.standard_normal(eta.shape),
                                       n_jobs=2)
-        lam2, tau2, nu, xi = gibbs.draw_shrinkage(rng, prior, eta, lam2, tau2, nu, xi)
+        step_prior = prior
+        if slip == "free_tau":
+            step_prior = prior._replace(gaussian=None)
+        lam2, tau2, nu, xi = gibbs.draw_shrinkage(rng, step_prior, eta, lam2, tau2, nu, xi)
+        if slip == "free_lambda":  # the lambdas' draws kept, tau put back to v
+            scale = 1.0 / nu[:, fixed] + eta[:, fixed] ** 2 / (2.0 * gaussian[1])
+            lam2[:, fixed] = scale / rng.standard_gamma(1.0, scale.shape)
     f = [indicators(eta, eta_cut)] + [indicators(np.sqrt(tau2[:, g]), cauchy_q)
-                                      for g in range(n_blocks)]
-    f += [indicators(np.sqrt(lam2[:, shrunk]), cauchy_q)]
+                                      for g in free_blocks]
+    f += [indicators(np.sqrt(lam2[:, shrunk & ~fixed]), cauchy_q)]
     observed = np.hstack(f).mean(axis=0)
     return (observed - expected) / np.sqrt(expected * (1 - expected) / N_CHAINS)
 
@@ -126,6 +146,23 @@ def test_geweke_per_block_global_scales():
     assert len(z) == 8 * 5 + 3 * 5 + 7 * 5
     worst = np.max(np.abs(z))
     assert worst < TOL, f"Geweke test of per-block scales failed: max |z| = {worst:.2f}"
+
+
+@pytest.mark.slow
+def test_geweke_fixed_gaussian_block():
+    """A block under the fixed N(0, v) (DOLDA's ``word_prior="normal"``) beside Horseshoe
+    blocks: eta, the other blocks' taus and the Horseshoe lambdas keep the prior."""
+    z = block_geweke_z(seed=29, gaussian=GAUSSIAN)
+    assert len(z) == 8 * 5 + 2 * 5 + 4 * 5
+    worst = np.max(np.abs(z))
+    assert worst < TOL, f"Geweke test of the fixed Gaussian block failed: max |z| = {worst:.2f}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slip", ["free_tau", "free_lambda"])
+def test_geweke_fixed_gaussian_block_detects_drawn_scales(slip):
+    z = block_geweke_z(seed=29, gaussian=GAUSSIAN, slip=slip, n_steps=10)
+    assert np.max(np.abs(z)) > 8.0, f"the Gaussian-block Geweke test lacks power ({slip})"
 
 
 @pytest.mark.slow

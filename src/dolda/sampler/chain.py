@@ -139,6 +139,8 @@ def init_state(seed: int, data: TopicData, config: DOLDAConfig, topics=None) -> 
     probit = probit_blocks.initial_state(
         len(data.y), data.n_classes, n_columns,
         None if config.prior is None or config.prior.blocks is None else config.prior.n_blocks)
+    if config.prior is not None:
+        probit = probit_blocks.fixed_scales(config.prior, probit)
     if config.phi_sampler == "polya":
         counts = polya.word_counts(word_ptr, order, z, config.n_topics)
         sparse = polya.polya_phi(counts, config.n_topics, config.beta, seed, -1)

@@ -120,6 +120,13 @@ class ProbitPrior(NamedTuple):
         drift of a coefficient the data do not pin down (a word seen in a few documents of
         one class).  In the Gibbs sampler only eta's conditional changes (precision
         ``1 / (tau^2 lambda^2) + 1 / s^2``); lambda's and tau's are the Horseshoe's.
+    gaussian : (int, float) or None
+        ``(g, v)``: the columns of block ``g`` (needs ``blocks``) get the fixed Gaussian
+        prior ``N(0, v)`` instead of the Horseshoe (DOLDA's ``word_prior="normal"``): their
+        local scales stay ``lambda = 1`` and their block's global scale stays
+        ``tau_{lg}^2 = v``, so every reader of ``tau`` and ``lambda`` (the eta-steps, the
+        calibration map's prior sd) sees that prior unchanged.  The other blocks' scales
+        are drawn as before.
     """
 
     horseshoe: bool
@@ -127,6 +134,7 @@ class ProbitPrior(NamedTuple):
     variance: float
     blocks: object = None
     slab: object = None
+    gaussian: object = None
 
     @property
     def n_blocks(self) -> int:
@@ -176,6 +184,18 @@ def initial_state(n_samples: int, n_classes: int, n_columns: int,
         nu=np.ones((n_classes, n_columns)),
         xi=np.ones(scale_shape),
     )
+
+
+def fixed_scales(prior: ProbitPrior, state: ProbitState) -> ProbitState:
+    """``state`` with the scales of :attr:`ProbitPrior.gaussian`'s block set to its fixed
+    prior (``lambda^2 = 1``, ``tau^2 = v``; the chain's start, before the first eta-step)."""
+    if prior.gaussian is None:
+        return state
+    g, v = prior.gaussian
+    lam2, tau2 = state.lam2.copy(), state.tau2.copy()
+    lam2[:, np.asarray(prior.blocks) == g] = 1.0
+    tau2[:, g] = v
+    return state._replace(lam2=lam2, tau2=tau2)
 
 
 def column_tau2(prior: ProbitPrior, tau2: np.ndarray) -> np.ndarray:
@@ -383,6 +403,8 @@ def draw_shrinkage(rng, prior: ProbitPrior, eta, lam2, tau2, nu, xi):
         return lam2, tau2, nu, xi
     if prior.blocks is not None:
         return _draw_block_shrinkage(rng, prior, eta, lam2, tau2, nu, xi)
+    if prior.gaussian is not None:
+        raise ValueError("ProbitPrior.gaussian needs blocks")
     s = prior.shrunk
     eta2 = eta[:, s] ** 2
     lam2 = lam2.copy()
@@ -416,10 +438,14 @@ def _draw_block_shrinkage(rng, prior: ProbitPrior, eta, lam2, tau2, nu, xi):
     lam2 = lam2.copy()
     nu = nu.copy()
     new_lam2 = inverse_gamma(rng, 1.0, 1.0 / nu[:, s] + eta2 / (2.0 * tau2[:, block]))
+    if prior.gaussian is not None:  # drawn and put back: every other draw is as without it
+        new_lam2[:, block == prior.gaussian[0]] = 1.0
     lam2[:, s] = new_lam2
     shape = 0.5 * (member.sum(axis=0) + 1.0)                        # (G,)
     scale = 1.0 / xi + (eta2 / (2.0 * new_lam2)) @ member             # (L, G)
     tau2 = scale / rng.standard_gamma(np.broadcast_to(shape, scale.shape))
+    if prior.gaussian is not None:
+        tau2[:, prior.gaussian[0]] = prior.gaussian[1]
     nu[:, s] = inverse_gamma(rng, 1.0, 1.0 + 1.0 / new_lam2)
     xi = inverse_gamma(rng, 1.0, 1.0 + 1.0 / tau2)
     return lam2, tau2, nu, xi
