@@ -307,21 +307,24 @@ def test_fit_interrupted_tells_how_to_resume(data_csv, tmp_path, monkeypatch):
 
 def test_fit_passes_the_convergence_options_and_the_resume_command_keeps_them(
         data_csv, model_dir, tmp_path, monkeypatch):
-    """--global-scales, --slab-scale, --slab-blocks, --topic-init and --init-iter reach the model
+    """--global-scales, --word-prior(-variance), --slab-scale, --slab-blocks, --topic-init and
+    --init-iter reach the model
     (saved with it) and
     the command printed to resume an interrupted fit repeats them."""
     import dolda
     from dolda.models.dolda.estimator import DOLDA, FitInterrupted
 
     out = tmp_path / "model"
-    options = ["--global-scales", "block", "--slab-scale", "1.5", "--slab-blocks",
-               "words,topics", "--topic-init", "nmf", "--init-iter", "3"]
+    options = ["--global-scales", "block", "--word-prior", "normal", "--word-prior-variance",
+               "0.5", "--slab-scale", "1.5", "--slab-blocks", "words,topics", "--topic-init",
+               "nmf", "--init-iter", "3"]
     result = run("fit", data_csv, "--text", "body", "--label", "genre", *FAST, *options,
                  "--out", out)
     assert result.exit_code == 0, result.output
     back = dolda.load(out)
     assert (back.global_scales, back.slab_scale, back.slab_blocks, back.topic_init,
             back.init_iter) == ("block", 1.5, "words,topics", "nmf", 3)
+    assert (back.word_prior, back.word_prior_variance) == ("normal", 0.5)
     assert back.tau_draws_.ndim == 3  # one global scale per class and block
     plain = run("fit", data_csv, "--text", "body", "--label", "genre", *FAST,
                 "--slab-scale", "none", "--out", tmp_path / "m5")

@@ -198,6 +198,16 @@ def _model_options(func):
                           "(the paper's), or one per class and block (covariates, words, "
                           "topics), so that many word columns do not set the topics' "
                           "shrinkage."),
+        click.option("--word-prior", "word_prior", type=click.Choice(["horseshoe", "normal"]),
+                     default="horseshoe", show_default=True,
+                     help="Prior of the word coefficients: the Horseshoe (a few decisive "
+                          "words per class), or a fixed Gaussian N(0, --word-prior-variance) "
+                          "(many words that each lean a little; pair it with --word-features "
+                          "tfidf)."),
+        click.option("--word-prior-variance", "word_prior_variance",
+                     type=click.FloatRange(min=0, min_open=True), default=1.0,
+                     show_default=True,
+                     help="The variance of --word-prior normal."),
         click.option("--slab-scale", "slab_scale", type=_SlabScale(), default="2.5",
                      show_default=True, metavar="S|none",
                      help="A Gaussian slab N(0, S^2) on the shrunk coefficients of "
@@ -284,6 +294,8 @@ def _estimator(opts, **extra):
                  random_state=opts["seed"], n_jobs=opts["threads"],
                  calibration_holdout=opts.get("calibration_holdout"),
                  global_scales=opts.get("global_scales", "shared"),
+                 word_prior=opts.get("word_prior", "horseshoe"),
+                 word_prior_variance=opts.get("word_prior_variance", 1.0),
                  **{k: opts[k] for k in ("slab_scale", "slab_blocks") if k in opts},
                  topic_init=opts.get("topic_init", "random"), init_iter=opts.get("init_iter", 0),
                  progress=not opts["quiet"], **extra)

@@ -246,6 +246,9 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
         args += ["--calibration-holdout", repr(opts["calibration_holdout"])]
     if opts.get("global_scales", "shared") != "shared":
         args += ["--global-scales", opts["global_scales"]]
+    if opts.get("word_prior", "horseshoe") != "horseshoe":
+        args += ["--word-prior", opts["word_prior"], "--word-prior-variance",
+                 repr(opts.get("word_prior_variance", 1.0))]
     if "slab_scale" in opts:  # always: the prior of the chain to resume
         args += ["--slab-scale", "none" if opts["slab_scale"] is None
                  else repr(opts["slab_scale"])]

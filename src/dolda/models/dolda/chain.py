@@ -394,12 +394,14 @@ def warm_start(state, seed, data, config, n_sweeps, from_state=False):
 
 #: The parameters that define the posterior's prior: a resumed chain keeps them.
 RESUME_PRIOR_PARAMS = ("prior", "prior_variance", "slab_scale", "slab_blocks",
-                       "global_scales")
+                       "global_scales", "word_prior", "word_prior_variance")
 
 
 def _prior_param(params, name):
     """A prior parameter as the chain read it (``slab_blocks`` normalised, and moot
     without a slab)."""
+    if name in ("word_prior", "word_prior_variance"):  # not in older checkpoints
+        return params.get(name, {"word_prior": "horseshoe", "word_prior_variance": 1.0}[name])
     if name != "slab_blocks":
         return params.get(name)
     if params.get("slab_scale") is None:

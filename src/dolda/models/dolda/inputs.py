@@ -83,12 +83,18 @@ def fit_design(model, X, y, covariates, p) -> FitDesign:
     n_x = Xd.shape[1]
     shrunk = np.ones(n_x + K, dtype=bool)
     shrunk[0] = False
+    horseshoe = model.prior == "horseshoe"
+    # normal words: a fixed N(0, v) on the word block, which then needs a global scale of
+    # its own (the block layout, whatever global_scales says) and takes no slab
+    normal_words = horseshoe and p["word_prior"] == "normal" and n_word_columns > 0
     blocks, model.scale_blocks_ = scale_blocks(
-        n_x, n_word_columns, K, model.global_scales == "block" and model.prior == "horseshoe")
-    slab = (slab_variances(p["slab"], p["slab_blocks"], n_x, n_word_columns, K)
-            if model.prior == "horseshoe" else None)
-    prior = probit_blocks.ProbitPrior(model.prior == "horseshoe", shrunk, p["variance"],
-                                      blocks, slab)
+        n_x, n_word_columns, K, horseshoe and (model.global_scales == "block" or normal_words))
+    slab_blocks = tuple(b for b in p["slab_blocks"] if not (normal_words and b == "words"))
+    slab = (slab_variances(p["slab"], slab_blocks, n_x, n_word_columns, K)
+            if horseshoe and slab_blocks else None)
+    gaussian = ((model.scale_blocks_.index("words"), p["word_prior_variance"])
+                if normal_words else None)
+    prior = probit_blocks.ProbitPrior(horseshoe, shrunk, p["variance"], blocks, slab, gaussian)
     data = dolda_chain.TopicData(corpus.tokens, corpus.doc_ptr, corpus.n_words, Xd,
                                  y_index, len(model.classes_))
     model.n_tokens_ = int(len(corpus.tokens))

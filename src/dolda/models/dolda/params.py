@@ -26,6 +26,9 @@ Z_SAMPLERS = ("auto", "exact", "mh", "cycle")
 PHI_SAMPLERS = ("exact", "polya")
 #: The Horseshoe global-scale layouts (``global_scales``).
 GLOBAL_SCALES = ("shared", "block")
+#: The priors of the word coefficients (``word_prior``): the Horseshoe, or the fixed Gaussian
+#: ``N(0, word_prior_variance)`` (:attr:`dolda.sampler.probit.ProbitPrior.gaussian`).
+WORD_PRIORS = ("horseshoe", "normal")
 #: The strings ``alpha`` takes: learned asymmetric (one ``alpha_k`` per topic) or symmetric.
 ALPHA_AUTO = ("auto", "auto_symmetric")
 
@@ -87,6 +90,9 @@ def check_params(model):
         slab=(None if model.slab_scale is None
               else check_positive_float(model.slab_scale, "slab_scale") ** 2),
         slab_blocks=check_slab_blocks(model.slab_blocks),
+        word_prior=check_choice(model.word_prior, "word_prior", WORD_PRIORS),
+        word_prior_variance=check_positive_float(model.word_prior_variance,
+                                                 "word_prior_variance"),
         n_iter=n_iter,
         burn_in=check_burn_in(model.burn_in, n_iter),
         thin=check_positive_int(model.thin, "thin"),

@@ -1,0 +1,116 @@
+"""DOLDA(word_prior="normal"): a fixed Gaussian N(0, v) on the word coefficients.
+
+The sampler's conditionals are checked by the Geweke tests in ``test_probit_geweke.py``
+(``test_geweke_fixed_gaussian_block``; drawing the block's tau, or its lambdas, fails them).
+Here: that the estimator builds that prior (the words' own block, its scales held at
+``(lambda, tau^2) = (1, v)`` in every kept draw, no slab on the words), that the eta-steps
+read ``v``, that a saved model and a resumed chain keep it, and the one-line errors.
+"""
+
+import numpy as np
+import pytest
+
+import dolda
+from dolda import DOLDA
+from dolda.datasets import simulate
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return simulate(n_docs=80, n_topics=3, n_classes=3, vocab_size=50, doc_length=20,
+                    random_state=3)
+
+
+def _fit(sim, resume=None, **kw):
+    kw = {"n_topics": 3, "n_iter": 8, "rare_share": 0, "progress": False, "random_state": 0,
+          "n_words": 30, **kw}
+    return DOLDA(**kw).fit(sim.texts, sim.y, resume=resume)
+
+
+def _word_columns(m):
+    return [i for i, c in enumerate(m.feature_names_) if c.startswith("word=")]
+
+
+@pytest.mark.parametrize("global_scales", ["shared", "block"])
+def test_normal_words_hold_their_scale_at_the_variance_in_every_draw(sim, global_scales):
+    m = _fit(sim, word_prior="normal", word_prior_variance=0.3, global_scales=global_scales)
+    assert m.scale_blocks_ == ["topics", "words"]   # the words' own scale even when "shared"
+    S, L = m.eta_draws_.shape[:2]
+    assert m.tau_draws_.shape == (S, L, 2)
+    np.testing.assert_allclose(m.tau_draws_[:, :, 1], np.float32(np.sqrt(0.3)), rtol=1e-6)
+    assert np.unique(m.tau_draws_[:, :, 0]).size > 1   # the topics' scale is still drawn
+
+
+def test_the_eta_steps_read_the_variance(sim):
+    """A tiny v pins every word coefficient at zero; a wide one leaves them free."""
+    for sampler in ("gibbs", "cholesky"):
+        tight = _fit(sim, word_prior="normal", word_prior_variance=1e-8, eta_sampler=sampler)
+        wide = _fit(sim, word_prior="normal", word_prior_variance=25.0, eta_sampler=sampler)
+        cols = _word_columns(tight)
+        assert len(cols) >= 20
+        assert np.max(np.abs(tight.eta_draws_[:, :, cols])) < 1e-3
+        assert np.max(np.abs(wide.eta_draws_[:, :, cols])) > 0.1
+
+
+def test_normal_words_are_a_different_chain_and_the_horseshoe_is_the_default(sim):
+    assert DOLDA().word_prior == "horseshoe" and DOLDA().word_prior_variance == 1.0
+    base = _fit(sim)
+    assert base.scale_blocks_ is None    # the default chain keeps its one shared scale
+    np.testing.assert_array_equal(_fit(sim, word_prior="horseshoe").eta_draws_,
+                                  base.eta_draws_)
+    assert not np.array_equal(_fit(sim, word_prior="normal").eta_draws_, base.eta_draws_)
+
+
+def test_topics_only_ignores_the_word_prior(sim):
+    a = _fit(sim, n_words=0)
+    b = _fit(sim, n_words=0, word_prior="normal")
+    np.testing.assert_array_equal(a.eta_draws_, b.eta_draws_)
+    assert b.scale_blocks_ is None
+
+
+def test_a_saved_model_keeps_the_word_prior(sim, tmp_path):
+    m = _fit(sim, word_prior="normal", word_prior_variance=0.5)
+    m.save(tmp_path / "m")
+    back = dolda.load(tmp_path / "m")
+    assert back.word_prior == "normal" and back.word_prior_variance == 0.5
+    assert back.scale_blocks_ == ["topics", "words"]
+    np.testing.assert_array_equal(back.predict_proba(sim.texts[:6]),
+                                  m.predict_proba(sim.texts[:6]))
+
+
+def test_a_resumed_chain_keeps_the_word_prior(sim, tmp_path):
+    kw = dict(n_iter=6, word_prior="normal", word_prior_variance=0.5, phi_draws=2,
+              checkpoint=tmp_path / "ck", checkpoint_every=3)
+    _fit(sim, **kw)
+    longer = _fit(sim, **{**kw, "n_iter": 9}, resume=tmp_path / "ck")
+    np.testing.assert_allclose(longer.tau_draws_[:, :, 1], np.float32(np.sqrt(0.5)))
+    for other in ({"word_prior": "horseshoe"}, {"word_prior_variance": 2.0}):
+        with pytest.raises(ValueError, match=next(iter(other))):
+            _fit(sim, **{**kw, "n_iter": 9, **other}, resume=tmp_path / "ck")
+
+
+@pytest.mark.parametrize("kw, name", [({"word_prior": "laplace"}, "word_prior"),
+                                      ({"word_prior_variance": 0.0}, "word_prior_variance"),
+                                      ({"word_prior_variance": "big"}, "word_prior_variance")])
+def test_bad_word_priors_are_refused_in_one_line(sim, kw, name):
+    with pytest.raises((ValueError, TypeError), match=name) as err:  # TypeError: not a number
+        DOLDA(**kw).fit(sim.texts, sim.y)
+    assert "\n" not in str(err.value)
+
+
+def test_a_file_written_before_the_word_prior_loads_and_resumes_with_the_horseshoe(sim,
+                                                                                  tmp_path):
+    import json
+
+    kw = dict(n_iter=6, phi_draws=2)
+    _fit(sim, checkpoint=tmp_path / "ck", checkpoint_every=3, **kw).save(tmp_path / "m")
+    for meta_file in (tmp_path / "m" / "model.json", tmp_path / "ck" / "model.json"):
+        meta = json.loads(meta_file.read_text())
+        for name in ("word_prior", "word_prior_variance"):  # as written before them
+            del meta["meta"]["params"][name]
+        meta_file.write_text(json.dumps(meta))
+    back = dolda.load(tmp_path / "m")
+    assert (back.word_prior, back.word_prior_variance) == ("horseshoe", 1.0)
+    assert _fit(sim, n_iter=9, phi_draws=2, resume=tmp_path / "ck").n_iter_ == 9
+    with pytest.raises(ValueError, match="word_prior"):
+        _fit(sim, n_iter=9, phi_draws=2, word_prior="normal", resume=tmp_path / "ck")
