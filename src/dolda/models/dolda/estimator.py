@@ -97,20 +97,12 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         ``slab_blocks`` ("all" or some of "covariates", "words", "topics"; by default not
         the topics), so rare words cannot wander (README); None: the paper's Horseshoe.
     word_prior : {"horseshoe", "normal"}, default="horseshoe"
-        The prior of the word coefficients.  ``"horseshoe"``: the Horseshoe (with the
-        slab), which keeps a few decisive words per class and shrinks the rest to zero.
-        ``"normal"``: the fixed Gaussian ``N(0, word_prior_variance)`` on every word
-        coefficient (a Bayesian ridge; the words then get a global scale of their own, held
-        at that variance, so ``scale_blocks_`` is set, and no slab): many words that each
-        lean a little toward a class count together.  On 20 Newsgroups with
-        ``word_features="tfidf"`` and ``n_words="all"`` it is 0.01-0.02 more accurate than
-        the Horseshoe with all words, and the topics carry more of the explanation; on the
-        six bug-report corpora, where a class turns on a few component names, it is
-        0.02-0.12 less accurate (README, "Word priors"), so the Horseshoe stays the
-        default.  Pair it with ``word_features="tfidf"``: with unit-length rows,
-        ``word_prior_variance`` is the prior variance of the words' part of a utility.
+        The words' prior: the Horseshoe (a few decisive words per class), or
+        ``N(0, word_prior_variance)`` on every word coefficient (a Bayesian ridge; the
+        words get a scale block of their own held there, and no slab), for many words that
+        each lean a little.  Pair it with ``word_features="tfidf"``.  Which wins depends
+        on the corpus (README, "Word priors").
     word_prior_variance : float, default=1.0
-        ``v`` of ``word_prior="normal"`` (ignored otherwise).
     global_scales : {"shared", "block"}, default="shared"
         The Horseshoe's global scale: one ``tau_l`` per class over topics, covariates
         and words (the paper's), or one per class and block of columns present
@@ -360,48 +352,27 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         self.vocabulary = vocabulary
         self.word_prior, self.word_prior_variance = word_prior, word_prior_variance
         self.slab_scale, self.slab_blocks = slab_scale, slab_blocks
-        self.init_iter = init_iter
-        self.topic_init = topic_init
+        self.init_iter, self.topic_init = init_iter, topic_init
         self.calibration_holdout = calibration_holdout
-        self.phi_sampler = phi_sampler
-        self.global_scales = global_scales
+        self.phi_sampler, self.global_scales = phi_sampler, global_scales
         self.loglik_every = loglik_every
-        self.n_topics = n_topics
-        self.prior = prior
-        self.alpha = alpha
-        self.beta = beta
+        self.n_topics, self.prior, self.alpha, self.beta = n_topics, prior, alpha, beta
         self.prior_variance = prior_variance
-        self.n_iter = n_iter
-        self.burn_in = burn_in
-        self.thin = thin
-        self.z_sampler = z_sampler
-        self.two_step = two_step
-        self.predict_sweeps = predict_sweeps
-        self.predict_burn_in = predict_burn_in
+        self.n_iter, self.burn_in, self.thin = n_iter, burn_in, thin
+        self.z_sampler, self.two_step = z_sampler, two_step
+        self.predict_sweeps, self.predict_burn_in = predict_sweeps, predict_burn_in
         self.phi_draws = phi_draws
-        self.checkpoint = checkpoint
-        self.checkpoint_every = checkpoint_every
-        self.rare_share = rare_share
-        self.min_df = min_df
-        self.max_df = max_df
+        self.checkpoint, self.checkpoint_every = checkpoint, checkpoint_every
+        self.rare_share, self.min_df, self.max_df = rare_share, min_df, max_df
         self.covariate_min_count = covariate_min_count
-        self.text_column = text_column
-        self.covariate_columns = covariate_columns
-        self.n_chains = n_chains
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.progress = progress
-        self.backend = backend
-        self.client = client
-        self.n_shards = n_shards
-        self.snapshot_every = snapshot_every
-        self.phi_transport = phi_transport
-        self.stop_words = stop_words
-        self.token_pattern = token_pattern
-        self.n_words = n_words
-        self.word_features = word_features
-        self.word_selection = word_selection
-        self.eta_sampler = eta_sampler
+        self.text_column, self.covariate_columns = text_column, covariate_columns
+        self.n_chains, self.random_state = n_chains, random_state
+        self.n_jobs, self.progress = n_jobs, progress
+        self.backend, self.client, self.n_shards = backend, client, n_shards
+        self.snapshot_every, self.phi_transport = snapshot_every, phi_transport
+        self.stop_words, self.token_pattern = stop_words, token_pattern
+        self.n_words, self.word_features = n_words, word_features
+        self.word_selection, self.eta_sampler = word_selection, eta_sampler
         self.proba = proba
 
     # ------------------------------------------------------------ checks
