@@ -114,3 +114,82 @@ def test_a_file_written_before_the_word_prior_loads_and_resumes_with_the_horsesh
     assert _fit(sim, n_iter=9, phi_draws=2, resume=tmp_path / "ck").n_iter_ == 9
     with pytest.raises(ValueError, match="word_prior"):
         _fit(sim, n_iter=9, phi_draws=2, word_prior="normal", resume=tmp_path / "ck")
+
+
+# ------------------------------------------------- word_prior="both": a sparse and a dense part
+def test_the_dense_part_is_scikit_learns_sublinear_tfidf_of_every_word(sim):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from dolda.design.corpus import Vocabulary
+    from dolda.design.word_features import WordFeatures
+
+    vocab = Vocabulary(rare_share=0).fit(sim.texts)
+    corpus = vocab.transform(sim.texts)
+    wf = WordFeatures(10, "log", dense=True).fit(corpus)
+    X = wf.transform(corpus).toarray()
+    assert X.shape[1] == 10 + wf.n_dense_
+    assert wf.n_dense_ == int(np.count_nonzero(np.bincount(corpus.tokens,
+                                                           minlength=corpus.n_words)))
+    ref = TfidfVectorizer(vocabulary={w: i for i, w in enumerate(wf.dense_words_)},
+                          token_pattern=vocab.token_pattern, sublinear_tf=True,
+                          stop_words=None).fit(sim.texts)
+    np.testing.assert_allclose(X[:, 10:], ref.transform(sim.texts).toarray(), atol=1e-12)
+    names = wf.get_feature_names_out()
+    assert names[:10] == ["word=" + w for w in wf.words_]
+    assert names[10:] == ["dense=" + w for w in wf.dense_words_]
+
+
+def test_both_puts_the_selected_words_under_the_horseshoe_and_every_word_under_the_gaussian(
+        sim):
+    from dolda.models.dolda.inputs import fitted_column_kinds
+
+    m = _fit(sim, word_prior="both", word_prior_variance=0.4, n_words=10)
+    assert m.scale_blocks_ == ["topics", "words", "dense_words"]
+    np.testing.assert_allclose(m.tau_draws_[:, :, 2], np.float32(np.sqrt(0.4)), rtol=1e-6)
+    assert np.unique(m.tau_draws_[:, :, 1]).size > 1   # the sparse words' scale is drawn
+    kinds = fitted_column_kinds(m)
+    assert (kinds == "words").sum() == 10
+    assert (kinds == "dense_words").sum() == m.word_features_.n_dense_ > 10
+    names = np.asarray(m.feature_names_)
+    assert all(n.startswith("dense=") for n in names[kinds == "dense_words"])
+    tight = _fit(sim, word_prior="both", word_prior_variance=1e-8, n_words=10)
+    dense = np.flatnonzero(fitted_column_kinds(tight) == "dense_words")
+    assert np.max(np.abs(np.asarray(tight.eta_draws_[:, :, dense]))) < 1e-3
+
+
+def test_both_keeps_the_slab_off_the_dense_part(sim, monkeypatch):
+    from dolda.models.dolda import inputs
+
+    seen = {}
+    real = inputs.probit_blocks.ProbitPrior
+
+    def spy(*args, **kw):
+        seen["prior"] = real(*args, **kw)
+        return seen["prior"]
+
+    monkeypatch.setattr(inputs.probit_blocks, "ProbitPrior", spy)
+    m = _fit(sim, word_prior="both", n_words=10)
+    kinds = inputs.fitted_column_kinds(m)
+    slab = np.asarray(seen["prior"].slab)
+    assert np.all(slab[kinds == "words"] == 2.5 ** 2)
+    assert np.all(np.isinf(slab[kinds == "dense_words"]))
+
+
+def test_a_saved_both_model_predicts_the_same_and_a_bad_dense_part_is_refused(sim, tmp_path):
+    import json
+
+    from dolda.io.codec import ModelFormatError
+
+    m = _fit(sim, word_prior="both", n_words=10)
+    m.save(tmp_path / "m")
+    back = dolda.load(tmp_path / "m")
+    assert back.word_features_.n_dense_ == m.word_features_.n_dense_
+    np.testing.assert_array_equal(back.predict_proba(sim.texts[:6]),
+                                  m.predict_proba(sim.texts[:6]))
+    meta_file = tmp_path / "m" / "model.json"
+    meta = json.loads(meta_file.read_text())
+    meta["meta"]["word_features"]["dense"]["idf"] = meta["meta"]["word_features"]["dense"][
+        "idf"][:-1]
+    meta_file.write_text(json.dumps(meta))
+    with pytest.raises(ModelFormatError, match="dense.idf"):
+        dolda.load(tmp_path / "m")

@@ -198,12 +198,14 @@ def _model_options(func):
                           "(the paper's), or one per class and block (covariates, words, "
                           "topics), so that many word columns do not set the topics' "
                           "shrinkage."),
-        click.option("--word-prior", "word_prior", type=click.Choice(["horseshoe", "normal"]),
+        click.option("--word-prior", "word_prior",
+                     type=click.Choice(["horseshoe", "normal", "both"]),
                      default="horseshoe", show_default=True,
                      help="Prior of the word coefficients: the Horseshoe (a few decisive "
-                          "words per class), or a fixed Gaussian N(0, --word-prior-variance) "
+                          "words per class), a fixed Gaussian N(0, --word-prior-variance) "
                           "(many words that each lean a little; pair it with --word-features "
-                          "tfidf)."),
+                          "tfidf), or both: the --words words under the Horseshoe plus "
+                          "every word's tf-idf under the Gaussian."),
         click.option("--word-prior-variance", "word_prior_variance",
                      type=click.FloatRange(min=0, min_open=True), default=1.0,
                      show_default=True,

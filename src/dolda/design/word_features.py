@@ -32,6 +32,12 @@ Which words (``selection``):
 
 Ties are broken by document frequency, then by word id (alphabetically).
 Columns are named ``"word=<word>"``.
+
+``dense=True`` (DOLDA's ``word_prior="both"``) appends a second, dense part: every word of
+the training corpus as ``"tfidf"`` over the whole vocabulary (rows of unit length),
+named ``"dense=<word>"``.  The regression then gives each word a sparse part (the
+selected words, Horseshoe) and a dense part (every word, a Gaussian), whose sum is the
+word's effect.
 """
 
 from __future__ import annotations
@@ -52,6 +58,9 @@ CHI2_MIN_DF = 3
 
 #: Prefix of the column names of word covariates.
 WORD_PREFIX = "word="
+
+#: Prefix of the column names of the dense part (``WordFeatures(dense=True)``).
+DENSE_PREFIX = "dense="
 
 
 #: ``n_words="auto"``: about one word column per two training documents, at least
@@ -119,6 +128,15 @@ def _chi2_scores(counts: sp.csr_matrix, y: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(score), score, 0.0)  # NaN for words in no document
 
 
+def _tfidf_rows(counts: sp.csr_matrix, idf: np.ndarray) -> sp.csr_matrix:
+    """``(1 + log n) * idf`` of CSR counts (sorted indices), rows scaled to unit length."""
+    counts = counts.copy()
+    counts.data = (1.0 + np.log(counts.data)) * idf[counts.indices]
+    norms = np.sqrt(np.asarray(counts.multiply(counts).sum(axis=1)).ravel())
+    return sp.csr_matrix(sp.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ counts,
+                         dtype=np.float64)
+
+
 class WordFeatures:
     """Selected vocabulary words as sparse covariates (see the module doc).
 
@@ -130,6 +148,8 @@ class WordFeatures:
     selection : {"df", "chi2"}, default="df"
         Which words: highest document frequency, or most associated with the
         label (``fit`` then needs ``y``); see the module doc.
+    dense : bool, default=False
+        Also every word of the corpus as tf-idf (the dense part; module doc).
 
     Attributes
     ----------
@@ -138,12 +158,15 @@ class WordFeatures:
     words_ : list of str (n,)
     idf_ : float64 (n,)
         Inverse document frequencies (used by ``"tfidf"`` only).
+    dense_ids_, dense_words_, dense_idf_ : the dense part's words (None without one).
     """
 
-    def __init__(self, n_words: int, kind: str = "log", selection: str = "df"):
+    def __init__(self, n_words: int, kind: str = "log", selection: str = "df",
+                 dense: bool = False):
         self.n_words = n_words
         self.kind = kind
         self.selection = selection
+        self.dense = dense
 
     def fit(self, corpus, y=None) -> WordFeatures:
         """Pick ``n_words`` words of ``corpus`` (``y``: class index per document, needed by
@@ -173,12 +196,27 @@ class WordFeatures:
         words = corpus.vocabulary.words
         self.words_ = [words[i] for i in self.word_ids_]
         n_docs = corpus.n_docs
-        self.idf_ = 1.0 + np.log((1.0 + n_docs) / (1.0 + df[self.word_ids_]))
+        idf = 1.0 + np.log((1.0 + n_docs) / (1.0 + df))
+        self.idf_ = idf[self.word_ids_]
+        self.dense_ids_ = np.flatnonzero(df).astype(np.int64) if self.dense else None
+        self.dense_idf_ = idf[self.dense_ids_] if self.dense else None
+        self.dense_words_ = [words[i] for i in self.dense_ids_] if self.dense else None
         return self
 
+    @property
+    def n_dense_(self) -> int:
+        """Columns of the dense part (0 without one)."""
+        ids = getattr(self, "dense_ids_", None)
+        return 0 if ids is None else len(ids)
+
     def get_feature_names_out(self) -> list:
-        """``["word=<w>", ...]`` in column order."""
-        return [WORD_PREFIX + w for w in self.words_]
+        """``["word=<w>", ...]`` in column order, then ``["dense=<w>", ...]`` with a dense
+        part."""
+        names = [WORD_PREFIX + w for w in self.words_]
+        if self.n_dense_:
+            names += [DENSE_PREFIX + w for w in self.dense_words_]
+        return names
+
 
     def transform(self, corpus) -> sp.csr_matrix:
         """The word covariates of ``corpus``: CSR float64 (D, n_words).
@@ -186,7 +224,8 @@ class WordFeatures:
         ``corpus`` must use the vocabulary the features were fitted with (word
         ids are looked up, not words).
         """
-        counts = _count_matrix(corpus)[:, self.word_ids_].tocsr()
+        all_counts = _count_matrix(corpus)
+        counts = all_counts[:, self.word_ids_].tocsr()
         counts.sort_indices()
         values = counts.data
         if self.kind == "log":
@@ -194,19 +233,26 @@ class WordFeatures:
         elif self.kind == "binary":
             counts.data = np.ones_like(values)
         else:
-            counts.data = (1.0 + np.log(values)) * self.idf_[counts.indices]
-            norms = np.sqrt(np.asarray(counts.multiply(counts).sum(axis=1)).ravel())
-            counts = sp.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ counts
-        return sp.csr_matrix(counts, dtype=np.float64)
+            counts = _tfidf_rows(counts, self.idf_)
+        out = sp.csr_matrix(counts, dtype=np.float64)
+        if self.n_dense_:
+            dense = all_counts[:, self.dense_ids_].tocsr()
+            dense.sort_indices()
+            out = sp.hstack([out, _tfidf_rows(dense, self.dense_idf_)], format="csr")
+        return out
 
     def fit_transform(self, corpus) -> sp.csr_matrix:
         return self.fit(corpus).transform(corpus)
 
     def to_dict(self) -> dict:
         """JSON-able state for the model file (no pickle)."""
-        return {"n_words": int(self.n_words), "kind": self.kind, "selection": self.selection,
-                "word_ids": self.word_ids_.tolist(), "words": list(self.words_),
-                "idf": self.idf_.tolist()}
+        out = {"n_words": int(self.n_words), "kind": self.kind, "selection": self.selection,
+               "word_ids": self.word_ids_.tolist(), "words": list(self.words_),
+               "idf": self.idf_.tolist()}
+        if self.n_dense_:
+            out["dense"] = {"word_ids": self.dense_ids_.tolist(),
+                            "words": list(self.dense_words_), "idf": self.dense_idf_.tolist()}
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> WordFeatures:
@@ -214,4 +260,9 @@ class WordFeatures:
         out.word_ids_ = np.asarray(data["word_ids"], dtype=np.int64)
         out.words_ = list(data["words"])
         out.idf_ = np.asarray(data["idf"], dtype=np.float64)
+        dense = data.get("dense")  # absent in files written before the dense part
+        out.dense = dense is not None
+        out.dense_ids_ = None if dense is None else np.asarray(dense["word_ids"], np.int64)
+        out.dense_idf_ = None if dense is None else np.asarray(dense["idf"], np.float64)
+        out.dense_words_ = None if dense is None else list(dense["words"])
         return out

@@ -270,6 +270,29 @@ def _word_features(wf, n_words):
     for v in idf:
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
             _fail("meta.word_features.idf must hold finite numbers")
+    if wf.get("dense") is not None:  # word_prior="both": every word's tf-idf as well
+        n += _dense_words(wf["dense"], n_words)
+    return n
+
+
+def _dense_words(dense, n_words):
+    """The dense part of a :meth:`WordFeatures.to_dict`; returns its number of columns."""
+    where = "meta.word_features.dense"
+    if not isinstance(dense, dict):
+        _fail(f"{where} must be an object")
+    ids = _key(dense, "word_ids", where)
+    if not isinstance(ids, list):
+        _fail(f"{where}.word_ids must be a list")
+    for v in ids:
+        _int(v, f"{where}.word_ids[]", 0, n_words)
+    n = len(ids)
+    _str_list(_key(dense, "words", where), f"{where}.words", length=n)
+    idf = _key(dense, "idf", where)
+    if not isinstance(idf, list) or len(idf) != n:
+        _fail(f"{where}.idf must be a list of {n} numbers")
+    for v in idf:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+            _fail(f"{where}.idf must hold finite numbers")
     return n
 
 
@@ -448,7 +471,9 @@ def _dolda_manifest(cls, meta, manifest):
               f"'topic {K - 1}'")
     if cov is not None and names[1:1 + n_cov] != cov["feature_names_out"]:
         _fail("meta.feature_names disagree with meta.covariates.feature_names_out")
-    if wf is not None and names[1 + n_cov:1 + n_cov + n_wf] != ["word=" + w for w in wf["words"]]:
+    word_names = (None if wf is None else ["word=" + w for w in wf["words"]]
+                  + ["dense=" + w for w in (wf.get("dense") or {}).get("words", [])])
+    if wf is not None and names[1 + n_cov:1 + n_cov + n_wf] != word_names:
         _fail("meta.feature_names disagree with meta.word_features.words")
     shapes = _Shapes(manifest)
     horseshoe = params.get("prior", "horseshoe") == "horseshoe"

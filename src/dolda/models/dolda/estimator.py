@@ -96,12 +96,13 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         The Horseshoe times a Gaussian slab ``N(0, s^2)`` on the shrunk coefficients of
         ``slab_blocks`` ("all" or some of "covariates", "words", "topics"; by default not
         the topics), so rare words cannot wander (README); None: the paper's Horseshoe.
-    word_prior : {"horseshoe", "normal"}, default="horseshoe"
-        The words' prior: the Horseshoe (a few decisive words per class), or
+    word_prior : {"horseshoe", "normal", "both"}, default="horseshoe"
+        The words' prior: the Horseshoe (a few decisive words per class);
         ``N(0, word_prior_variance)`` on every word coefficient (a Bayesian ridge; the
         words get a scale block of their own held there, and no slab), for many words that
-        each lean a little.  Pair it with ``word_features="tfidf"``.  Which wins depends
-        on the corpus (README, "Word priors").
+        each lean a little (pair it with ``word_features="tfidf"``); or both: the
+        ``n_words`` words under the Horseshoe plus every word's tf-idf (``"dense=<w>"``
+        columns) under the Gaussian.  README, "Word priors", has what each gains where.
     word_prior_variance : float, default=1.0
     global_scales : {"shared", "block"}, default="shared"
         The Horseshoe's global scale: one ``tau_l`` per class over topics, covariates

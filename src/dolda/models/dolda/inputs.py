@@ -84,16 +84,20 @@ def fit_design(model, X, y, covariates, p) -> FitDesign:
     shrunk = np.ones(n_x + K, dtype=bool)
     shrunk[0] = False
     horseshoe = model.prior == "horseshoe"
-    # normal words: a fixed N(0, v) on the word block, which then needs a global scale of
-    # its own (the block layout, whatever global_scales says) and takes no slab
-    normal_words = horseshoe and p["word_prior"] == "normal" and n_word_columns > 0
+    n_dense = 0 if model.word_features_ is None else model.word_features_.n_dense_
+    # normal words (or the dense part of "both"): a fixed N(0, v) on their block, which then
+    # needs a global scale of its own (the block layout, whatever global_scales says) and
+    # takes no slab (the dense part is not in the "words" slab block)
+    gaussian_block = {"normal": "words", "both": "dense_words"}.get(p["word_prior"])
+    gaussian_block = gaussian_block if horseshoe and n_word_columns > 0 else None
     blocks, model.scale_blocks_ = scale_blocks(
-        n_x, n_word_columns, K, horseshoe and (model.global_scales == "block" or normal_words))
-    slab_blocks = tuple(b for b in p["slab_blocks"] if not (normal_words and b == "words"))
-    slab = (slab_variances(p["slab"], slab_blocks, n_x, n_word_columns, K)
+        n_x, n_word_columns, K, horseshoe and (model.global_scales == "block"
+                                               or gaussian_block is not None), n_dense)
+    slab_blocks = tuple(b for b in p["slab_blocks"] if b != gaussian_block)
+    slab = (slab_variances(p["slab"], slab_blocks, n_x, n_word_columns, K, n_dense)
             if horseshoe and slab_blocks else None)
-    gaussian = ((model.scale_blocks_.index("words"), p["word_prior_variance"])
-                if normal_words else None)
+    gaussian = (None if gaussian_block is None
+                else (model.scale_blocks_.index(gaussian_block), p["word_prior_variance"]))
     prior = probit_blocks.ProbitPrior(horseshoe, shrunk, p["variance"], blocks, slab, gaussian)
     data = dolda_chain.TopicData(corpus.tokens, corpus.doc_ptr, corpus.n_words, Xd,
                                  y_index, len(model.classes_))
@@ -253,7 +257,8 @@ def add_word_features(model, corpus, Xd, names, p=None, y_index=None):
     if p is not None:  # fit
         n_words = resolve_n_words(p["n_words"], corpus.n_docs, corpus.n_words)
         model.word_features_ = (
-            WordFeatures(n_words, p["word_features"], p["word_selection"])
+            WordFeatures(n_words, p["word_features"], p["word_selection"],
+                         dense=p["word_prior"] == "both")
             .fit(corpus, y_index) if n_words > 0 else None)
     wf = getattr(model, "word_features_", None)
     if wf is None:
@@ -306,35 +311,40 @@ def chain_design(model, Xd, n_topics, p, sparse_input):
     return Xd, method
 
 
-#: The global-scale blocks of ``global_scales="block"``, in the order of their index.
-SCALE_BLOCKS = ("topics", "covariates", "words")
+#: The global-scale blocks of ``global_scales="block"``, in the order of their index
+#: ("dense_words": the dense part of ``word_prior="both"``).
+SCALE_BLOCKS = ("topics", "covariates", "words", "dense_words")
 
 
-def column_kinds(n_x: int, n_word_columns: int, n_topics: int) -> np.ndarray:
+def column_kinds(n_x: int, n_word_columns: int, n_topics: int, n_dense: int = 0) -> np.ndarray:
     """The kind of every column of ``U = [1, covariates, words, topics]``: "intercept",
-    "covariates", "words" or "topics" (str array (P,))."""
+    "covariates", "words", "dense_words" (the last ``n_dense`` of the word columns) or
+    "topics" (str array (P,))."""
     n_cov = n_x - 1 - n_word_columns
-    return np.array(["intercept"] + ["covariates"] * n_cov + ["words"] * n_word_columns
+    return np.array(["intercept"] + ["covariates"] * n_cov
+                    + ["words"] * (n_word_columns - n_dense) + ["dense_words"] * n_dense
                     + ["topics"] * n_topics)
 
 
-def slab_variances(slab, slab_blocks, n_x: int, n_word_columns: int, n_topics: int):
+def slab_variances(slab, slab_blocks, n_x: int, n_word_columns: int, n_topics: int,
+                   n_dense: int = 0):
     """:attr:`ProbitPrior.slab` of ``U = [1, covariates, words, topics]``: ``s^2`` on the
     columns of the blocks ``slab_blocks``, ``inf`` (no slab) elsewhere; None without one."""
     if slab is None:
         return None
-    kinds = column_kinds(n_x, n_word_columns, n_topics)
+    kinds = column_kinds(n_x, n_word_columns, n_topics, n_dense)
     return np.where(np.isin(kinds, slab_blocks), float(slab), np.inf)
 
 
-def scale_blocks(n_x: int, n_word_columns: int, n_topics: int, per_block: bool):
+def scale_blocks(n_x: int, n_word_columns: int, n_topics: int, per_block: bool,
+                 n_dense: int = 0):
     """The Horseshoe global-scale block of every column of ``U = [1, covariates, words,
     topics]``: ``(blocks, names)``, ``blocks`` int (P,) (-1: the intercept) and ``names``
     the blocks present in index order; ``(None, None)`` for one shared scale (also when only
     one block is present: the chain is then the shared-scale one)."""
     if not per_block:
         return None, None
-    kinds = column_kinds(n_x, n_word_columns, n_topics)
+    kinds = column_kinds(n_x, n_word_columns, n_topics, n_dense)
     names = [b for b in SCALE_BLOCKS if np.any(kinds == b)]
     if len(names) < 2:
         return None, None
@@ -345,12 +355,12 @@ def scale_blocks(n_x: int, n_word_columns: int, n_topics: int, per_block: bool):
 
 
 def _fitted_sizes(model):
-    """``(n_x, n_word_columns, n_topics)`` of a fitted DOLDA's ``U = [1, covariates, words,
-    topics]``."""
-    n_words = 0 if getattr(model, "word_features_", None) is None else len(
-        model.word_features_.get_feature_names_out())
+    """``(n_x, n_word_columns, n_topics, n_dense)`` of a fitted DOLDA's ``U = [1,
+    covariates, words, topics]``."""
+    wf = getattr(model, "word_features_", None)
+    n_words = 0 if wf is None else len(wf.get_feature_names_out())
     K = model.phi_.shape[0]
-    return len(model.feature_names_) - K, n_words, K
+    return len(model.feature_names_) - K, n_words, K, 0 if wf is None else wf.n_dense_
 
 
 def fitted_column_kinds(model) -> np.ndarray:
@@ -363,5 +373,6 @@ def fitted_scale_blocks(model, all_blocks=False):
     ``all_blocks``: the names of the blocks present instead."""
     if not all_blocks and getattr(model, "scale_blocks_", None) is None:
         return None
-    blocks, names = scale_blocks(*_fitted_sizes(model), True)
+    n_x, n_words, K, n_dense = _fitted_sizes(model)
+    blocks, names = scale_blocks(n_x, n_words, K, True, n_dense)
     return names if all_blocks else blocks

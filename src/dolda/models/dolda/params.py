@@ -26,9 +26,10 @@ Z_SAMPLERS = ("auto", "exact", "mh", "cycle")
 PHI_SAMPLERS = ("exact", "polya")
 #: The Horseshoe global-scale layouts (``global_scales``).
 GLOBAL_SCALES = ("shared", "block")
-#: The priors of the word coefficients (``word_prior``): the Horseshoe, or the fixed Gaussian
-#: ``N(0, word_prior_variance)`` (:attr:`dolda.sampler.probit.ProbitPrior.gaussian`).
-WORD_PRIORS = ("horseshoe", "normal")
+#: The priors of the word coefficients (``word_prior``): the Horseshoe, the fixed Gaussian
+#: ``N(0, word_prior_variance)`` (:attr:`dolda.sampler.probit.ProbitPrior.gaussian`), or both:
+#: the selected words under the Horseshoe plus every word's tf-idf under the Gaussian.
+WORD_PRIORS = ("horseshoe", "normal", "both")
 #: The strings ``alpha`` takes: learned asymmetric (one ``alpha_k`` per topic) or symmetric.
 ALPHA_AUTO = ("auto", "auto_symmetric")
 

@@ -146,7 +146,8 @@ class DOLDAState:
         model.feature_names_ = list(meta["feature_names"])
         words = arrays.get("eta_word_draws")
         if words is not None:  # the compact word block (format version 2)
-            n_words = len(meta["word_features"]["words"])
+            wf = meta["word_features"]
+            n_words = len(wf["words"]) + len((wf.get("dense") or {}).get("words", []))
             start = len(model.feature_names_) - int(model.n_topics) - n_words
             model.eta_draws_ = BlockDraws(model.eta_draws_, words, start)
         model.lambda_word_stats_ = arrays.get("lambda_word_stats")
