@@ -193,3 +193,20 @@ def test_a_saved_both_model_predicts_the_same_and_a_bad_dense_part_is_refused(si
     meta_file.write_text(json.dumps(meta))
     with pytest.raises(ModelFormatError, match="dense.idf"):
         dolda.load(tmp_path / "m")
+
+
+def test_a_both_models_token_explanation_puts_both_parts_of_a_word_on_its_tokens(sim):
+    """The dense columns are the words' too: at level="token" their contributions go to the
+    word's tokens, so tokens plus the other features still sum to each class's score (and
+    without the dense columns in the map they would not)."""
+    m = _fit(sim, word_prior="both", n_words=10, n_iter=12)
+    text = sim.texts[0]
+    by_feature, by_token = m.explain(text), m.explain(text, level="token")
+    for label in m.classes_:
+        f = by_feature[by_feature["class"] == label]
+        t = by_token[by_token["class"] == label]
+        other = f[~f.feature.str.startswith(("word=", "dense=", "topic "))]
+        assert t.contribution.sum() + other.contribution.sum() == pytest.approx(
+            f.contribution.sum(), abs=1e-9)
+        dense = f[f.feature.str.startswith("dense=")]
+        assert np.abs(dense.contribution).sum() > 1e-6   # there is something to attribute

@@ -37,7 +37,7 @@ import scipy.sparse as sp
 __all__ = ["explain", "explain_documents", "Analysis", "analyse", "tokenize_with_spans"]
 
 LEVELS = ("feature", "token")
-_WORD_FEATURE = re.compile(r"^(?:word|w)\s*[:=]\s*(.+)$")
+_WORD_FEATURE = re.compile(r"^(?:word|w|dense)\s*[:=]\s*(.+)$")
 
 
 def tokenize_with_spans(vocabulary, text, stop=None):
@@ -91,7 +91,8 @@ def word_feature_map(model, word_features=None):
     """Covariate columns that stand for a word: ``{column index: word}``.
 
     ``word_features`` maps feature names to words; None takes every covariate
-    named ``word:W``, ``word=W`` or ``w:W`` (case as in the vocabulary).
+    named ``word:W``, ``word=W``, ``w:W`` or ``dense=W`` (the dense part of
+    ``word_prior="both"``; case as in the vocabulary).
     """
     names = list(model.feature_names_)
     out = {}
