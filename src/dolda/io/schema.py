@@ -256,38 +256,26 @@ def _word_features(wf, n_words):
     _str(_key(wf, "kind", "meta.word_features"), "meta.word_features.kind", WORD_FEATURES)
     if "selection" in wf:  # absent in files written before word_selection existed
         _str(wf["selection"], "meta.word_features.selection", WORD_SELECTIONS)
-    ids = _key(wf, "word_ids", "meta.word_features")
-    if not isinstance(ids, list):
-        _fail("meta.word_features.word_ids must be a list")
-    for v in ids:
-        _int(v, "meta.word_features.word_ids[]", 0, n_words)
-    n = len(ids)
     _int(_key(wf, "n_words", "meta.word_features"), "meta.word_features.n_words", 1, 2**31)
-    _str_list(_key(wf, "words", "meta.word_features"), "meta.word_features.words", length=n)
-    idf = _key(wf, "idf", "meta.word_features")
-    if not isinstance(idf, list) or len(idf) != n:
-        _fail(f"meta.word_features.idf must be a list of {n} numbers")
-    for v in idf:
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
-            _fail("meta.word_features.idf must hold finite numbers")
+    n = _word_list(wf, "meta.word_features", n_words)
     if wf.get("dense") is not None:  # word_prior="both": every word's tf-idf as well
-        n += _dense_words(wf["dense"], n_words)
+        if not isinstance(wf["dense"], dict):
+            _fail("meta.word_features.dense must be an object")
+        n += _word_list(wf["dense"], "meta.word_features.dense", n_words)
     return n
 
 
-def _dense_words(dense, n_words):
-    """The dense part of a :meth:`WordFeatures.to_dict`; returns its number of columns."""
-    where = "meta.word_features.dense"
-    if not isinstance(dense, dict):
-        _fail(f"{where} must be an object")
-    ids = _key(dense, "word_ids", where)
+def _word_list(obj, where, n_words):
+    """``word_ids`` (vocabulary ids), ``words`` and ``idf`` of one list of word columns;
+    returns their number."""
+    ids = _key(obj, "word_ids", where)
     if not isinstance(ids, list):
         _fail(f"{where}.word_ids must be a list")
     for v in ids:
         _int(v, f"{where}.word_ids[]", 0, n_words)
     n = len(ids)
-    _str_list(_key(dense, "words", where), f"{where}.words", length=n)
-    idf = _key(dense, "idf", where)
+    _str_list(_key(obj, "words", where), f"{where}.words", length=n)
+    idf = _key(obj, "idf", where)
     if not isinstance(idf, list) or len(idf) != n:
         _fail(f"{where}.idf must be a list of {n} numbers")
     for v in idf:
