@@ -217,7 +217,6 @@ class WordFeatures:
             names += [DENSE_PREFIX + w for w in self.dense_words_]
         return names
 
-
     def transform(self, corpus) -> sp.csr_matrix:
         """The word covariates of ``corpus``: CSR float64 (D, n_words).
 
