@@ -79,8 +79,9 @@ class DOLDAContestant:
     ``params`` are DOLDA parameters (``n_words``, ``eta_sampler``, ``z_sampler``, ...);
     ``n_words=0`` is the topics-only model, the default ``n_words="auto"`` the model users
     get: ``[1, words]`` chosen, transformed and laid out by the estimator's own
-    input methods (``_add_word_features``, ``_design``), the Horseshoe on every column
-    but the intercept.
+    input methods (``_add_word_features``, ``_design``) and its prior
+    (:func:`dolda.models.dolda.inputs.chain_prior`: the Horseshoe with the slab on the
+    words, the Gaussian words of ``word_prior``).
     """
 
     def __init__(self, corpus, y, K, threads, seed=1, **params):
@@ -88,7 +89,7 @@ class DOLDAContestant:
         from dolda.backends import make_chain
         from dolda.utils.labels import encode_labels
         from dolda.sampler import chain as dolda_chain
-        from dolda.sampler import probit as probit_blocks
+        from dolda.models.dolda.inputs import chain_prior
         from dolda.sampler.threads import using_threads
 
         params = {"n_words": 0, **params}
@@ -102,11 +103,12 @@ class DOLDAContestant:
         Xd, eta_sampler = model._design(Xd, K, p, False)
         self.params = {"z_sampler": model._resolved_z_sampler(K),
                        "phi_sampler": model.phi_sampler, "loglik_every": model.loglik_every,
-                       "n_words": n_word_columns, "eta_sampler": eta_sampler}
+                       "n_words": n_word_columns, "eta_sampler": eta_sampler,
+                       "word_prior": model.word_prior}
         self.n_x = Xd.shape[1]
-        shrunk = np.ones(self.n_x + K, dtype=bool)
-        shrunk[0] = False
-        prior = probit_blocks.ProbitPrior(True, shrunk, p["variance"])
+        wf = model.word_features_
+        prior, _ = chain_prior(model, p, self.n_x, n_word_columns, K,
+                               0 if wf is None else wf.n_dense_)
         self.data = dolda_chain.TopicData(corpus.tokens, corpus.doc_ptr, corpus.n_words, Xd,
                                           y_index, len(classes))
         config = dolda_chain.DOLDAConfig(K, ALPHA, BETA, prior, self.params["z_sampler"],
@@ -203,6 +205,9 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--round-iters", type=int, default=2)
     parser.add_argument("--no-slda", action="store_true", help="skip tomotopy's SLDAModel")
+    parser.add_argument("--word-priors", action="store_true",
+                        help="also time DOLDA(word_prior='both') (the default words plus every "
+                             "word's tf-idf under a Gaussian)")
     parser.add_argument("--memory", action="store_true", help="also measure peak RSS")
     parser.add_argument("--memory-iters", type=int, default=20)
     parser.add_argument("--memory-only", action="store_true",
@@ -234,6 +239,9 @@ def main(argv=None):
         contestants = {
             "DOLDA defaults": DOLDAContestant(corpus, y, K, args.threads, n_words="auto"),
             "DOLDA topics only": DOLDAContestant(corpus, y, K, args.threads, n_words=0)}
+        if args.word_priors:
+            contestants["DOLDA word_prior=both"] = DOLDAContestant(
+                corpus, y, K, args.threads, n_words="auto", word_prior="both")
         for phi_sampler, z_sampler in (("polya", "mh"), ("exact", "mh"), ("exact", "exact")):
             if not args.grid or (z_sampler == "exact" and K > 200):
                 continue  # O(K) per token: not a contender at large K

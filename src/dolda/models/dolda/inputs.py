@@ -80,29 +80,37 @@ def fit_design(model, X, y, covariates, p) -> FitDesign:
         check_nmf_start(corpus.n_docs, corpus.n_words, K)
     Xd, model.eta_sampler_ = chain_design(model, Xd, K, p, sp.issparse(covariates))
     model.feature_names_ = names + [topic_name(k) for k in range(K)]
-    n_x = Xd.shape[1]
+    n_dense = 0 if model.word_features_ is None else model.word_features_.n_dense_
+    prior, model.scale_blocks_ = chain_prior(model, p, Xd.shape[1], n_word_columns, K, n_dense)
+    data = dolda_chain.TopicData(corpus.tokens, corpus.doc_ptr, corpus.n_words, Xd,
+                                 y_index, len(model.classes_))
+    model.n_tokens_ = int(len(corpus.tokens))
+    return FitDesign(corpus, Xd, y_index, data, prior, n_word_columns, held)
+
+
+def chain_prior(model, p, n_x: int, n_word_columns: int, K: int, n_dense: int = 0):
+    """The chain's :class:`~dolda.sampler.probit.ProbitPrior` over ``U = [1, covariates,
+    words, topics]`` (``n_x`` columns before the topics, the last ``n_word_columns`` of them
+    words, of which the last ``n_dense`` the dense part) and the scale blocks' names (None:
+    one shared scale): the intercept N(0, c), the rest the Horseshoe with the slab on
+    ``slab_blocks``, and the Gaussian words of ``word_prior`` "normal" or "both" (the dense
+    part) held at ``N(0, word_prior_variance)`` in a scale block of their own (the block
+    layout then, whatever ``global_scales`` says) without a slab."""
     shrunk = np.ones(n_x + K, dtype=bool)
     shrunk[0] = False
     horseshoe = model.prior == "horseshoe"
-    n_dense = 0 if model.word_features_ is None else model.word_features_.n_dense_
-    # normal words (or the dense part of "both"): a fixed N(0, v) on their block, which then
-    # needs a global scale of its own (the block layout, whatever global_scales says) and
-    # takes no slab (the dense part is not in the "words" slab block)
     gaussian_block = {"normal": "words", "both": "dense_words"}.get(p["word_prior"])
     gaussian_block = gaussian_block if horseshoe and n_word_columns > 0 else None
-    blocks, model.scale_blocks_ = scale_blocks(
+    blocks, names = scale_blocks(
         n_x, n_word_columns, K, horseshoe and (model.global_scales == "block"
                                                or gaussian_block is not None), n_dense)
     slab_blocks = tuple(b for b in p["slab_blocks"] if b != gaussian_block)
     slab = (slab_variances(p["slab"], slab_blocks, n_x, n_word_columns, K, n_dense)
             if horseshoe and slab_blocks else None)
     gaussian = (None if gaussian_block is None
-                else (model.scale_blocks_.index(gaussian_block), p["word_prior_variance"]))
+                else (names.index(gaussian_block), p["word_prior_variance"]))
     prior = probit_blocks.ProbitPrior(horseshoe, shrunk, p["variance"], blocks, slab, gaussian)
-    data = dolda_chain.TopicData(corpus.tokens, corpus.doc_ptr, corpus.n_words, Xd,
-                                 y_index, len(model.classes_))
-    model.n_tokens_ = int(len(corpus.tokens))
-    return FitDesign(corpus, Xd, y_index, data, prior, n_word_columns, held)
+    return prior, names
 
 
 def _count_corpus(model, X, fit: bool):
