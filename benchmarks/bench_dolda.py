@@ -329,6 +329,7 @@ def main(argv=None):
               f"--threads {args.threads} --rounds {args.rounds} --round-iters {args.round_iters}"
               + (f" --max-docs {args.max_docs}" if args.max_docs else "")
               + (" --grid" if args.grid else "") + (" --no-slda" if args.no_slda else "")
+              + (" --word-priors" if args.word_priors else "")
               + (" --memory" if args.memory else "")
               + (f" --name {args.name}" if args.name != "dolda_throughput" else "") + "`"]
     (args.out / f"{args.name}.md").write_text("\n".join(lines) + "\n")
