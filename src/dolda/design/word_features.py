@@ -33,9 +33,9 @@ Which words (``selection``):
 Ties are broken by document frequency, then by word id (alphabetically).
 Columns are named ``"word=<word>"``.
 
-``dense=True`` (DOLDA's ``word_prior="both"``) appends a second, dense part: every word in
-at least :data:`DENSE_MIN_DF` training documents as ``"tfidf"`` over those words (rows of
-unit length), named ``"dense=<word>"``.  The regression then gives each word a sparse part (the
+``dense=True`` (DOLDA's ``word_prior="both"``) appends a second, dense part: every word of
+the training corpus as ``"tfidf"`` over the whole vocabulary (rows of unit length),
+named ``"dense=<word>"``.  The regression then gives each word a sparse part (the
 selected words, Horseshoe) and a dense part (every word, a Gaussian), whose sum is the
 word's effect.
 """
@@ -61,11 +61,6 @@ WORD_PREFIX = "word="
 
 #: Prefix of the column names of the dense part (``WordFeatures(dense=True)``).
 DENSE_PREFIX = "dense="
-
-#: The dense part takes the words in at least this many training documents: a word seen in
-#: one document is 42-52% of the vocabulary of 20 Newsgroups and the bug reports but 3-5% of
-#: their word-document pairs, so its column costs memory and file size for little signal.
-DENSE_MIN_DF = 2
 
 
 #: ``n_words="auto"``: about one word column per two training documents, at least
@@ -154,8 +149,7 @@ class WordFeatures:
         Which words: highest document frequency, or most associated with the
         label (``fit`` then needs ``y``); see the module doc.
     dense : bool, default=False
-        Also every word in :data:`DENSE_MIN_DF` or more documents as tf-idf (the dense
-        part; module doc).
+        Also every word of the corpus as tf-idf (the dense part; module doc).
 
     Attributes
     ----------
@@ -204,8 +198,7 @@ class WordFeatures:
         n_docs = corpus.n_docs
         idf = 1.0 + np.log((1.0 + n_docs) / (1.0 + df))
         self.idf_ = idf[self.word_ids_]
-        self.dense_ids_ = (np.flatnonzero(df >= DENSE_MIN_DF).astype(np.int64) if self.dense
-                           else None)
+        self.dense_ids_ = np.flatnonzero(df).astype(np.int64) if self.dense else None
         self.dense_idf_ = idf[self.dense_ids_] if self.dense else None
         self.dense_words_ = [words[i] for i in self.dense_ids_] if self.dense else None
         return self
