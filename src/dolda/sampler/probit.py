@@ -124,9 +124,10 @@ class ProbitPrior(NamedTuple):
         ``(g, v)``: the columns of block ``g`` (needs ``blocks``) get the fixed Gaussian
         prior ``N(0, v)`` instead of the Horseshoe (DOLDA's ``word_prior="normal"``): their
         local scales stay ``lambda = 1`` and their block's global scale stays
-        ``tau_{lg}^2 = v``, so every reader of ``tau`` and ``lambda`` (the eta-steps, the
-        calibration map's prior sd) sees that prior unchanged.  The other blocks' scales
-        are drawn as before.
+        ``tau_{lg}^2 = v`` (set once by :func:`fixed_scales` at the chain's start and not
+        drawn), so every reader of ``tau`` and ``lambda`` (the eta-steps, the calibration
+        map's prior sd) sees that prior unchanged.  The other blocks' scales are drawn as
+        before.
     """
 
     horseshoe: bool
@@ -427,9 +428,14 @@ def _draw_block_shrinkage(rng, prior: ProbitPrior, eta, lam2, tau2, nu, xi):
     * ``tau_{lg}^2 | .    ~ IG((P_g + 1)/2, 1/xi_{lg} + sum_{p in g} eta_{lp}^2 / (2 lambda_{lp}^2))``
     * ``nu_{lp} | .       ~ IG(1, 1 + 1/lambda_{lp}^2)``,  ``xi_{lg} | . ~ IG(1, 1 + 1/tau_{lg}^2)``
 
-    with ``P_g`` the shrunk columns of block ``g``.
+    with ``P_g`` the shrunk columns of block ``g``.  The block of :attr:`ProbitPrior.gaussian`
+    is left out: its lambdas keep the 1 :func:`fixed_scales` set, and its tau is held at
+    ``v`` (with ``word_prior="both"`` that block is every vocabulary word, most of the
+    columns, so nothing is drawn for it).
     """
     s = prior.shrunk
+    if prior.gaussian is not None:
+        s = s & (np.asarray(prior.blocks) != prior.gaussian[0])
     block = np.asarray(prior.blocks)[s]
     n_blocks = tau2.shape[1]
     member = np.zeros((len(block), n_blocks))
@@ -438,13 +444,11 @@ def _draw_block_shrinkage(rng, prior: ProbitPrior, eta, lam2, tau2, nu, xi):
     lam2 = lam2.copy()
     nu = nu.copy()
     new_lam2 = inverse_gamma(rng, 1.0, 1.0 / nu[:, s] + eta2 / (2.0 * tau2[:, block]))
-    if prior.gaussian is not None:  # drawn and put back: every other draw is as without it
-        new_lam2[:, block == prior.gaussian[0]] = 1.0
     lam2[:, s] = new_lam2
     shape = 0.5 * (member.sum(axis=0) + 1.0)                        # (G,)
     scale = 1.0 / xi + (eta2 / (2.0 * new_lam2)) @ member             # (L, G)
     tau2 = scale / rng.standard_gamma(np.broadcast_to(shape, scale.shape))
-    if prior.gaussian is not None:
+    if prior.gaussian is not None:  # drawn from its prior above (no columns), held at v
         tau2[:, prior.gaussian[0]] = prior.gaussian[1]
     nu[:, s] = inverse_gamma(rng, 1.0, 1.0 + 1.0 / new_lam2)
     xi = inverse_gamma(rng, 1.0, 1.0 + 1.0 / tau2)

@@ -400,8 +400,6 @@ RESUME_PRIOR_PARAMS = ("prior", "prior_variance", "slab_scale", "slab_blocks",
 def _prior_param(params, name):
     """A prior parameter as the chain read it (``slab_blocks`` normalised, and moot
     without a slab)."""
-    if name in ("word_prior", "word_prior_variance"):  # not in older checkpoints
-        return params.get(name, {"word_prior": "horseshoe", "word_prior_variance": 1.0}[name])
     if name != "slab_blocks":
         return params.get(name)
     if params.get("slab_scale") is None:

@@ -145,10 +145,8 @@ class DOLDAState:
         model = fitted_from_state(cls, meta, arrays)
         model.feature_names_ = list(meta["feature_names"])
         words = arrays.get("eta_word_draws")
-        if words is not None:  # the compact word block (format version 2)
-            wf = meta["word_features"]
-            n_words = len(wf["words"]) + len((wf.get("dense") or {}).get("words", []))
-            start = len(model.feature_names_) - int(model.n_topics) - n_words
+        if words is not None:  # the compact word block (format version 2), (S, L, W)
+            start = len(model.feature_names_) - int(model.n_topics) - words.shape[-1]
             model.eta_draws_ = BlockDraws(model.eta_draws_, words, start)
         model.lambda_word_stats_ = arrays.get("lambda_word_stats")
         model.lambda_word_rows_ = arrays.get("lambda_word_rows")
