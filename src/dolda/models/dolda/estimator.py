@@ -104,6 +104,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         ``n_words`` words under the Horseshoe plus every word's tf-idf (``"dense=<w>"``
         columns) under the Gaussian.  README, "Word priors", has what each gains where.
     word_prior_variance : float, default=1.0
+        ``v`` of the Gaussian words (``word_prior`` "normal" or "both"; unused otherwise).
     global_scales : {"shared", "block"}, default="shared"
         The Horseshoe's global scale: one ``tau_l`` per class over topics, covariates
         and words (the paper's), or one per class and block of columns present
