@@ -16,8 +16,9 @@ vocabulary, unit rows; ``experiments.accuracy``), in seconds per corpus:
                 ``n_words="auto"`` most frequent words, Horseshoe with the slab), passed as
                 sparse covariates, plus every vocabulary word as tf-idf under
                 ``word_prior="normal"`` (``n_words="all"``): a sparse and a dense part of
-                each word's effect, their sum the word's coefficient.  Users can fit it
-                today the same way (README, "Word priors").
+                each word's effect, their sum the word's coefficient.  The model of
+                ``DOLDA(word_prior="both")`` built by hand (how it was first measured);
+                README, "Word priors", compares the two.
 
 Results: ``experiments/results/word_prior_<command>_<corpus>.json``.
 """
