@@ -37,6 +37,7 @@ from dolda.sampler.supervised import (
 )
 from dolda.sampler.token_topics import token_topic_frequencies
 from dolda.sampler.topic_likelihood import lda_doc_log_likelihood
+from _flat import flat_dolda
 
 ALPHA3 = np.array([1.5, 0.05, 0.4])  # K = 3: a 30x spread between topics
 
@@ -297,7 +298,7 @@ def test_learned_alpha_recovers_the_simulated_shape(skewed, tmp_path):
     # them (measured: 4 of 6).
     found = []
     for seed in range(1, 7):
-        model = DOLDA(alpha="auto", **dict(KW, n_iter=100, burn_in=80, random_state=seed)
+        model = flat_dolda(alpha="auto", **dict(KW, n_iter=100, burn_in=80, random_state=seed)
                       ).fit(skewed.texts, skewed.y)
         assert isinstance(model.alpha_, np.ndarray) and model.alpha_.shape == (3,)
         worst, learned = _matched_alpha(model, skewed)
@@ -315,14 +316,14 @@ def test_learned_alpha_recovers_the_simulated_shape(skewed, tmp_path):
     np.testing.assert_array_equal(again.alpha_, model.alpha_)
     np.testing.assert_array_equal(again.transform(skewed.texts[:8]),
                                   model.transform(skewed.texts[:8]))
-    sym = DOLDA(alpha="auto_symmetric", **dict(KW, n_iter=20, burn_in=15)).fit(skewed.texts,
+    sym = flat_dolda(alpha="auto_symmetric", **dict(KW, n_iter=20, burn_in=15)).fit(skewed.texts,
                                                                                  skewed.y)
     assert isinstance(sym.alpha_, float) and sym.alpha_ != 0.1
 
 
 def test_fixed_vector_alpha_estimators_and_files(skewed, tmp_path):
     alpha = [0.5, 0.2, 0.05]
-    model = DOLDA(alpha=alpha, **dict(KW, n_iter=8, burn_in=4)).fit(skewed.texts, skewed.y)
+    model = flat_dolda(alpha=alpha, **dict(KW, n_iter=8, burn_in=4)).fit(skewed.texts, skewed.y)
     np.testing.assert_array_equal(model.alpha_, alpha)
     model.save(tmp_path / "d")
     np.testing.assert_array_equal(dolda.load(tmp_path / "d").alpha_, alpha)
@@ -346,7 +347,7 @@ def test_bad_alpha_is_a_one_line_error_before_any_work(skewed, alpha, message, m
 
     monkeypatch.setattr(model_module.DOLDA, "_run_chain", no_chain)
     with pytest.raises(ValueError) as err:
-        DOLDA(alpha=alpha, **KW).fit(skewed.texts, skewed.y)
+        flat_dolda(alpha=alpha, **KW).fit(skewed.texts, skewed.y)
     assert message in str(err.value) and "\n" not in str(err.value)
 
 
@@ -355,7 +356,7 @@ def test_model_file_with_a_bad_alpha_vector_is_refused(skewed, tmp_path):
 
     from dolda.io import ModelFormatError
 
-    DOLDA(alpha=[0.5, 0.2, 0.05], **dict(KW, n_iter=4, burn_in=2)).fit(
+    flat_dolda(alpha=[0.5, 0.2, 0.05], **dict(KW, n_iter=4, burn_in=2)).fit(
         skewed.texts, skewed.y).save(tmp_path / "m")
     header = tmp_path / "m" / "model.json"
     doc = json.loads(header.read_text())

@@ -23,6 +23,7 @@ from hypothesis.extra.pandas import column, data_frames, range_indexes
 
 import dolda
 from dolda import DOLDA, LDA, DOProbit
+from _flat import flat_dolda
 
 WORDS = "apple pear fig kiwi plum lime grape melon berry cherry".split()
 N = 30
@@ -35,7 +36,7 @@ SMALL = dict(n_topics=3, n_iter=2, progress=False, random_state=0, predict_sweep
 
 
 def dolda_(**kw):
-    return DOLDA(**{**SMALL, **kw})
+    return flat_dolda(**{**SMALL, **kw})
 
 
 def lda_(**kw):
@@ -142,22 +143,22 @@ FIT = [
     ("alpha NaN", lambda f, t: dolda_(alpha=float("nan")).fit(TEXTS, Y), "error", "alpha"),
     ("beta inf", lambda f, t: dolda_(beta=float("inf")).fit(TEXTS, Y), "error", "beta"),
     ("prior_variance 0", lambda f, t: dolda_(prior_variance=0).fit(TEXTS, Y), "error",
-     "prior_variance"),
+     "Prior.variance"),
     ("n_iter 0", lambda f, t: dolda_(n_iter=0).fit(TEXTS, Y), "error", "n_iter"),
     ("burn_in >= n_iter", lambda f, t: dolda_(burn_in=2).fit(TEXTS, Y), "error", "burn_in"),
     ("thin 0", lambda f, t: dolda_(thin=0).fit(TEXTS, Y), "error", "thin"),
-    ("prior unknown", lambda f, t: dolda_(prior="laplace").fit(TEXTS, Y), "error", "prior"),
+    ("prior unknown", lambda f, t: dolda_(prior="laplace").fit(TEXTS, Y), "error", "Prior.kind"),
     ("z_sampler unknown", lambda f, t: dolda_(z_sampler="fast").fit(TEXTS, Y), "error",
-     "z_sampler"),
+     "Sampler.z"),
     ("backend unknown", lambda f, t: dolda_(backend="spark").fit(TEXTS, Y), "error",
      "backend"),
     ("n_jobs 0", lambda f, t: dolda_(n_jobs=0).fit(TEXTS, Y), "error", "n_jobs"),
     ("n_shards 0", lambda f, t: dolda_(n_shards=0).fit(TEXTS, Y), "error", "n_shards"),
     ("n_chains 0", lambda f, t: dolda_(n_chains=0).fit(TEXTS, Y), "error", "n_chains"),
     ("checkpoint_every 0", lambda f, t: dolda_(checkpoint_every=0).fit(TEXTS, Y), "error",
-     "checkpoint_every"),
+     "Checkpoint.every"),
     ("covariate_min_count 0", lambda f, t: dolda_(covariate_min_count=0).fit(TEXTS, Y),
-     "error", "covariate_min_count"),
+     "error", "Covariates.min_count"),
     ("rare_share 1", lambda f, t: dolda_(rare_share=1.0).fit(TEXTS, Y), "error",
      "rare_share"),
     ("min_df negative", lambda f, t: dolda_(min_df=-1).fit(TEXTS, Y), "error", "min_df"),

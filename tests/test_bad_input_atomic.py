@@ -20,6 +20,7 @@ import pytest
 import dolda
 from dolda import DOLDA, DOProbit, io
 from dolda.io import ModelFormatError
+from dolda import Checkpoint
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and flock")
 
@@ -75,8 +76,7 @@ def test_kill_between_the_renames_of_a_checkpoint_then_resume(tmp_path):
     assert meta["next_iteration"] == 4
 
     texts, y = _texts()
-    resumed = DOLDA(n_topics=3, n_iter=8, progress=False, random_state=5, checkpoint=str(ck),
-                    checkpoint_every=2, n_jobs=1).fit(texts, y, resume=str(ck))
+    resumed = DOLDA(n_topics=3, n_iter=8, progress=False, random_state=5, n_jobs=1, checkpoint=Checkpoint(path=str(ck), every=2)).fit(texts, y, resume=str(ck))
     straight = DOLDA(n_topics=3, n_iter=8, progress=False, random_state=5,
                      n_jobs=1).fit(texts, y)
     np.testing.assert_array_equal(resumed.eta_draws_, straight.eta_draws_)

@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 import dolda
 from dolda import DOLDA, LDA, DOProbit, io
 from dolda.io import ModelFormatError
+from dolda import Checkpoint, Covariates, Prediction
 
 WORDS = "apple pear fig kiwi plum lime grape melon berry cherry".split()
 COUNTS = Counter()
@@ -56,8 +57,7 @@ def saved(tmp_path_factory):
     texts = _texts()
     y = np.array(["a", "b", "c"])[np.arange(30) % 3]
     X = pd.DataFrame({"num": np.linspace(-1, 1, 30), "cat": ["u", "v"] * 15})
-    DOLDA(n_topics=3, n_iter=4, progress=False, random_state=0, predict_sweeps=4,
-          checkpoint=str(root / "ck"), checkpoint_every=2).fit(texts, y, X=X).save(root / "dolda")
+    DOLDA(n_topics=3, n_iter=4, progress=False, random_state=0, prediction=Prediction(sweeps=4), checkpoint=Checkpoint(path=str(root / "ck"), every=2)).fit(texts, y, X=X).save(root / "dolda")
     LDA(n_topics=3, n_iter=4, progress=False, random_state=0,
         transform_sweeps=4).fit(texts).save(root / "lda")
     Xn = np.random.default_rng(0).normal(size=(30, 2))
@@ -481,8 +481,7 @@ def test_a_model_fitted_on_selected_covariate_columns_loads_and_predicts(tmp_pat
     y = np.array(["a", "b", "c"])[np.arange(30) % 3]
     X = pd.DataFrame({"text": texts, "num": np.linspace(-1, 1, 30), "cat": ["u", "v"] * 15,
                       "ignored": np.arange(30)})
-    model = DOLDA(n_topics=3, n_iter=4, progress=False, random_state=0, predict_sweeps=4,
-                  covariate_columns=selected).fit(X, y)
+    model = DOLDA(n_topics=3, n_iter=4, progress=False, random_state=0, prediction=Prediction(sweeps=4), covariates=Covariates(columns=selected)).fit(X, y)
     model.save(tmp_path / "m")
     again = dolda.load(tmp_path / "m")
     np.testing.assert_array_equal(again.predict_proba(X[:5]), model.predict_proba(X[:5]))

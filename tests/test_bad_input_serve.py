@@ -20,6 +20,7 @@ from _bad_input import class_summary, tally
 
 from dolda import DOLDA
 from dolda.datasets import simulate
+from dolda import Text
 
 fastapi = pytest.importorskip("fastapi", reason="dolda serve needs fastapi")
 uvicorn = pytest.importorskip("uvicorn", reason="dolda serve needs uvicorn")
@@ -36,8 +37,7 @@ def sim():
 
 @pytest.fixture(scope="module")
 def model_dir(sim, tmp_path_factory):
-    model = DOLDA(n_topics=3, alpha=0.5, n_iter=20, random_state=0, progress=False,
-                  rare_share=0.0, n_jobs=1).fit(sim.texts, sim.y, X=sim.X)
+    model = DOLDA(n_topics=3, alpha=0.5, n_iter=20, random_state=0, progress=False, n_jobs=1, text=Text(rare_share=0.0)).fit(sim.texts, sim.y, X=sim.X)
     path = tmp_path_factory.mktemp("serve34") / "model"
     model.save(path)
     return path

@@ -13,6 +13,8 @@ import dolda
 from dolda import DOLDA
 from dolda.models.dolda.inputs import scale_blocks
 from dolda.datasets import simulate
+from dolda.experimental import Experimental
+from _flat import flat_dolda
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +24,7 @@ def sim():
 
 
 def _fit(sim, **kw):
-    return DOLDA(n_topics=3, n_iter=6, rare_share=0, progress=False, random_state=0,
+    return flat_dolda(n_topics=3, n_iter=6, rare_share=0, progress=False, random_state=0,
                  **kw).fit(sim.texts, sim.y)
 
 
@@ -57,7 +59,7 @@ def test_resumed_block_chain_ends_where_the_uninterrupted_one_does(sim, tmp_path
 
     kw = dict(n_topics=3, n_iter=6, burn_in=2, rare_share=0, progress=False, random_state=0,
               global_scales="block")
-    full = DOLDA(**kw).fit(sim.texts, sim.y)
+    full = flat_dolda(**kw).fit(sim.texts, sim.y)
     real_step = chain.dolda_step
 
     def step_with_ctrl_c(seed, it, *args):
@@ -67,9 +69,9 @@ def test_resumed_block_chain_ends_where_the_uninterrupted_one_does(sim, tmp_path
 
     monkeypatch.setattr(chain, "dolda_step", step_with_ctrl_c)
     with pytest.raises(FitInterrupted):
-        DOLDA(checkpoint=tmp_path / "ck", checkpoint_every=2, **kw).fit(sim.texts, sim.y)
+        flat_dolda(checkpoint=tmp_path / "ck", checkpoint_every=2, **kw).fit(sim.texts, sim.y)
     monkeypatch.setattr(chain, "dolda_step", real_step)
-    resumed = DOLDA(**kw).fit(sim.texts, sim.y, resume=tmp_path / "ck")
+    resumed = flat_dolda(**kw).fit(sim.texts, sim.y, resume=tmp_path / "ck")
     np.testing.assert_array_equal(resumed.tau_draws_, full.tau_draws_)
     np.testing.assert_array_equal(resumed.eta_draws_, full.eta_draws_)
 
@@ -80,4 +82,4 @@ def test_block_scales_change_the_chain_and_shared_is_the_default(sim):
     assert shared.tau_draws_.ndim == 2 and shared.scale_blocks_ is None
     assert not np.array_equal(shared.eta_draws_, block.eta_draws_)
     with pytest.raises(ValueError, match="global_scales"):
-        DOLDA(global_scales="per-word").fit(sim.texts, sim.y)
+        DOLDA(experimental=Experimental(global_scales="per-word")).fit(sim.texts, sim.y)

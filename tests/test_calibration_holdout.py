@@ -14,6 +14,7 @@ from dolda.posterior.holdout import check_holdout, holdout_stacking, split_lates
 from dolda.posterior.calibration import LooDraws, loo_log_score, select_stacking, stacking_map
 from dolda.design.corpus import Vocabulary
 from dolda.datasets import simulate
+from _flat import flat_dolda
 
 SMALL = dict(n_topics=3, n_iter=40, n_words=0, progress=False, n_jobs=1, random_state=5)
 
@@ -29,7 +30,7 @@ def test_a_bad_share_is_named_before_any_work(bad, sim):
     with pytest.raises(ValueError, match="calibration_holdout"):
         check_holdout(bad)
     with pytest.raises(ValueError, match="calibration_holdout"):
-        DOLDA(calibration_holdout=bad, **SMALL).fit(sim.texts, sim.y)
+        flat_dolda(calibration_holdout=bad, **SMALL).fit(sim.texts, sim.y)
 
 
 @pytest.mark.parametrize("good", [None, 0.5, 0.2, np.float32(0.1)])
@@ -83,8 +84,8 @@ def test_the_map_is_fitted_on_the_latest_rows_and_the_chain_on_the_others(sim, d
     y = sim.y.copy()
     if drift:
         y[cut:] = np.random.default_rng(0).choice(np.unique(sim.y), n - cut)
-    held = DOLDA(calibration_holdout=0.3, **SMALL).fit(sim.texts, y, covariates=frame)
-    plain = DOLDA(**SMALL).fit(sim.texts[:cut], y[:cut], covariates=frame.iloc[:cut])
+    held = flat_dolda(calibration_holdout=0.3, **SMALL).fit(sim.texts, y, covariates=frame)
+    plain = flat_dolda(**SMALL).fit(sim.texts[:cut], y[:cut], covariates=frame.iloc[:cut])
     np.testing.assert_array_equal(held.eta_draws_, plain.eta_draws_)
     assert held.vocabulary_.words == plain.vocabulary_.words
     want = holdout_stacking(plain, sim.texts[cut:], y[cut:],
@@ -114,18 +115,18 @@ def test_held_out_rows_of_an_unseen_class_are_left_out_with_a_warning(sim, caplo
     y = sim.y.astype(object)
     y[-3:] = "brand-new"  # a class only among the latest rows
     with caplog.at_level(logging.WARNING, logger="dolda.posterior.holdout"):
-        model = DOLDA(calibration_holdout=0.2, **SMALL).fit(sim.texts, y)
+        model = flat_dolda(calibration_holdout=0.2, **SMALL).fit(sim.texts, y)
     assert "brand-new" not in model.classes_
     assert "3 of 30 held-out rows" in caplog.text and "brand-new" in caplog.text
     y[-30:] = "brand-new"
     with pytest.raises(ValueError, match="none of the latest 30 rows has a class"):
         split_latest(sim.texts, y, None, 0.2)  # refused before the chain runs
     with pytest.raises(ValueError, match="none of the latest 30 rows has a class"):
-        DOLDA(calibration_holdout=0.2, **SMALL).fit(sim.texts, y)
+        flat_dolda(calibration_holdout=0.2, **SMALL).fit(sim.texts, y)
 
 
 def test_the_parameter_survives_save_and_load(sim, tmp_path):
-    model = DOLDA(calibration_holdout=0.25, **SMALL).fit(sim.texts, sim.y)
+    model = flat_dolda(calibration_holdout=0.25, **SMALL).fit(sim.texts, sim.y)
     model.save(tmp_path / "m")
     back = dolda.load(tmp_path / "m")
     assert back.calibration_holdout == 0.25

@@ -11,6 +11,7 @@ import scipy.sparse as sp
 
 from dolda.design import covariates
 from dolda.design.covariates import OTHER, CovariateEncoder
+from _flat import flat_dolda
 
 
 def _frame():
@@ -220,7 +221,7 @@ def small_corpus():
 def _dolda(**kw):
     from dolda import DOLDA
 
-    return DOLDA(n_topics=4, n_iter=12, burn_in=6, predict_sweeps=6, phi_draws=3,
+    return flat_dolda(n_topics=4, n_iter=12, burn_in=6, predict_sweeps=6, phi_draws=3,
                  random_state=5, n_jobs=1, progress=False, **kw)
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from dolda import DOLDA
 from dolda.datasets import simulate
+from _flat import flat_dolda
 
 distributed = pytest.importorskip("distributed")
 
@@ -72,8 +73,8 @@ def _our_keys(client):
 
 @pytest.mark.parametrize("n_shards", [2, 3])
 def test_dask_chain_equals_local_chain(client, corpus, n_shards):
-    local = DOLDA(n_shards=n_shards, n_jobs=2, **KW).fit(corpus.texts, corpus.y)
-    dask = DOLDA(backend="dask", client=client, n_shards=n_shards, **KW).fit(corpus.texts,
+    local = flat_dolda(n_shards=n_shards, n_jobs=2, **KW).fit(corpus.texts, corpus.y)
+    dask = flat_dolda(backend="dask", client=client, n_shards=n_shards, **KW).fit(corpus.texts,
                                                                                corpus.y)
     _assert_same_chain(local, dask)
     assert np.isfinite(local.loglik_.to_numpy()).all()
@@ -84,8 +85,8 @@ def test_dask_chain_equals_local_chain_with_polya_phi(client, corpus, z_sampler)
     """Only the non-zeros of the Pólya-urn Phi travel; the workers rebuild the dense view
     and the alias tables, and the chain is the local one to the last bit."""
     kw = dict(KW, phi_sampler="polya", z_sampler=z_sampler, loglik_every=2)
-    local = DOLDA(n_shards=3, n_jobs=2, **kw).fit(corpus.texts, corpus.y)
-    dask = DOLDA(backend="dask", client=client, n_shards=3, **kw).fit(corpus.texts, corpus.y)
+    local = flat_dolda(n_shards=3, n_jobs=2, **kw).fit(corpus.texts, corpus.y)
+    dask = flat_dolda(backend="dask", client=client, n_shards=3, **kw).fit(corpus.texts, corpus.y)
     _assert_same_chain(local, dask)
     ll = local.loglik_.to_numpy()
     assert np.isfinite(ll[1::2]).all() and np.isnan(ll[0::2]).all()
@@ -95,8 +96,8 @@ def test_shard_layout_changes_only_rounding(corpus):
     """Random streams follow the global document index: with 1 and 3 shards the chains
     differ only by the rounding of the summed statistics (first iterations)."""
     kw = dict(KW, n_iter=3, burn_in=0)
-    one = DOLDA(n_shards=1, **kw).fit(corpus.texts, corpus.y)
-    three = DOLDA(n_shards=3, **kw).fit(corpus.texts, corpus.y)
+    one = flat_dolda(n_shards=1, **kw).fit(corpus.texts, corpus.y)
+    three = flat_dolda(n_shards=3, **kw).fit(corpus.texts, corpus.y)
     np.testing.assert_allclose(one.eta_draws_, three.eta_draws_, rtol=0, atol=1e-9)
     # the draws are float32 roundings: the float64 log-likelihood of every iteration keeps
     # the test sensitive to differences beyond rounding
@@ -113,7 +114,7 @@ def test_lost_worker_is_replayed_to_the_same_result(killable_client, corpus, mon
 
     kw = dict(KW, n_iter=14)
     client = killable_client
-    reference = DOLDA(n_shards=3, **kw).fit(corpus.texts, corpus.y)
+    reference = flat_dolda(n_shards=3, **kw).fit(corpus.texts, corpus.y)
     pids = client.run(os.getpid)
     victim = sorted(pids)[0]
     real_step, real_recover = dask_backend.DaskChain.step, dask_backend.DaskChain._recover
@@ -136,7 +137,7 @@ def test_lost_worker_is_replayed_to_the_same_result(killable_client, corpus, mon
     # 2026.8), which dropped the client's connection and the data scattered for the replay
     cancels = []
     monkeypatch.setattr(client, "cancel", lambda *a, **k: cancels.append(a))
-    disturbed = DOLDA(backend="dask", client=client, n_shards=3, snapshot_every=5,
+    disturbed = flat_dolda(backend="dask", client=client, n_shards=3, snapshot_every=5,
                       phi_transport=phi_transport, **kw).fit(corpus.texts, corpus.y)
     assert recoveries, "the worker was killed but no recovery happened"
     assert not cancels
@@ -144,7 +145,7 @@ def test_lost_worker_is_replayed_to_the_same_result(killable_client, corpus, mon
 
 
 def test_no_shard_data_left_on_the_cluster(client, corpus):
-    DOLDA(backend="dask", client=client, n_shards=3, **dict(KW, n_iter=3, burn_in=0)).fit(
+    flat_dolda(backend="dask", client=client, n_shards=3, **dict(KW, n_iter=3, burn_in=0)).fit(
         corpus.texts, corpus.y)
     deadline = time.monotonic() + 10
     while _our_keys(client) and time.monotonic() < deadline:
@@ -238,8 +239,8 @@ def test_dask_chain_equals_local_chain_with_the_mh_z_step(client, corpus):
     per_word = np.bincount(tokens)
     assert (per_word >= ALIAS_MIN_TOKENS).any() and (per_word < ALIAS_MIN_TOKENS).any()
     kw = dict(KW, n_iter=6, burn_in=2, z_sampler="mh")
-    local = DOLDA(n_shards=2, n_jobs=2, **kw).fit(corpus.texts, corpus.y)
-    dask = DOLDA(backend="dask", client=client, n_shards=2, **kw).fit(corpus.texts, corpus.y)
+    local = flat_dolda(n_shards=2, n_jobs=2, **kw).fit(corpus.texts, corpus.y)
+    dask = flat_dolda(backend="dask", client=client, n_shards=2, **kw).fit(corpus.texts, corpus.y)
     _assert_same_chain(local, dask)
 
 
@@ -250,8 +251,8 @@ def test_dask_chain_equals_local_chain_with_sparse_covariates(client, corpus):
     rng = np.random.default_rng(0)
     X = sp.csr_matrix(np.eye(25)[rng.integers(0, 25, len(corpus.texts))])
     kw = dict(KW, eta_sampler="cg", n_shards=3)
-    local = DOLDA(n_jobs=2, **kw).fit(corpus.texts, corpus.y, X=X)
-    dask = DOLDA(backend="dask", client=client, **kw).fit(corpus.texts, corpus.y, X=X)
+    local = flat_dolda(n_jobs=2, **kw).fit(corpus.texts, corpus.y, X=X)
+    dask = flat_dolda(backend="dask", client=client, **kw).fit(corpus.texts, corpus.y, X=X)
     assert local.eta_sampler_ == "cg"
     _assert_same_chain(local, dask)
 
@@ -263,8 +264,8 @@ def test_dask_chain_equals_local_chain_with_learned_asymmetric_alpha(client, cor
     (and the word-bucket tables of the MH step built from it, on the driver or, with the
     Pólya-urn Phi, on the workers) give the local chain to the last bit."""
     kw = dict(KW, n_iter=24, burn_in=20, alpha="auto", **extra)
-    local = DOLDA(n_shards=3, n_jobs=2, **kw).fit(corpus.texts, corpus.y)
-    dask = DOLDA(backend="dask", client=client, n_shards=3, **kw).fit(corpus.texts, corpus.y)
+    local = flat_dolda(n_shards=3, n_jobs=2, **kw).fit(corpus.texts, corpus.y)
+    dask = flat_dolda(backend="dask", client=client, n_shards=3, **kw).fit(corpus.texts, corpus.y)
     _assert_same_chain(local, dask)
     np.testing.assert_array_equal(local.alpha_, dask.alpha_)
     assert local.alpha_.shape == (4,) and np.ptp(local.alpha_) > 0
@@ -292,15 +293,15 @@ def test_dask_workers_repeat_the_phi_draw_from_its_counts(client, corpus, z_samp
     from dolda.backends import dask as dask_backend
 
     kw = dict(KW, n_iter=8, burn_in=2, z_sampler=z_sampler)
-    local = DOLDA(n_shards=3, n_jobs=2, **kw).fit(corpus.texts, corpus.y)
+    local = flat_dolda(n_shards=3, n_jobs=2, **kw).fit(corpus.texts, corpus.y)
     sent_counts = _record_phi_transport(monkeypatch, dask_backend.DaskChain)
-    dask = DOLDA(backend="dask", client=client, n_shards=3, phi_transport="recipe",
+    dask = flat_dolda(backend="dask", client=client, n_shards=3, phi_transport="recipe",
                  **kw).fit(corpus.texts, corpus.y)
     assert sent_counts == [False] + [True] * 7
     _assert_same_chain(local, dask)
     # phi_transport="dense": Phi itself on every iteration, the same chain
     del sent_counts[:]
-    dense = DOLDA(backend="dask", client=client, n_shards=3, phi_transport="dense",
+    dense = flat_dolda(backend="dask", client=client, n_shards=3, phi_transport="dense",
                   **kw).fit(corpus.texts, corpus.y)
     assert sent_counts == [False] * 8
     _assert_same_chain(local, dense)
@@ -384,10 +385,10 @@ def test_driver_draws_phi_only_for_checkpoints_while_the_counts_travel(client, c
     from dolda import io
 
     kw = dict(KW, n_iter=8, burn_in=2, z_sampler="mh", checkpoint_every=5)
-    local = DOLDA(n_shards=3, n_jobs=2, checkpoint=tmp_path / "local", **kw).fit(corpus.texts,
+    local = flat_dolda(n_shards=3, n_jobs=2, checkpoint=tmp_path / "local", **kw).fit(corpus.texts,
                                                                                   corpus.y)
     draws = _record_driver_draws(monkeypatch)
-    dask = DOLDA(backend="dask", client=client, n_shards=3, checkpoint=tmp_path / "dask",
+    dask = flat_dolda(backend="dask", client=client, n_shards=3, checkpoint=tmp_path / "dask",
                  phi_transport="recipe", **kw).fit(corpus.texts, corpus.y)
     _assert_same_chain(local, dask)
     assert draws == [4, 7]  # the checkpoints after 5 and 8 iterations, nothing else
@@ -459,7 +460,7 @@ def test_a_stuck_broadcast_is_replayed_to_the_same_result(client, corpus, monkey
     from dolda.backends import dask as dask_backend
 
     kw = dict(KW, n_iter=10)
-    reference = DOLDA(backend="dask", client=client, n_shards=2, **kw).fit(corpus.texts,
+    reference = flat_dolda(backend="dask", client=client, n_shards=2, **kw).fit(corpus.texts,
                                                                           corpus.y)
     real, hung = dask_backend.broadcast, []
 
@@ -473,7 +474,7 @@ def test_a_stuck_broadcast_is_replayed_to_the_same_result(client, corpus, monkey
 
     monkeypatch.setattr(shards, "SCATTER_TIMEOUT", 0.5)
     monkeypatch.setattr(dask_backend, "broadcast", broadcast)
-    disturbed = DOLDA(backend="dask", client=client, n_shards=2, snapshot_every=3,
+    disturbed = flat_dolda(backend="dask", client=client, n_shards=2, snapshot_every=3,
                       **kw).fit(corpus.texts, corpus.y)
     assert hung
     _assert_same_chain(reference, disturbed)

@@ -7,6 +7,7 @@ import pytest
 from dolda import DOLDA, DOProbit
 from dolda.datasets import simulate
 from dolda.evaluate.diagnostics import convergence_table, export_pyldavis, worst_rhat
+from _flat import flat_dolda
 
 KW = dict(n_topics=3, alpha=0.5, beta=0.1, random_state=3, progress=False, n_jobs=1,
           n_words=0)  # shapes of the topics-only model
@@ -21,7 +22,7 @@ def sim():
 @pytest.fixture(scope="module")
 def two_chains(sim):
     # 2 x 3000 iterations take about 10 s on one thread.
-    return DOLDA(n_iter=3000, n_chains=2, **KW).fit(sim.texts, sim.y)
+    return flat_dolda(n_iter=3000, n_chains=2, **KW).fit(sim.texts, sim.y)
 
 
 def test_aligned_chains_converge(two_chains):
@@ -42,7 +43,7 @@ def test_aligned_chains_converge(two_chains):
 def test_unconverged_chains_have_large_rhat(sim):
     # n_iter=6, burn_in=1: five draws per chain from two different starts.
     # Measured: worst topic R-hat about 2-3 (all coefficients above 1.2).
-    model = DOLDA(n_iter=6, burn_in=1, n_chains=2, **KW).fit(sim.texts, sim.y)
+    model = flat_dolda(n_iter=6, burn_in=1, n_chains=2, **KW).fit(sim.texts, sim.y)
     assert worst_rhat(model) > 1.2
 
 
@@ -70,7 +71,7 @@ def test_inference_data_dims_and_coords(two_chains):
 
 
 def test_single_chain_uses_split_halves(sim):
-    model = DOLDA(n_iter=40, **KW).fit(sim.texts, sim.y)
+    model = flat_dolda(n_iter=40, **KW).fit(sim.texts, sim.y)
     table = convergence_table(model)
     assert table.attrs["split_single_chain"]
     assert np.isfinite(table["r_hat"]).all()
@@ -123,12 +124,12 @@ def test_inference_data_without_arguments_has_the_training_log_likelihood(sim, t
     it is the one ``to_inference_data(y=...)`` computes from the same topic counts."""
     import dolda
 
-    plain = DOLDA(n_iter=30, **KW).fit(sim.texts, sim.y)
+    plain = flat_dolda(n_iter=30, **KW).fit(sim.texts, sim.y)
     stored = plain.to_inference_data().log_likelihood["y"].values
     given = plain.to_inference_data(y=sim.y).log_likelihood["y"].values
     assert stored.shape == given.shape == (1, 15, len(sim.y))
     np.testing.assert_allclose(stored, given, rtol=1e-5)
-    words = DOLDA(n_iter=30, **{**KW, "n_words": 20}).fit(sim.texts, sim.y)
+    words = flat_dolda(n_iter=30, **{**KW, "n_words": 20}).fit(sim.texts, sim.y)
     loo = az.loo(words.to_inference_data())
     assert np.isfinite(loo.elpd_loo) and loo.n_data_points == len(sim.y)
     words.save(tmp_path / "m")

@@ -15,6 +15,7 @@ from dolda.datasets import simulate
 from _recording import record_probit_states
 from dolda.evaluate.diagnostics import convergence_table, pointwise_do_loglik
 from dolda.posterior.scores import coefficient_prior_sd
+from _flat import flat_dolda
 
 F32 = np.dtype(np.float32)
 KW = dict(n_topics=3, alpha=0.1, random_state=4, progress=False, n_jobs=1, rare_share=0.0)
@@ -42,7 +43,7 @@ def corpus():
 @pytest.fixture(scope="module")
 def dolda_model(corpus):
     # word covariates: a sparse design, and lambda over words and topics
-    return DOLDA(n_iter=16, burn_in=6, n_words=12, **KW).fit(corpus.texts, corpus.y)
+    return flat_dolda(n_iter=16, burn_in=6, n_words=12, **KW).fit(corpus.texts, corpus.y)
 
 
 def _records(monkeypatch, module, name, pick):
@@ -82,7 +83,7 @@ def test_dolda_draws_and_checkpoint_are_float32_roundings_of_the_state(corpus, t
                                                                         monkeypatch):
     seen = record_probit_states(monkeypatch)
     ckpt = tmp_path / "ck"
-    m = DOLDA(n_iter=10, burn_in=4, n_words=12, checkpoint=ckpt, **KW).fit(corpus.texts,
+    m = flat_dolda(n_iter=10, burn_in=4, n_words=12, checkpoint=ckpt, **KW).fit(corpus.texts,
                                                                           corpus.y)
     assert {m.eta_draws_.dtype, m.tau_draws_.dtype, m.lambda_draws_.dtype} == {F32}
     # the word columns are kept in float16 and their lambda as summaries (issue 33,
@@ -111,7 +112,7 @@ def test_dolda_draws_and_checkpoint_are_float32_roundings_of_the_state(corpus, t
 
 
 def test_chains_pool_in_float32(corpus):
-    two = DOLDA(n_iter=8, burn_in=4, n_words=12, n_chains=2, **KW).fit(corpus.texts, corpus.y)
+    two = flat_dolda(n_iter=8, burn_in=4, n_words=12, n_chains=2, **KW).fit(corpus.texts, corpus.y)
     assert {two.eta_draws_.dtype, two.tau_draws_.dtype, two.lambda_draws_.dtype} == {F32}
     assert two.eta_draws_.rest.flags.owndata and two.eta_draws_.shape[0] == 8
     p = DOProbit(n_iter=20, n_chains=2, random_state=2, n_jobs=1).fit(
@@ -125,7 +126,7 @@ def test_resuming_an_old_float64_checkpoint_gives_the_float32_chain(corpus, tmp_
     from dolda.sampler import chain
 
     kw = dict(n_iter=12, burn_in=4, n_words=12, **KW)
-    full = DOLDA(**kw).fit(corpus.texts, corpus.y)
+    full = flat_dolda(**kw).fit(corpus.texts, corpus.y)
     real_step = chain.dolda_step
 
     def crash_at_9(seed, it, *args):
@@ -136,7 +137,7 @@ def test_resuming_an_old_float64_checkpoint_gives_the_float32_chain(corpus, tmp_
     monkeypatch.setattr(chain, "dolda_step", crash_at_9)
     ckpt = tmp_path / "ck"
     with pytest.raises(RuntimeError, match="went down"):
-        DOLDA(checkpoint=ckpt, checkpoint_every=4, **kw).fit(corpus.texts, corpus.y)
+        flat_dolda(checkpoint=ckpt, checkpoint_every=4, **kw).fit(corpus.texts, corpus.y)
     monkeypatch.setattr(chain, "dolda_step", real_step)
     meta, arr = io.load_checkpoint(ckpt)
     assert meta["next_iteration"] == 8 and arr["eta_draws"].dtype == F32
@@ -145,7 +146,7 @@ def test_resuming_an_old_float64_checkpoint_gives_the_float32_chain(corpus, tmp_
     io.save_checkpoint(ckpt, meta, {k: v.astype(np.float64) if k in draws else v
                                     for k, v in arr.items()})
     assert io.read_header(ckpt)["arrays"]["eta_draws"]["dtype"] == "<f8"
-    resumed = DOLDA(checkpoint=ckpt, **kw).fit(corpus.texts, corpus.y, resume=ckpt)
+    resumed = flat_dolda(checkpoint=ckpt, **kw).fit(corpus.texts, corpus.y, resume=ckpt)
     for name in ("eta_draws_", "tau_draws_", "lambda_draws_"):
         assert getattr(resumed, name).dtype == F32
         np.testing.assert_array_equal(getattr(resumed, name), getattr(full, name))
@@ -154,14 +155,14 @@ def test_resuming_an_old_float64_checkpoint_gives_the_float32_chain(corpus, tmp_
 
 def test_extending_an_old_float64_checkpoint_gives_the_float32_chain(corpus, tmp_path):
     kw = dict(burn_in=4, n_words=12, phi_draws=3, **KW)
-    longer = DOLDA(n_iter=14, **kw).fit(corpus.texts, corpus.y)
+    longer = flat_dolda(n_iter=14, **kw).fit(corpus.texts, corpus.y)
     ckpt = tmp_path / "ck"
-    DOLDA(n_iter=10, checkpoint=ckpt, **kw).fit(corpus.texts, corpus.y)  # finished
+    flat_dolda(n_iter=10, checkpoint=ckpt, **kw).fit(corpus.texts, corpus.y)  # finished
     meta, arr = io.load_checkpoint(ckpt)
     draws = ("eta_draws", "tau_draws", "lambda_draws")
     io.save_checkpoint(ckpt, meta, {k: v.astype(np.float64) if k in draws else v
                                     for k, v in arr.items()})
-    extended = DOLDA(n_iter=14, checkpoint=ckpt, **kw).fit(corpus.texts, corpus.y,
+    extended = flat_dolda(n_iter=14, checkpoint=ckpt, **kw).fit(corpus.texts, corpus.y,
                                                            resume=ckpt)
     for name in ("eta_draws_", "tau_draws_", "lambda_draws_"):
         assert getattr(extended, name).dtype == F32

@@ -13,6 +13,7 @@ from dolda.datasets import simulate
 from dolda.interpret.explain import analyse, explain_documents, tokenize_with_spans
 from dolda.sampler.rng import STEP_PREDICT, stream, uniform
 from dolda.sampler.token_topics import token_topic_frequencies
+from dolda import Text, Words
 
 N_TRAIN = 150
 
@@ -27,8 +28,7 @@ def sim():
 def model(sim):
     # topics only: the tokens carry exactly the topic part here (word covariates are
     # attributed to their words: tests/test_word_features.py)
-    return DOLDA(n_topics=4, alpha=0.5, n_iter=80, random_state=0, progress=False,
-                 rare_share=0.0, n_jobs=1, n_words=0).fit(sim.texts[:N_TRAIN], sim.y[:N_TRAIN],
+    return DOLDA(n_topics=4, alpha=0.5, n_iter=80, random_state=0, progress=False, n_jobs=1, text=Text(rare_share=0.0), words=Words(n=0)).fit(sim.texts[:N_TRAIN], sim.y[:N_TRAIN],
                                                X=sim.X.iloc[:N_TRAIN])
 
 

@@ -21,6 +21,7 @@ from dolda import DOLDA
 from dolda.cli import main
 from dolda.evaluate.convergence import chain_convergence
 from dolda.datasets import simulate
+from _flat import flat_dolda
 
 KW = dict(n_topics=3, alpha=0.1, random_state=4, progress=False, rare_share=0.0,
           phi_draws=4)
@@ -42,24 +43,24 @@ def _same(one, two):
 
 def test_extended_fit_ends_where_one_longer_run_ends(sim, tmp_path):
     ckpt = tmp_path / "ckpt"
-    DOLDA(n_iter=16, checkpoint=ckpt, **KW).fit(sim.texts, sim.y)
-    extended = DOLDA(n_iter=26, checkpoint=ckpt, **KW).fit(sim.texts, sim.y, resume=ckpt)
-    straight = DOLDA(n_iter=26, **KW).fit(sim.texts, sim.y)
+    flat_dolda(n_iter=16, checkpoint=ckpt, **KW).fit(sim.texts, sim.y)
+    extended = flat_dolda(n_iter=26, checkpoint=ckpt, **KW).fit(sim.texts, sim.y, resume=ckpt)
+    straight = flat_dolda(n_iter=26, **KW).fit(sim.texts, sim.y)
     _same(extended, straight)
     # and once more, from the extended checkpoint
-    again = DOLDA(n_iter=34, **KW).fit(sim.texts, sim.y, resume=ckpt)
-    _same(again, DOLDA(n_iter=34, **KW).fit(sim.texts, sim.y))
+    again = flat_dolda(n_iter=34, **KW).fit(sim.texts, sim.y, resume=ckpt)
+    _same(again, flat_dolda(n_iter=34, **KW).fit(sim.texts, sim.y))
 
 
 def test_extensions_that_cannot_be_exact_are_refused(sim, tmp_path):
     ckpt = tmp_path / "ckpt"
-    DOLDA(n_iter=16, checkpoint=ckpt, **KW).fit(sim.texts, sim.y)
+    flat_dolda(n_iter=16, checkpoint=ckpt, **KW).fit(sim.texts, sim.y)
     with pytest.raises(ValueError, match="phi_draws"):
-        DOLDA(n_iter=18, **KW).fit(sim.texts, sim.y, resume=ckpt)
+        flat_dolda(n_iter=18, **KW).fit(sim.texts, sim.y, resume=ckpt)
     with pytest.raises(ValueError, match="shorten"):
-        DOLDA(n_iter=10, **KW).fit(sim.texts, sim.y, resume=ckpt)
+        flat_dolda(n_iter=10, **KW).fit(sim.texts, sim.y, resume=ckpt)
     with pytest.raises(ValueError, match="burn_in"):
-        DOLDA(n_iter=30, burn_in=2, **KW).fit(sim.texts, sim.y, resume=ckpt)
+        flat_dolda(n_iter=30, burn_in=2, **KW).fit(sim.texts, sim.y, resume=ckpt)
 
 
 def _fake(trace, eta):
@@ -123,7 +124,7 @@ def test_one_verdict_in_the_log_the_model_a_loaded_model_and_runnable_advice(sim
     from dolda.interpret.report.convergence import convergence_summary
 
     with caplog.at_level(logging.INFO, logger="dolda.models.dolda.estimator"):
-        model = DOLDA(n_iter=30, **KW).fit(sim.texts, sim.y)
+        model = flat_dolda(n_iter=30, **KW).fit(sim.texts, sim.y)
     verdict = model.convergence_
     assert any(verdict["message"] in r.getMessage() for r in caplog.records)
     assert verdict["checkpoint"] is None and not verdict["converged"]
@@ -140,11 +141,11 @@ def test_one_verdict_in_the_log_the_model_a_loaded_model_and_runnable_advice(sim
     report = convergence_summary(loaded)
     assert report["verdict"] == verdict["verdict"] and report["advice"] == verdict["advice"]
     ckpt = tmp_path / "ck"
-    resumable = DOLDA(n_iter=30, checkpoint=ckpt, **KW).fit(sim.texts, sim.y)
+    resumable = flat_dolda(n_iter=30, checkpoint=ckpt, **KW).fit(sim.texts, sim.y)
     total = resumable.convergence_["recommended_iterations"]
     assert resumable.convergence_["checkpoint"] == str(ckpt)
     assert f"resume={str(ckpt)!r}) with n_iter={total}" in resumable.convergence_["message"]
-    extended = DOLDA(n_iter=total, checkpoint=ckpt, **KW).fit(sim.texts, sim.y, resume=ckpt)
+    extended = flat_dolda(n_iter=total, checkpoint=ckpt, **KW).fit(sim.texts, sim.y, resume=ckpt)
     assert extended.n_iter_ == total
 
 

@@ -20,6 +20,7 @@ from dolda import DOLDA
 from dolda.cli import main
 from dolda.datasets import simulate
 from dolda.sampler import hyper
+from _flat import flat_dolda
 
 
 def _counts(a, n_groups, dim, length, seed):
@@ -57,10 +58,10 @@ KW = dict(n_topics=3, n_iter=40, random_state=2, progress=False, rare_share=0.0)
 
 
 def test_dolda_learns_alpha_and_beta_in_the_burn_in(sim, tmp_path):
-    model = DOLDA(alpha="auto_symmetric", beta="auto", **KW).fit(sim.texts, sim.y)
+    model = flat_dolda(alpha="auto_symmetric", beta="auto", **KW).fit(sim.texts, sim.y)
     assert model.alpha_ != 0.1 and model.beta_ != 0.01
     assert 0.05 < model.alpha_ < 5  # simulated with alpha = 0.5
-    fixed = DOLDA(**KW).fit(sim.texts, sim.y)
+    fixed = flat_dolda(**KW).fit(sim.texts, sim.y)
     assert fixed.alpha_ == 0.01 and fixed.beta_ == 0.01
     model.save(tmp_path / "m")
     again = dolda.load(tmp_path / "m")
@@ -72,7 +73,7 @@ def test_interrupted_auto_chain_resumes_exactly(sim, tmp_path, monkeypatch):
     from dolda.models.dolda import chain as chain_module
     from dolda.models.dolda import estimator as model_module
 
-    straight = DOLDA(alpha="auto", beta="auto", **KW).fit(sim.texts, sim.y)
+    straight = flat_dolda(alpha="auto", beta="auto", **KW).fit(sim.texts, sim.y)
     ckpt = tmp_path / "ck"
     calls = {"n": 0}
     real = chain_module._DeferredInterrupt
@@ -89,9 +90,9 @@ def test_interrupted_auto_chain_resumes_exactly(sim, tmp_path, monkeypatch):
 
     monkeypatch.setattr(chain_module, "_DeferredInterrupt", StopAt15)
     with pytest.raises(model_module.FitInterrupted):
-        DOLDA(alpha="auto", beta="auto", checkpoint=ckpt, **KW).fit(sim.texts, sim.y)
+        flat_dolda(alpha="auto", beta="auto", checkpoint=ckpt, **KW).fit(sim.texts, sim.y)
     monkeypatch.setattr(chain_module, "_DeferredInterrupt", real)
-    resumed = DOLDA(alpha="auto", beta="auto", checkpoint=ckpt, **KW).fit(sim.texts, sim.y,
+    resumed = flat_dolda(alpha="auto", beta="auto", checkpoint=ckpt, **KW).fit(sim.texts, sim.y,
                                                                           resume=ckpt)
     assert resumed.alpha_.shape == (3,)  # alpha="auto": one value per topic
     np.testing.assert_array_equal(resumed.alpha_, straight.alpha_)

@@ -5,6 +5,8 @@ The warm start runs on its own derived stream, so the chain it starts is the sam
 """
 
 import numpy as np
+from dolda import Words
+from dolda.experimental import Experimental
 
 
 def test_warm_start_same_for_any_n_jobs_and_not_the_random_start():
@@ -13,10 +15,8 @@ def test_warm_start_same_for_any_n_jobs_and_not_the_random_start():
 
     sim = simulate(n_docs=120, n_topics=4, n_classes=3, vocab_size=200, doc_length=40,
                    random_state=0)
-    fits = [DOLDA(n_topics=4, n_iter=30, n_words=0, init_iter=5, random_state=1, n_jobs=j,
-                  progress=False).fit(sim.texts, sim.y)
+    fits = [DOLDA(n_topics=4, n_iter=30, random_state=1, n_jobs=j, progress=False, words=Words(n=0), experimental=Experimental(init_iter=5)).fit(sim.texts, sim.y)
             for j in (1, 2)]
     assert np.array_equal(fits[0].eta_draws_, fits[1].eta_draws_)
-    plain = DOLDA(n_topics=4, n_iter=30, n_words=0, random_state=1,
-                  progress=False).fit(sim.texts, sim.y)
+    plain = DOLDA(n_topics=4, n_iter=30, random_state=1, progress=False, words=Words(n=0)).fit(sim.texts, sim.y)
     assert not np.array_equal(plain.eta_draws_, fits[0].eta_draws_)

@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from dolda import DOLDA
 from dolda.utils import heap as _heap
 from dolda.datasets import simulate
+from dolda import Words
 
 
 @pytest.fixture(scope="module")
@@ -17,8 +18,7 @@ def corpus():
 
 @pytest.mark.parametrize("n_words", [0, 20])
 def test_regressors_are_the_stacked_covariates_and_proportions(corpus, n_words):
-    model = DOLDA(n_topics=4, n_iter=6, random_state=2, progress=False, n_jobs=1,
-                  n_words=n_words).fit(corpus.texts, corpus.y)
+    model = DOLDA(n_topics=4, n_iter=6, random_state=2, progress=False, n_jobs=1, words=Words(n=n_words)).fit(corpus.texts, corpus.y)
     new = corpus.texts[:25]
     U = model._regressors(new)
     zbar = model.transform(new)  # a fresh D x K array, then stacked: the old way
@@ -50,8 +50,7 @@ def test_regressors_give_back_the_transforms_heap_for_large_batches(corpus, monk
     asking with the batch's token count, so a small batch is not trimmed."""
     from dolda.models.dolda import proportions as model_module
 
-    model = DOLDA(n_topics=4, n_iter=4, random_state=2, progress=False, n_jobs=1,
-                  n_words=20).fit(corpus.texts, corpus.y)
+    model = DOLDA(n_topics=4, n_iter=4, random_state=2, progress=False, n_jobs=1, words=Words(n=20)).fit(corpus.texts, corpus.y)
     asked = []
     monkeypatch.setattr(model_module, "release_free_heap", asked.append)
     new = corpus.texts[:25]
@@ -86,13 +85,11 @@ def test_one_chain_keeps_its_draw_arrays_and_chains_pool_in_order(corpus, monkey
         return combine(model, chains, n_iter)
 
     monkeypatch.setattr("dolda.models.dolda.summary.combine_chains", spy)
-    one = DOLDA(n_topics=4, n_iter=6, random_state=2, progress=False, n_jobs=1,
-                n_words=0).fit(corpus.texts, corpus.y)
+    one = DOLDA(n_topics=4, n_iter=6, random_state=2, progress=False, n_jobs=1, words=Words(n=0)).fit(corpus.texts, corpus.y)
     assert one.eta_draws_ is seen[0][0]["eta_draws"]
     assert one.lambda_draws_ is seen[0][0]["lambda_draws"]
     assert one.eta_draws_.flags.c_contiguous and one.lambda_draws_.flags.c_contiguous
-    two = DOLDA(n_topics=4, n_iter=6, random_state=2, progress=False, n_jobs=1, n_words=0,
-                n_chains=2).fit(corpus.texts, corpus.y)
+    two = DOLDA(n_topics=4, n_iter=6, random_state=2, progress=False, n_jobs=1, n_chains=2, words=Words(n=0)).fit(corpus.texts, corpus.y)
     K, n_x = 4, two.eta_draws_.shape[2] - 4
     first, second = seen[1]
     np.testing.assert_array_equal(two.eta_draws_[:len(first["eta_draws"])], first["eta_draws"])

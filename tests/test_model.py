@@ -10,6 +10,10 @@ from scipy.optimize import linear_sum_assignment
 
 from dolda import DOLDA
 from dolda.datasets import simulate
+from dolda import Covariates, Text, Words
+from _flat import flat_dolda
+from dolda import Checkpoint, Covariates, Dask, Prior, Sampler
+from dolda.experimental import Experimental
 
 
 def match_topics(phi_fit, phi_true):
@@ -38,8 +42,7 @@ N_TRAIN = 600
 def fitted():
     sim = simulate(n_docs=900, n_topics=8, n_classes=3, vocab_size=400, doc_length=80,
                    n_signal=1, covariates=True, random_state=3)
-    model = DOLDA(n_topics=8, alpha=0.5, beta=0.01, n_iter=400, random_state=0,
-                  progress=False, rare_share=0.0)
+    model = DOLDA(n_topics=8, alpha=0.5, beta=0.01, n_iter=400, random_state=0, progress=False, text=Text(rare_share=0.0))
     model.fit(sim.texts[:N_TRAIN], sim.y[:N_TRAIN], X=sim.X.iloc[:N_TRAIN])
     return sim, model
 
@@ -137,8 +140,8 @@ def test_same_seed_same_chain_whatever_the_threads(z_sampler):
                    random_state=1)
     kw = dict(n_topics=4, n_iter=12, random_state=5, progress=False, rare_share=0.0,
               z_sampler=z_sampler)
-    one = DOLDA(n_jobs=1, **kw).fit(sim.texts, sim.y)
-    two = DOLDA(n_jobs=2, **kw).fit(sim.texts, sim.y)
+    one = flat_dolda(n_jobs=1, **kw).fit(sim.texts, sim.y)
+    two = flat_dolda(n_jobs=2, **kw).fit(sim.texts, sim.y)
     np.testing.assert_array_equal(one.doc_topic_counts_, two.doc_topic_counts_)
     np.testing.assert_array_equal(one.eta_draws_, two.eta_draws_)
 
@@ -152,7 +155,7 @@ def test_interrupt_then_resume_gives_the_uninterrupted_chain(tmp_path, monkeypat
                    random_state=2)
     kw = dict(n_topics=4, n_iter=20, burn_in=5, random_state=8, progress=False,
               rare_share=0.0, z_sampler=z_sampler)
-    full = DOLDA(**kw).fit(sim.texts, sim.y)
+    full = flat_dolda(**kw).fit(sim.texts, sim.y)
 
     real_step = chain.dolda_step
 
@@ -164,9 +167,9 @@ def test_interrupt_then_resume_gives_the_uninterrupted_chain(tmp_path, monkeypat
     monkeypatch.setattr(chain, "dolda_step", step_with_ctrl_c)
     ckpt = tmp_path / "ckpt"
     with pytest.raises(FitInterrupted):
-        DOLDA(checkpoint=ckpt, checkpoint_every=4, **kw).fit(sim.texts, sim.y)
+        flat_dolda(checkpoint=ckpt, checkpoint_every=4, **kw).fit(sim.texts, sim.y)
     monkeypatch.setattr(chain, "dolda_step", real_step)
-    resumed = DOLDA(checkpoint=ckpt, **kw).fit(sim.texts, sim.y, resume=ckpt)
+    resumed = flat_dolda(checkpoint=ckpt, **kw).fit(sim.texts, sim.y, resume=ckpt)
     np.testing.assert_array_equal(resumed.eta_draws_, full.eta_draws_)
     np.testing.assert_array_equal(resumed.doc_topic_counts_, full.doc_topic_counts_)
     np.testing.assert_allclose(resumed.loglik_.to_numpy(), full.loglik_.to_numpy())
@@ -183,8 +186,8 @@ def _joint_and_two_step_accuracy(seed):
     texts = np.asarray(sim.texts, dtype=object)
     kw = dict(n_topics=4, alpha=0.1, n_iter=200, random_state=0, progress=False,
               rare_share=0.0, n_words=0)  # the paper's claim is about topics
-    joint = DOLDA(**kw).fit(list(texts[train]), sim.y[train])
-    two = DOLDA(two_step=True, **kw).fit(list(texts[train]), sim.y[train])
+    joint = flat_dolda(**kw).fit(list(texts[train]), sim.y[train])
+    two = flat_dolda(two_step=True, **kw).fit(list(texts[train]), sim.y[train])
     return (joint.score(list(texts[test]), sim.y[test]),
             two.score(list(texts[test]), sim.y[test]))
 
@@ -216,19 +219,28 @@ def test_joint_beats_two_step_when_the_class_topic_is_rare():
     assert margins.min() >= -0.02, margins
 
 
+@pytest.mark.bad_input
 @pytest.mark.parametrize("kwargs, match", [
     ({"n_topics": 1}, "n_topics must be >= 2"),
     ({"alpha": 0.0}, "alpha must be a finite number > 0"),
     ({"beta": -1.0}, "beta must be a finite number > 0"),
-    ({"z_sampler": "fast"}, "z_sampler must be one of"),
-    ({"z_sampler": "cycle", "phi_sampler": "polya"}, "needs the exact Phi"),
-    ({"prior": "lasso"}, "prior must be one of"),
-    ({"covariate_min_count": 0}, "covariate_min_count must be"),
-    ({"phi_transport": "sparse"}, "phi_transport must be one of 'auto', 'recipe', 'dense'"),
+    ({"sampler": Sampler(z="fast")}, "Sampler.z must be one of"),
+    ({"sampler": Sampler(z="cycle")}, "Sampler.z must be one of 'auto', 'exact', 'mh'"),
+    ({"sampler": Sampler(phi="polya"), "experimental": Experimental(z_sampler="cycle")},
+     "needs the exact Phi"),
+    ({"prior": Prior(kind="lasso")}, "Prior.kind must be one of"),
+    ({"prior": "horseshoe"}, "prior must be a dolda.Prior"),
+    ({"covariates": Covariates(min_count=0)}, "Covariates.min_count must be"),
+    ({"backend": Dask(phi_transport="sparse")},
+     "Dask.phi_transport must be one of 'auto', 'recipe', 'dense'"),
+    ({"backend": "dask"}, "backend must be 'local' or a dolda.Dask"),
+    ({"checkpoint": Checkpoint()}, "Checkpoint.path must be a directory"),
 ])
 def test_bad_parameters_are_named(kwargs, match):
-    with pytest.raises(ValueError, match=match):
+    """Each bad value is refused in one line naming it as the user wrote it, before any work."""
+    with pytest.raises(ValueError, match=match) as info:
         DOLDA(**kwargs).fit(["a b c", "d e f"], [0, 1])
+    assert "\n" not in str(info.value)
 
 
 def test_bad_data_is_named():
@@ -245,8 +257,7 @@ def test_covariate_min_count_pools_rare_levels_and_survives_save(tmp_path):
     sim = simulate(n_docs=120, n_topics=3, n_classes=2, vocab_size=60, doc_length=20,
                    random_state=2)
     X = pd.DataFrame({"site": ["a"] * 60 + ["b"] * 50 + [f"r{i}" for i in range(10)]})
-    model = DOLDA(n_topics=3, n_iter=20, covariate_min_count=3, random_state=0,
-                  progress=False, n_words=0).fit(sim.texts, sim.y, X=X)  # dense U
+    model = DOLDA(n_topics=3, n_iter=20, random_state=0, progress=False, covariates=Covariates(min_count=3), words=Words(n=0)).fit(sim.texts, sim.y, X=X)  # dense U
     assert [n for n in model.feature_names_ if n.startswith("site=")] == \
         ["site=a", "site=b", "site=other"]
     # a rare training level and an unseen level both read the "other" coefficient

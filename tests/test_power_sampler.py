@@ -14,6 +14,7 @@ from dolda import DOLDA, DOProbit
 from dolda.sampler import chain, gaussian
 from dolda.sampler import lda as kernels
 from dolda.sampler import probit as probit_blocks
+from dolda import Prediction, Text, Words
 
 # ------------------------------------------------------------------ alias tables
 
@@ -188,8 +189,7 @@ def test_transform_is_exactly_the_token_share_when_topics_do_not_share_words():
         counts = rng.multinomial(12, rng.dirichlet([1, 1, 1]))
         docs.append(" ".join(w for k in range(3) for w in rng.choice(words[k], counts[k])))
         y.append(d % 2)
-    model = DOLDA(n_topics=3, alpha=0.5, n_iter=4, rare_share=0.0, random_state=0,
-                  progress=False, predict_sweeps=6).fit(docs, y)
+    model = DOLDA(n_topics=3, alpha=0.5, n_iter=4, random_state=0, progress=False, text=Text(rare_share=0.0), prediction=Prediction(sweeps=6)).fit(docs, y)
     vocab = model.vocabulary_.words
     phi = np.zeros((3, len(vocab)))
     for k in range(3):
@@ -252,8 +252,7 @@ def test_dolda_passes_the_horseshoe_an_unshrunk_intercept(monkeypatch):
     monkeypatch.setattr(chain, "dolda_step", spy)
     docs = ["apple pear apple", "pear pear fig", "fig apple kiwi", "kiwi kiwi pear"] * 3
     X = pd.DataFrame({"size": np.arange(12.0)})
-    DOLDA(n_topics=2, n_iter=2, rare_share=0.0, progress=False,
-          random_state=0, n_words=0).fit(docs, [0, 1, 0, 1] * 3, X=X)
+    DOLDA(n_topics=2, n_iter=2, progress=False, random_state=0, text=Text(rare_share=0.0), words=Words(n=0)).fit(docs, [0, 1, 0, 1] * 3, X=X)
     assert seen and seen[0].horseshoe
     np.testing.assert_array_equal(seen[0].shrunk, [False, True, True, True])
 

@@ -9,6 +9,7 @@ from scipy.stats import norm
 from dolda import DOLDA, LDA, DOProbit
 from dolda.datasets import simulate
 from dolda.evaluate.diagnostics import export_pyldavis, pointwise_do_loglik
+from _flat import flat_dolda
 
 # topics only: the pointwise log-likelihood is checked against the training topic counts
 KW = dict(n_topics=3, alpha=0.5, beta=0.1, random_state=3, progress=False, n_jobs=1,
@@ -23,7 +24,7 @@ def sim():
 
 @pytest.fixture(scope="module")
 def dolda_model(sim):
-    return DOLDA(n_iter=200, n_chains=2, **KW).fit(sim.texts, sim.y)
+    return flat_dolda(n_iter=200, n_chains=2, **KW).fit(sim.texts, sim.y)
 
 
 def brute_do_loglik(u, eta, y):
@@ -96,7 +97,7 @@ def test_dolda_loo_waic_and_compare(dolda_model, sim):
     # a model without the topic signal (labels permuted) compares worse
     rng = np.random.default_rng(0)
     y_perm = rng.permutation(sim.y)
-    noise = DOLDA(n_iter=200, **KW).fit(sim.texts, y_perm)
+    noise = flat_dolda(n_iter=200, **KW).fit(sim.texts, y_perm)
     table = az.compare({"dolda": idata, "noise": noise.to_inference_data(y=y_perm)})
     assert table.index[0] == "dolda"
     with pytest.raises(ValueError, match="not a class"):
@@ -110,7 +111,7 @@ def test_dolda_loo_waic_and_compare(dolda_model, sim):
 
 def test_dolda_with_covariates_needs_them(sim):
     X = np.random.default_rng(2).normal(size=(len(sim.y), 2))
-    model = DOLDA(n_iter=60, **KW).fit(sim.texts, sim.y, X=X)
+    model = flat_dolda(n_iter=60, **KW).fit(sim.texts, sim.y, X=X)
     idata = model.to_inference_data(y=sim.y, X=X)
     assert idata.log_likelihood["y"].shape[2] == len(sim.y)
     with pytest.raises(ValueError, match="covariates"):
@@ -150,7 +151,7 @@ def test_pyldavis_for_lda_and_dolda(kind, sim, dolda_model):
 
 
 def test_dolda_loo_with_word_covariates_needs_the_texts(sim):
-    model = DOLDA(n_iter=40, **{**KW, "n_words": 20}).fit(sim.texts, sim.y)
+    model = flat_dolda(n_iter=40, **{**KW, "n_words": 20}).fit(sim.texts, sim.y)
     with pytest.raises(ValueError, match="word covariates"):
         model.to_inference_data(y=sim.y)
     idata = model.to_inference_data(y=sim.y, texts=sim.texts)

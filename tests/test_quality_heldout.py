@@ -12,6 +12,7 @@ from dolda.evaluate.heldout import (
     perplexity,
     split_halves,
 )
+from dolda import Prediction, Text
 
 
 def test_split_halves_takes_the_first_floor_half():
@@ -72,8 +73,7 @@ def test_perplexity_of_planted_topics_is_near_the_true_value():
 def test_dolda_is_scored_as_its_topic_model():
     train = planted(2, 120)
     y = [d % 4 >= 2 for d in range(120)]
-    model = DOLDA(n_topics=4, n_iter=60, alpha=0.1, random_state=0, progress=False, rare_share=0,
-                  predict_sweeps=20).fit(train, y)
+    model = DOLDA(n_topics=4, n_iter=60, alpha=0.1, random_state=0, progress=False, text=Text(rare_share=0), prediction=Prediction(sweeps=20)).fit(train, y)
     ppl = perplexity(model, planted(3, 40))
     assert 4.2 <= ppl < 4.5
     with pytest.raises(ValueError, match="empty|no held-out token"):

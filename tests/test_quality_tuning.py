@@ -13,6 +13,7 @@ from dolda.tuning import (
     plot_tuning,
     tune_topics,
 )
+from dolda import Words
 
 
 def planted(seed, n_docs, n_groups=4, n_words=10, per_class=2):
@@ -60,7 +61,7 @@ def test_gridsearchcv_recipe_from_the_docs():
     # two classes per group, K = 2 can be as accurate as K = 4 and the tie goes to K = 2)
     texts, y = planted(2, 120, per_class=1)
     search = GridSearchCV(
-        DOLDA(n_iter=40, alpha=0.1, progress=False, random_state=0, n_jobs=1, n_words=0),
+        DOLDA(n_iter=40, alpha=0.1, progress=False, random_state=0, n_jobs=1, words=Words(n=0)),
         {"n_topics": [2, 4]}, cv=2, refit="accuracy",
         scoring={"accuracy": "accuracy", "perplexity": perplexity_scorer,
                  "coherence": coherence_scorer("c_npmi", n_words=4)})

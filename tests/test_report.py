@@ -26,6 +26,7 @@ from dolda.interpret.report.topics_map import (
     relevance,
     relevance_candidates,
 )
+from dolda import Words
 
 NASTY = "x </script><script>alert(1)</script> <!-- y --> & \u2028 \u2029 \"q\" \\ end"
 
@@ -34,8 +35,7 @@ NASTY = "x </script><script>alert(1)</script> <!-- y --> & \u2028 \u2029 \"q\" \
 def fitted():
     sim = simulate(n_docs=160, n_topics=3, n_classes=3, vocab_size=90, doc_length=30,
                    random_state=2)
-    model = DOLDA(n_topics=3, alpha=0.5, beta=0.1, n_iter=120, n_chains=2, random_state=0,
-                  progress=False, n_jobs=1, n_words=0).fit(sim.texts[:120], sim.y[:120])
+    model = DOLDA(n_topics=3, alpha=0.5, beta=0.1, n_iter=120, n_chains=2, random_state=0, progress=False, n_jobs=1, words=Words(n=0)).fit(sim.texts[:120], sim.y[:120])
     texts = list(sim.texts[120:])
     texts[1] = texts[1] + " " + NASTY
     return model, texts, np.asarray(sim.y[120:])

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from _browser import browser, console_errors, save_screenshot, wait_for
 from dolda import DOLDA
 from dolda.datasets import simulate
+from dolda import Text
 
 fastapi = pytest.importorskip("fastapi", reason="dolda serve needs fastapi (pip install "
                                                 "-e .[test])")
@@ -32,8 +33,7 @@ def sim():
 
 @pytest.fixture(scope="module")
 def model_dir(sim, tmp_path_factory):
-    model = DOLDA(n_topics=4, alpha=0.5, n_iter=80, random_state=0, progress=False,
-                  rare_share=0.0, n_jobs=1).fit(sim.texts[:N_TRAIN], sim.y[:N_TRAIN],
+    model = DOLDA(n_topics=4, alpha=0.5, n_iter=80, random_state=0, progress=False, n_jobs=1, text=Text(rare_share=0.0)).fit(sim.texts[:N_TRAIN], sim.y[:N_TRAIN],
                                                 X=sim.X.iloc[:N_TRAIN])
     path = tmp_path_factory.mktemp("serve") / "model"
     model.save(path)

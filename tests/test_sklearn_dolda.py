@@ -17,6 +17,7 @@ from sklearn.utils import estimator_checks as ec
 import dolda
 from dolda import DOLDA, LDA
 from dolda.datasets import simulate
+from _flat import flat_dolda
 
 # scikit-learn's checks that need no data: the only ones that apply to estimators
 # whose input is text.  Every other check feeds random numeric 2-D arrays, which are
@@ -34,7 +35,7 @@ def _dolda(**kw):
     params = dict(n_topics=3, n_iter=8, burn_in=4, predict_sweeps=4, phi_draws=2,
                   random_state=0, n_jobs=1, progress=False)
     params.update(kw)
-    return DOLDA(**params)
+    return flat_dolda(**params)
 
 
 @pytest.fixture(scope="module")

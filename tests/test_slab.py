@@ -14,6 +14,8 @@ from sklearn.base import clone
 from dolda import DOLDA
 from dolda.datasets import simulate
 from dolda.sampler import probit as gibbs
+from dolda import Prior
+from _flat import flat_dolda
 
 
 def test_the_slab_adds_its_precision_to_the_shrunk_columns_only():
@@ -60,7 +62,7 @@ def test_bad_slab_scales_are_one_line_errors(bad):
     sim = simulate(n_docs=30, n_topics=2, n_classes=2, vocab_size=20, doc_length=8,
                    random_state=0)
     with pytest.raises((ValueError, TypeError), match="slab_scale") as err:
-        DOLDA(n_topics=2, n_iter=5, slab_scale=bad, progress=False).fit(sim.texts, sim.y)
+        DOLDA(n_topics=2, n_iter=5, progress=False, prior=Prior(slab_scale=bad)).fit(sim.texts, sim.y)
     assert "\n" not in str(err.value)
 
 
@@ -69,15 +71,16 @@ def test_bad_slab_blocks_are_one_line_errors(bad):
     sim = simulate(n_docs=30, n_topics=2, n_classes=2, vocab_size=20, doc_length=8,
                    random_state=0)
     with pytest.raises(ValueError, match="slab_blocks") as err:
-        DOLDA(n_topics=2, n_iter=5, slab_scale=1.0, slab_blocks=bad,
-              progress=False).fit(sim.texts, sim.y)
+        DOLDA(n_topics=2, n_iter=5, progress=False, prior=Prior(slab_scale=1.0, slab_blocks=bad)).fit(sim.texts, sim.y)
     assert "\n" not in str(err.value)
 
 
 def test_slab_scale_is_a_parameter_like_any_other():
-    model = DOLDA(slab_scale=2.5)
-    assert model.get_params()["slab_scale"] == 2.5
-    assert clone(model).slab_scale == 2.5
+    model = DOLDA(prior=Prior(slab_scale=1.5))
+    assert model.get_params()["prior__slab_scale"] == 1.5
+    assert clone(model).prior.slab_scale == 1.5
+    assert clone(model).prior is not model.prior
+    assert DOLDA().set_params(prior__slab_scale=0.5).slab_scale == 0.5
     default = DOLDA()  # the default: a slab of 2.5 on the covariates and words, not the topics
     assert (default.slab_scale, tuple(default.slab_blocks)) == (2.5, ("covariates", "words"))
 
@@ -98,13 +101,13 @@ def test_a_separating_word_keeps_a_bounded_coefficient(seed):
         y.append(cls)
     kw = dict(n_topics=2, n_iter=300, n_words="all", rare_share=0.0, random_state=seed,
               progress=False, n_jobs=1)
-    free = np.abs(DOLDA(slab_scale=None, **kw).fit(texts, y).coef_["word=key"].to_numpy())
-    held = np.abs(DOLDA(slab_scale=1.0, **kw).fit(texts, y).coef_["word=key"].to_numpy())
+    free = np.abs(flat_dolda(slab_scale=None, **kw).fit(texts, y).coef_["word=key"].to_numpy())
+    held = np.abs(flat_dolda(slab_scale=1.0, **kw).fit(texts, y).coef_["word=key"].to_numpy())
     assert (free > 8).all(), free
     assert (held < free / 2).all(), (free, held)
     # slab_blocks places the slab: on the words it holds the word, on the topics it does not
-    on_words = DOLDA(slab_scale=1.0, slab_blocks=("words",), **kw).fit(texts, y)
-    on_topics = DOLDA(slab_scale=1.0, slab_blocks="topics", **kw).fit(texts, y)
+    on_words = flat_dolda(slab_scale=1.0, slab_blocks=("words",), **kw).fit(texts, y)
+    on_topics = flat_dolda(slab_scale=1.0, slab_blocks="topics", **kw).fit(texts, y)
     assert (np.abs(on_words.coef_["word=key"].to_numpy()) < free / 2).all()
     assert (np.abs(on_topics.coef_["word=key"].to_numpy()) > 8).all()
 
@@ -125,8 +128,8 @@ def test_a_file_written_before_the_slab_loads_as_fitted_without_it(tmp_path):
 
     sim = _small()
     kw = dict(n_topics=2, n_iter=10, progress=False, random_state=0, n_jobs=1)
-    DOLDA(checkpoint=tmp_path / "ck", **kw).fit(sim.texts, sim.y).save(tmp_path / "m")
-    DOLDA(**kw).fit(sim.texts, sim.y).save(tmp_path / "m_all")
+    flat_dolda(checkpoint=tmp_path / "ck", **kw).fit(sim.texts, sim.y).save(tmp_path / "m")
+    flat_dolda(**kw).fit(sim.texts, sim.y).save(tmp_path / "m_all")
     for meta_file, names in ((tmp_path / "m" / "model.json", ("slab_scale", "slab_blocks")),
                              (tmp_path / "ck" / "model.json", ("slab_scale", "slab_blocks")),
                              (tmp_path / "m_all" / "model.json", ("slab_blocks",))):
@@ -140,9 +143,9 @@ def test_a_file_written_before_the_slab_loads_as_fitted_without_it(tmp_path):
     assert (earlier.slab_scale, earlier.slab_blocks) == (2.5, "all")
     with pytest.raises(ValueError, match=r"slab_scale=None and this model has "
                                          r"slab_scale=2\.5") as err:
-        DOLDA(**dict(kw, n_iter=20)).fit(sim.texts, sim.y, resume=tmp_path / "ck")
+        flat_dolda(**dict(kw, n_iter=20)).fit(sim.texts, sim.y, resume=tmp_path / "ck")
     assert "\n" not in str(err.value)
-    resumed = DOLDA(slab_scale=None, **dict(kw, n_iter=20)).fit(sim.texts, sim.y,
+    resumed = flat_dolda(slab_scale=None, **dict(kw, n_iter=20)).fit(sim.texts, sim.y,
                                                                  resume=tmp_path / "ck")
     assert resumed.n_iter_ == 20
 
@@ -151,13 +154,13 @@ def test_resume_keeps_the_prior_the_chain_began_with(tmp_path):
     sim = _small()
     kw = dict(n_topics=2, n_iter=10, progress=False, random_state=0, n_jobs=1,
               checkpoint=tmp_path / "ck")
-    DOLDA(**kw).fit(sim.texts, sim.y)
+    flat_dolda(**kw).fit(sim.texts, sim.y)
     for change in (dict(slab_scale=1.0), dict(global_scales="block"),
                    dict(prior="normal")):
         with pytest.raises(ValueError, match=next(iter(change))):
-            DOLDA(**dict(kw, n_iter=20, **change)).fit(sim.texts, sim.y,
+            flat_dolda(**dict(kw, n_iter=20, **change)).fit(sim.texts, sim.y,
                                                        resume=tmp_path / "ck")
-    assert DOLDA(**dict(kw, n_iter=20)).fit(sim.texts, sim.y,
+    assert flat_dolda(**dict(kw, n_iter=20)).fit(sim.texts, sim.y,
                                             resume=tmp_path / "ck").n_iter_ == 20
 
 
@@ -166,14 +169,14 @@ def test_resume_keeps_the_columns_the_slab_covers(tmp_path):
     refused, whatever spelling names the same blocks) and moot without one."""
     sim = _small()
     kw = dict(n_topics=2, n_iter=10, progress=False, random_state=0, n_jobs=1)
-    DOLDA(checkpoint=tmp_path / "on", slab_scale=1.0, slab_blocks="words,covariates",
+    flat_dolda(checkpoint=tmp_path / "on", slab_scale=1.0, slab_blocks="words,covariates",
           **kw).fit(sim.texts, sim.y)
     longer = dict(kw, n_iter=20, slab_scale=1.0)
     with pytest.raises(ValueError, match="slab_blocks") as err:
-        DOLDA(slab_blocks="all", **longer).fit(sim.texts, sim.y, resume=tmp_path / "on")
+        flat_dolda(slab_blocks="all", **longer).fit(sim.texts, sim.y, resume=tmp_path / "on")
     assert "\n" not in str(err.value)
-    same = DOLDA(slab_blocks=("covariates", "words"), **longer)
+    same = flat_dolda(slab_blocks=("covariates", "words"), **longer)
     assert same.fit(sim.texts, sim.y, resume=tmp_path / "on").n_iter_ == 20
-    DOLDA(checkpoint=tmp_path / "off", slab_scale=None, **kw).fit(sim.texts, sim.y)
-    moot = DOLDA(slab_scale=None, slab_blocks="topics", **dict(kw, n_iter=20))
+    flat_dolda(checkpoint=tmp_path / "off", slab_scale=None, **kw).fit(sim.texts, sim.y)
+    moot = flat_dolda(slab_scale=None, slab_blocks="topics", **dict(kw, n_iter=20))
     assert moot.fit(sim.texts, sim.y, resume=tmp_path / "off").n_iter_ == 20

@@ -26,6 +26,8 @@ from dolda.sampler import shard as shard_blocks
 from dolda.sampler import preconditioner, sparse_eta
 
 from _geweke import N_CHAINS, N_STEPS, QUANTILES, TOL, VARIANCE, indicators, prior_draws
+from dolda import Sampler, Text, Words
+from _flat import flat_dolda
 
 
 def _data(sparse: bool, seed=0, n_topics=4):
@@ -91,8 +93,8 @@ def test_dolda_cg_chain_is_the_same_for_dense_and_sparse_input():
     X = np.eye(30)[rng.integers(0, 30, len(sim.texts))]
     kw = dict(n_topics=3, n_iter=8, random_state=2, progress=False, rare_share=0,
               eta_sampler="cg")
-    dense = DOLDA(**kw).fit(sim.texts, sim.y, X=X)
-    sparse = DOLDA(**kw).fit(sim.texts, sim.y, X=sp.csr_matrix(X))
+    dense = flat_dolda(**kw).fit(sim.texts, sim.y, X=X)
+    sparse = flat_dolda(**kw).fit(sim.texts, sim.y, X=sp.csr_matrix(X))
     assert dense.eta_sampler_ == sparse.eta_sampler_ == "cg"
     np.testing.assert_array_equal(dense.eta_draws_, sparse.eta_draws_)
     np.testing.assert_array_equal(dense.doc_topic_counts_, sparse.doc_topic_counts_)
@@ -111,13 +113,12 @@ def test_auto_keeps_sparse_covariates_sparse_beyond_the_cholesky_limit():
     for n_cols, expected in ((SPARSE_CHOLESKY_MAX_COLUMNS - 10, "cholesky"),
                              (SPARSE_CHOLESKY_MAX_COLUMNS + 10, "cg")):
         X = sp.random(60, n_cols, density=0.01, random_state=0, format="csr")
-        model = DOLDA(n_topics=3, n_iter=3, progress=False, rare_share=0, random_state=0,
-                      n_words=0)
+        model = DOLDA(n_topics=3, n_iter=3, progress=False, random_state=0, text=Text(rare_share=0), words=Words(n=0))
         model.fit(sim.texts, sim.y, X=X)
         assert model.eta_sampler_ == expected
         assert model.coef_.shape == (2, 1 + n_cols + 3)
     with pytest.raises(ValueError, match="eta_sampler"):
-        DOLDA(eta_sampler="lu").fit(sim.texts, sim.y)
+        DOLDA(sampler=Sampler(eta="lu")).fit(sim.texts, sim.y)
 
 
 # ------------------------------------------------------------------ Geweke

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from dolda.interpret import stability as st
+from dolda import Text, Words
 
 
 def test_contrasts_and_levels_do_not_move_along_the_sum_to_one_direction():
@@ -51,8 +52,7 @@ def two_chains():
 
     sim = simulate(n_docs=200, n_topics=4, n_classes=3, vocab_size=200, doc_length=50,
                    n_signal=1, random_state=0)
-    return DOLDA(n_topics=4, n_iter=40, n_words=0, n_chains=2, alpha=0.5, random_state=0,
-                 progress=False, rare_share=0.0).fit(sim.texts, sim.y)
+    return DOLDA(n_topics=4, n_iter=40, n_chains=2, alpha=0.5, random_state=0, progress=False, words=Words(n=0), text=Text(rare_share=0.0)).fit(sim.texts, sim.y)
 
 
 def test_signal_topics_report_recurrence_and_drop_unstable_topics(two_chains, tmp_path):

@@ -19,6 +19,7 @@ from threadpoolctl import ThreadpoolController, threadpool_limits
 
 from dolda import DOLDA, LDA, DOProbit
 from dolda.datasets import simulate
+from dolda import Prediction, Text
 
 
 PUBLIC = {"fit", "predict", "predict_proba", "transform", "fit_transform", "explain",
@@ -111,8 +112,7 @@ def test_dolda_fit_predict_transform_explain_use_one_thread(record):
     texts, y = sim.texts, sim.y
 
     def run():
-        model = DOLDA(n_topics=4, n_iter=12, random_state=0, n_jobs=1, progress=False,
-                      rare_share=0.0, predict_sweeps=4).fit(texts[:90], y[:90])
+        model = DOLDA(n_topics=4, n_iter=12, random_state=0, n_jobs=1, progress=False, text=Text(rare_share=0.0), prediction=Prediction(sweeps=4)).fit(texts[:90], y[:90])
         model.predict(texts[90:])
         model.transform(texts[90:])
         model.explain(texts[95])

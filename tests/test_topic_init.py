@@ -17,6 +17,7 @@ from dolda import DOLDA
 from dolda.datasets import simulate
 from dolda.sampler import chain as dolda_chain
 from dolda.sampler import topic_start
+from _flat import flat_dolda
 
 KW = dict(n_topics=4, n_iter=8, burn_in=4, n_words=0, rare_share=0, progress=False,
           phi_draws=2)
@@ -45,8 +46,8 @@ def _record_starts(monkeypatch):
 def test_the_start_is_the_same_for_every_seed_and_valid(sim, monkeypatch):
     starts = _record_starts(monkeypatch)
     for seed in (0, 1):
-        DOLDA(topic_init="nmf", random_state=seed, **KW).fit(sim.texts, sim.y)
-    DOLDA(random_state=0, **KW).fit(sim.texts, sim.y)
+        flat_dolda(topic_init="nmf", random_state=seed, **KW).fit(sim.texts, sim.y)
+    flat_dolda(random_state=0, **KW).fit(sim.texts, sim.y)
     (s0, z0, n0, data), (s1, z1, n1, _), (_, zr, _, _) = starts
     assert s0 != s1
     np.testing.assert_array_equal(z0, z1)
@@ -79,7 +80,7 @@ def test_the_start_follows_the_data_argmax():
 
 def test_same_chain_for_any_n_jobs_also_with_the_warm_start(sim):
     for extra in ({}, {"init_iter": 3}):
-        one, two = [DOLDA(topic_init="nmf", random_state=2, n_jobs=j, **extra, **KW)
+        one, two = [flat_dolda(topic_init="nmf", random_state=2, n_jobs=j, **extra, **KW)
                     .fit(sim.texts, sim.y) for j in (1, 2)]
         np.testing.assert_array_equal(one.eta_draws_, two.eta_draws_)
         np.testing.assert_array_equal(one.phi_, two.phi_)
@@ -98,8 +99,8 @@ def test_the_warm_start_continues_from_the_nmf_start(sim, monkeypatch):
 
     monkeypatch.setattr(local.LocalLDAChain, "__init__", init)
     starts = _record_starts(monkeypatch)
-    DOLDA(topic_init="nmf", init_iter=2, random_state=0, **KW).fit(sim.texts, sim.y)
-    DOLDA(init_iter=2, random_state=0, **KW).fit(sim.texts, sim.y)
+    flat_dolda(topic_init="nmf", init_iter=2, random_state=0, **KW).fit(sim.texts, sim.y)
+    flat_dolda(init_iter=2, random_state=0, **KW).fit(sim.texts, sim.y)
     nmf_z = starts[0][1]
     np.testing.assert_array_equal(seen[0], nmf_z)  # handed to the LDA chain ...
     np.testing.assert_array_equal(seen[1], nmf_z)  # ... which starts from it
@@ -108,16 +109,16 @@ def test_the_warm_start_continues_from_the_nmf_start(sim, monkeypatch):
 
 def test_bad_values_are_one_line_errors(sim):
     with pytest.raises(ValueError, match="topic_init") as err:
-        DOLDA(topic_init="kmeans", **KW).fit(sim.texts, sim.y)
+        flat_dolda(topic_init="kmeans", **KW).fit(sim.texts, sim.y)
     assert "\n" not in str(err.value)
     with pytest.raises(ValueError, match='topic_init="nmf" needs n_topics') as err:
-        DOLDA(topic_init="nmf", **{**KW, "n_topics": 500}).fit(sim.texts[:30], sim.y[:30])
+        flat_dolda(topic_init="nmf", **{**KW, "n_topics": 500}).fit(sim.texts[:30], sim.y[:30])
     assert "\n" not in str(err.value)
 
 
 def test_params_clone_and_save_load_keep_it(sim, tmp_path):
     assert DOLDA().topic_init == "random"
-    m = DOLDA(topic_init="nmf", random_state=0, **KW)
+    m = flat_dolda(topic_init="nmf", random_state=0, **KW)
     assert m.get_params()["topic_init"] == "nmf"
     assert clone(m).topic_init == "nmf"
     assert DOLDA().set_params(topic_init="nmf").topic_init == "nmf"
@@ -136,7 +137,7 @@ def test_resumed_chain_ends_where_the_uninterrupted_one_does(sim, tmp_path, monk
     from dolda.models.dolda.estimator import FitInterrupted
 
     kw = dict(KW, topic_init="nmf", init_iter=2, random_state=0)
-    full = DOLDA(**kw).fit(sim.texts, sim.y)
+    full = flat_dolda(**kw).fit(sim.texts, sim.y)
     real_step = dolda_chain.dolda_step
 
     def step_with_ctrl_c(seed, it, *args):
@@ -146,9 +147,9 @@ def test_resumed_chain_ends_where_the_uninterrupted_one_does(sim, tmp_path, monk
 
     monkeypatch.setattr(dolda_chain, "dolda_step", step_with_ctrl_c)
     with pytest.raises(FitInterrupted):
-        DOLDA(checkpoint=tmp_path / "ck", checkpoint_every=2, **kw).fit(sim.texts, sim.y)
+        flat_dolda(checkpoint=tmp_path / "ck", checkpoint_every=2, **kw).fit(sim.texts, sim.y)
     monkeypatch.setattr(dolda_chain, "dolda_step", real_step)
-    resumed = DOLDA(**kw).fit(sim.texts, sim.y, resume=tmp_path / "ck")
+    resumed = flat_dolda(**kw).fit(sim.texts, sim.y, resume=tmp_path / "ck")
     np.testing.assert_array_equal(resumed.eta_draws_, full.eta_draws_)
     np.testing.assert_array_equal(resumed.phi_, full.phi_)
     np.testing.assert_array_equal(resumed.doc_topic_counts_, full.doc_topic_counts_)

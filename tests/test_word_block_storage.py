@@ -20,6 +20,7 @@ from _recording import record_probit_states
 from dolda.posterior import calibration
 from dolda.utils.draws import (BlockDraws, WORD_DRAW_DTYPE, as_word_draws, draw_mean,
                                draw_quantiles, split_columns)
+from _flat import flat_dolda
 
 KW = dict(n_topics=3, alpha=0.1, random_state=4, progress=False, n_jobs=1, rare_share=0.0)
 F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
@@ -33,7 +34,7 @@ def corpus():
 
 @pytest.fixture(scope="module")
 def fitted(corpus):
-    return DOLDA(n_iter=16, burn_in=6, n_words=12, phi_draws=4, **KW).fit(corpus.texts,
+    return flat_dolda(n_iter=16, burn_in=6, n_words=12, phi_draws=4, **KW).fit(corpus.texts,
                                                                           corpus.y)
 
 
@@ -74,7 +75,7 @@ def test_word_draws_round_through_float32_and_clip():
 # ------------------------------------------------------------------ what a fit keeps
 def test_fit_keeps_the_word_block_compact(corpus, monkeypatch):
     seen = record_probit_states(monkeypatch)
-    m = DOLDA(n_iter=12, burn_in=4, n_words=12, phi_draws=3, **KW).fit(corpus.texts,
+    m = flat_dolda(n_iter=12, burn_in=4, n_words=12, phi_draws=3, **KW).fit(corpus.texts,
                                                                         corpus.y)
     eta = m.eta_draws_
     n_w = len(m.word_features_.words_)
@@ -139,7 +140,7 @@ def test_model_file_round_trips_the_compact_block(fitted, corpus, tmp_path):
 
 
 def test_files_without_words_stay_version_1(corpus, tmp_path):
-    m = DOLDA(n_iter=8, n_words=0, **KW).fit(corpus.texts, corpus.y)
+    m = flat_dolda(n_iter=8, n_words=0, **KW).fit(corpus.texts, corpus.y)
     assert isinstance(m.eta_draws_, np.ndarray) and m.lambda_word_stats_ is None
     path = m.save(tmp_path / "m")
     header = json.loads((path / "model.json").read_text())
@@ -225,7 +226,7 @@ def test_resumed_and_pooled_chains_keep_the_word_summaries_exactly(corpus, tmp_p
     from dolda.sampler import chain
 
     kw = dict(n_iter=12, burn_in=4, n_words="all", phi_draws=5, **KW)
-    full = DOLDA(**kw).fit(corpus.texts, corpus.y)
+    full = flat_dolda(**kw).fit(corpus.texts, corpus.y)
     real_step = chain.dolda_step
 
     def crash_at_10(seed, it, *args):  # inside the window (iterations 7 .. 11)
@@ -236,13 +237,13 @@ def test_resumed_and_pooled_chains_keep_the_word_summaries_exactly(corpus, tmp_p
     monkeypatch.setattr(chain, "dolda_step", crash_at_10)
     ckpt = tmp_path / "ck"
     with pytest.raises(RuntimeError, match="went down"):
-        DOLDA(checkpoint=ckpt, checkpoint_every=3, **kw).fit(corpus.texts, corpus.y)
+        flat_dolda(checkpoint=ckpt, checkpoint_every=3, **kw).fit(corpus.texts, corpus.y)
     monkeypatch.setattr(chain, "dolda_step", real_step)
     meta, arr = io.load_checkpoint(ckpt)
     assert meta["next_iteration"] == 9 and arr["eta_word_draws"].dtype == F16
     assert arr["lambda_word_sums"].shape == (2,) + full.lambda_word_stats_.shape[1:]
     assert io.read_header(ckpt)["format_version"] == 2
-    resumed = DOLDA(checkpoint=ckpt, **kw).fit(corpus.texts, corpus.y, resume=ckpt)
+    resumed = flat_dolda(checkpoint=ckpt, **kw).fit(corpus.texts, corpus.y, resume=ckpt)
     np.testing.assert_array_equal(resumed.eta_draws_.rest, full.eta_draws_.rest)
     np.testing.assert_array_equal(resumed.eta_draws_.words, full.eta_draws_.words)
     np.testing.assert_array_equal(resumed.lambda_draws_, full.lambda_draws_)
@@ -250,15 +251,15 @@ def test_resumed_and_pooled_chains_keep_the_word_summaries_exactly(corpus, tmp_p
     assert full.lambda_word_rows_.shape[1] >= 1  # some rows hold a word of their own
     np.testing.assert_array_equal(resumed.lambda_word_rows_, full.lambda_word_rows_)
     # extended: the window lies after the old end, so the summaries are exact too
-    longer = DOLDA(**dict(kw, n_iter=20)).fit(corpus.texts, corpus.y)
-    extended = DOLDA(**dict(kw, n_iter=20)).fit(corpus.texts, corpus.y, resume=ckpt)
+    longer = flat_dolda(**dict(kw, n_iter=20)).fit(corpus.texts, corpus.y)
+    extended = flat_dolda(**dict(kw, n_iter=20)).fit(corpus.texts, corpus.y, resume=ckpt)
     np.testing.assert_array_equal(np.asarray(extended.eta_draws_),
                                   np.asarray(longer.eta_draws_))
     np.testing.assert_array_equal(extended.lambda_word_stats_, longer.lambda_word_stats_)
     np.testing.assert_array_equal(extended.lambda_word_rows_, longer.lambda_word_rows_)
     np.testing.assert_array_equal(extended.stacking_, longer.stacking_)
     # two chains: the word block pooled, the summaries over both windows
-    two = DOLDA(**dict(kw, n_chains=2)).fit(corpus.texts, corpus.y)
+    two = flat_dolda(**dict(kw, n_chains=2)).fit(corpus.texts, corpus.y)
     assert isinstance(two.eta_draws_, BlockDraws) and len(two.eta_draws_) == 16
     np.testing.assert_array_equal(two.eta_draws_.words[:8], full.eta_draws_.words)
 
@@ -268,7 +269,7 @@ def test_an_old_layout_checkpoint_resumes_before_the_window_only(corpus, tmp_pat
     from dolda.sampler import chain
 
     kw = dict(n_iter=12, burn_in=4, n_words=12, phi_draws=3, **KW)
-    full = DOLDA(**kw).fit(corpus.texts, corpus.y)
+    full = flat_dolda(**kw).fit(corpus.texts, corpus.y)
     real_step = chain.dolda_step
 
     def crash_at_7(seed, it, *args):
@@ -279,7 +280,7 @@ def test_an_old_layout_checkpoint_resumes_before_the_window_only(corpus, tmp_pat
     monkeypatch.setattr(chain, "dolda_step", crash_at_7)
     ckpt = tmp_path / "ck"
     with pytest.raises(RuntimeError, match="went down"):
-        DOLDA(checkpoint=ckpt, checkpoint_every=6, **kw).fit(corpus.texts, corpus.y)
+        flat_dolda(checkpoint=ckpt, checkpoint_every=6, **kw).fit(corpus.texts, corpus.y)
     monkeypatch.setattr(chain, "dolda_step", real_step)
     meta, arr = io.load_checkpoint(ckpt)
     assert meta["next_iteration"] == 6  # before the window (iterations 9 .. 11)
@@ -297,23 +298,23 @@ def test_an_old_layout_checkpoint_resumes_before_the_window_only(corpus, tmp_pat
                                           arr["lambda_draws"][:, :, start:]], axis=2)
     io.save_checkpoint(ckpt, meta, old)
     assert io.read_header(ckpt)["format_version"] == 1
-    resumed = DOLDA(checkpoint=ckpt, **kw).fit(corpus.texts, corpus.y, resume=ckpt)
+    resumed = flat_dolda(checkpoint=ckpt, **kw).fit(corpus.texts, corpus.y, resume=ckpt)
     np.testing.assert_array_equal(np.asarray(resumed.eta_draws_), np.asarray(full.eta_draws_))
     np.testing.assert_array_equal(resumed.lambda_word_stats_, full.lambda_word_stats_)
     # the same checkpoint stopped inside the window cannot be rebuilt: refused in one line
     io.save_checkpoint(ckpt, dict(meta, next_iteration=10), old)
     with pytest.raises(ValueError, match="older dolda.*refit") as err:
-        DOLDA(checkpoint=ckpt, **kw).fit(corpus.texts, corpus.y, resume=ckpt)
+        flat_dolda(checkpoint=ckpt, **kw).fit(corpus.texts, corpus.y, resume=ckpt)
     assert "\n" not in str(err.value)
 
 
 # ------------------------------------------------------------------ n_words="all"
 def test_all_words(corpus):
-    m = DOLDA(n_iter=6, n_words="all", **KW).fit(corpus.texts, corpus.y)
+    m = flat_dolda(n_iter=6, n_words="all", **KW).fit(corpus.texts, corpus.y)
     assert m.word_features_.words_ == list(m.vocabulary_.words)
     assert m.get_params()["n_words"] == "all"
     with pytest.raises(ValueError, match="n_words.*'all'") as err:
-        DOLDA(n_words="every", **KW).fit(corpus.texts, corpus.y)
+        flat_dolda(n_words="every", **KW).fit(corpus.texts, corpus.y)
     assert "\n" not in str(err.value)
 
 
@@ -325,7 +326,7 @@ def test_leave_one_out_reads_the_kept_rows_as_every_word_lambda(corpus, monkeypa
 
     texts = [t + (f" hapax{d}x" if d % 3 == 0 else "") for d, t in enumerate(corpus.texts)]
     seen = record_probit_states(monkeypatch)
-    m = DOLDA(n_iter=12, burn_in=4, n_words="all", **KW).fit(texts, corpus.y)
+    m = flat_dolda(n_iter=12, burn_in=4, n_words="all", **KW).fit(texts, corpus.y)
     eta = m.eta_draws_
     names = m.feature_names_[eta.start:eta.stop]
     hapax = [j for j, n in enumerate(names) if n.startswith("word=hapax")]

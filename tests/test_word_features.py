@@ -21,6 +21,8 @@ from dolda.cli import main
 from dolda.design.corpus import Corpus, read_stop_words
 from dolda.datasets import simulate
 from dolda.design.word_features import WordFeatures
+from dolda import Sampler, Text, Words
+from dolda.experimental import Experimental
 
 DOCS = ["apple banana apple cherry", "banana banana date", "cherry apple egg egg egg",
         "fig apple", "banana cherry"]
@@ -82,18 +84,16 @@ def test_chi2_selection_matches_scikit_learn_and_skips_rare_words():
 def test_dolda_word_selection_chi2_keeps_the_class_word(planted, tmp_path):
     texts, y, target = planted
     # 10 words by document frequency miss the planted class word; chi2 picks it first
-    by_df = DOLDA(n_topics=4, n_iter=5, n_words=10, random_state=1, progress=False,
-                  rare_share=0).fit(texts, y)
+    by_df = DOLDA(n_topics=4, n_iter=5, random_state=1, progress=False, words=Words(n=10), text=Text(rare_share=0)).fit(texts, y)
     assert "word=zebra" not in by_df.feature_names_
-    model = DOLDA(n_topics=4, n_iter=5, n_words=10, word_selection="chi2", random_state=1,
-                  progress=False, rare_share=0).fit(texts, y)
+    model = DOLDA(n_topics=4, n_iter=5, random_state=1, progress=False, words=Words(n=10), experimental=Experimental(word_selection="chi2"), text=Text(rare_share=0)).fit(texts, y)
     assert "word=zebra" in model.feature_names_
     model.save(tmp_path / "m")
     again = dolda.load(tmp_path / "m")
     assert again.word_selection == "chi2" and again.word_features_.selection == "chi2"
     np.testing.assert_array_equal(again.predict_proba(texts[:10]), model.predict_proba(texts[:10]))
     with pytest.raises(ValueError, match="word_selection"):
-        DOLDA(n_words=2, word_selection="mutual").fit(DOCS, [0, 1, 0, 1, 0])
+        DOLDA(words=Words(n=2), experimental=Experimental(word_selection="mutual")).fit(DOCS, [0, 1, 0, 1, 0])
 
 
 def test_word_features_reject_bad_arguments():
@@ -103,9 +103,9 @@ def test_word_features_reject_bad_arguments():
     with pytest.raises(ValueError, match="word_features"):
         WordFeatures(2, "counts").fit(corpus)
     with pytest.raises(ValueError, match="n_words"):
-        DOLDA(n_words=2.5).fit(DOCS, [0, 1, 0, 1, 0])
+        DOLDA(words=Words(n=2.5)).fit(DOCS, [0, 1, 0, 1, 0])
     with pytest.raises(ValueError, match="word_features"):
-        DOLDA(n_words=2, word_features="tf").fit(DOCS, [0, 1, 0, 1, 0])
+        DOLDA(words=Words(n=2, features="tf")).fit(DOCS, [0, 1, 0, 1, 0])
 
 
 @pytest.fixture(scope="module")
@@ -124,8 +124,7 @@ def planted():
 @pytest.mark.parametrize("eta_sampler", ["cholesky", "cg"])
 def test_dolda_keeps_a_decisive_word(planted, eta_sampler, tmp_path):
     texts, y, target = planted
-    model = DOLDA(n_topics=4, n_iter=60, n_words=500, random_state=1, progress=False,
-                  rare_share=0, eta_sampler=eta_sampler).fit(texts, y)
+    model = DOLDA(n_topics=4, n_iter=60, random_state=1, progress=False, words=Words(n=500), text=Text(rare_share=0), sampler=Sampler(eta=eta_sampler)).fit(texts, y)
     assert model.eta_sampler_ == eta_sampler
     words = [c for c in model.feature_names_ if c.startswith("word=")]
     assert len(words) == len(model.vocabulary_.words) and "word=zebra" in words
@@ -152,16 +151,14 @@ def test_stop_words_from_a_list_or_a_file(tmp_path):
     with pytest.raises(ValueError, match="is not a file"):
         read_stop_words(tmp_path / "missing.txt")
     docs = ["java org apache fails", "org java apache crashes now", "fails now crashes"]
-    model = DOLDA(n_topics=2, n_iter=4, stop_words=path, rare_share=0, progress=False,
-                  random_state=0).fit(docs, [0, 1, 0])
+    model = DOLDA(n_topics=2, n_iter=4, progress=False, random_state=0, text=Text(stop_words=path, rare_share=0)).fit(docs, [0, 1, 0])
     assert not {"java", "org", "apache"} & set(model.vocabulary_.words)
     assert "now" in model.vocabulary_.words  # the English list is not used here
-    model = DOLDA(n_topics=2, n_iter=4, rare_share=0, progress=False, random_state=0,
-                  max_df=0.4, token_pattern=r"\b\w+\b").fit(docs + ["x y z"], [0, 1, 0, 1])
+    model = DOLDA(n_topics=2, n_iter=4, progress=False, random_state=0, text=Text(rare_share=0, max_df=0.4, token_pattern=r"\b\w+\b")).fit(docs + ["x y z"], [0, 1, 0, 1])
     assert "x" in model.vocabulary_.words       # one-letter tokens kept by the pattern
     assert "java" not in model.vocabulary_.words  # in 2 of 4 documents: above max_df
     with pytest.raises(ValueError, match="token_pattern"):
-        DOLDA(token_pattern="(unclosed").fit(docs, [0, 1, 0])
+        DOLDA(text=Text(token_pattern="(unclosed")).fit(docs, [0, 1, 0])
 
 
 def test_cli_word_and_vocabulary_options(tmp_path):
@@ -212,14 +209,12 @@ def test_words_are_covariates_by_default_and_zero_turns_them_off():
     sim = simulate(n_docs=60, n_topics=2, n_classes=2, vocab_size=40, doc_length=20,
                    random_state=3)
     assert DOLDA().n_words == "auto"
-    model = DOLDA(n_topics=2, n_iter=6, rare_share=0, progress=False,
-                  random_state=0).fit(sim.texts, sim.y)
+    model = DOLDA(n_topics=2, n_iter=6, progress=False, random_state=0, text=Text(rare_share=0)).fit(sim.texts, sim.y)
     # 60 documents -> 2,000 asked, capped by the words that occur
     words = [c for c in model.feature_names_ if c.startswith("word=")]
     assert len(words) == len(model.vocabulary_.words) == len(model.word_features_.words_)
     assert model.eta_sampler_ == "cholesky"  # few columns: the exact independent draw
-    plain = DOLDA(n_topics=2, n_iter=6, rare_share=0, progress=False, random_state=0,
-                  n_words=0).fit(sim.texts, sim.y)
+    plain = DOLDA(n_topics=2, n_iter=6, progress=False, random_state=0, text=Text(rare_share=0), words=Words(n=0)).fit(sim.texts, sim.y)
     assert plain.word_features_ is None
     assert not any(c.startswith("word=") for c in plain.feature_names_)
 

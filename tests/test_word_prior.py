@@ -13,6 +13,7 @@ import pytest
 import dolda
 from dolda import DOLDA
 from dolda.datasets import simulate
+from _flat import flat_dolda
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +25,7 @@ def sim():
 def _fit(sim, resume=None, **kw):
     kw = {"n_topics": 3, "n_iter": 8, "rare_share": 0, "progress": False, "random_state": 0,
           "n_words": 30, **kw}
-    return DOLDA(**kw).fit(sim.texts, sim.y, resume=resume)
+    return flat_dolda(**kw).fit(sim.texts, sim.y, resume=resume)
 
 
 def _word_columns(m):
@@ -89,12 +90,12 @@ def test_a_resumed_chain_keeps_the_word_prior(sim, tmp_path):
             _fit(sim, **{**kw, "n_iter": 9, **other}, resume=tmp_path / "ck")
 
 
-@pytest.mark.parametrize("kw, name", [({"word_prior": "laplace"}, "word_prior"),
-                                      ({"word_prior_variance": 0.0}, "word_prior_variance"),
-                                      ({"word_prior_variance": "big"}, "word_prior_variance")])
+@pytest.mark.parametrize("kw, name", [({"word_prior": "laplace"}, "Words.prior"),
+                                      ({"word_prior_variance": 0.0}, "Words.prior_variance"),
+                                      ({"word_prior_variance": "big"}, "Words.prior_variance")])
 def test_bad_word_priors_are_refused_in_one_line(sim, kw, name):
     with pytest.raises((ValueError, TypeError), match=name) as err:  # TypeError: not a number
-        DOLDA(**kw).fit(sim.texts, sim.y)
+        flat_dolda(**kw).fit(sim.texts, sim.y)
     assert "\n" not in str(err.value)
 
 

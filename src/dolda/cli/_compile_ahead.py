@@ -238,12 +238,13 @@ def _fit_run():
     from ._metrics import training_accuracy
     from ..datasets import simulate
     from ..models.dolda.estimator import DOLDA
+    from ..models.dolda.options import Sampler
 
     sim = simulate(n_docs=600, n_topics=5, n_classes=3, vocab_size=800, doc_length=30,
                    covariates=True, random_state=0)
     # what `dolda fit` runs at its defaults on a corpus with more than 1,000 word columns
     # (the blocked Gibbs word step), then its training accuracy
-    model = DOLDA(n_iter=20, eta_sampler="gibbs", progress=False)
+    model = DOLDA(n_iter=20, progress=False, sampler=Sampler(eta="gibbs"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(sim.texts, sim.y, covariates=sim.X)

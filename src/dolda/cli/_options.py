@@ -284,23 +284,25 @@ _MODEL = _ModelPath(exists=True, file_okay=False, path_type=Path)
 
 
 def _estimator(opts, **extra):
+    """The DOLDA of the command's options (each by the flat name the fit reads; an option the
+    command does not take keeps the estimator's default)."""
     from ..models.dolda.estimator import DOLDA
+    from ..models.dolda.options import from_flat
 
-    return DOLDA(n_topics=opts["n_topics"], prior=opts["prior"], alpha=opts["alpha"],
-                 beta=opts["beta"], n_iter=opts["n_iter"], burn_in=opts["burn_in"],
-                 rare_share=opts["rare_share"], min_df=opts["min_df"],
-                 max_df=opts["max_df"], stop_words=_stop_words(opts["stop_words"]),
-                 token_pattern=opts["token_pattern"], n_words=opts["n_words"],
-                 word_features=opts["word_features"], word_selection=opts["word_selection"],
-                 covariate_min_count=opts["covariate_min_count"], two_step=opts["two_step"],
-                 random_state=opts["seed"], n_jobs=opts["threads"],
-                 calibration_holdout=opts.get("calibration_holdout"),
-                 global_scales=opts.get("global_scales", "shared"),
-                 word_prior=opts.get("word_prior", "horseshoe"),
-                 word_prior_variance=opts.get("word_prior_variance", 1.0),
-                 **{k: opts[k] for k in ("slab_scale", "slab_blocks") if k in opts},
-                 topic_init=opts.get("topic_init", "random"), init_iter=opts.get("init_iter", 0),
-                 progress=not opts["quiet"], **extra)
+    flat = dict(n_topics=opts["n_topics"], prior=opts["prior"], alpha=opts["alpha"],
+                beta=opts["beta"], n_iter=opts["n_iter"], burn_in=opts["burn_in"],
+                rare_share=opts["rare_share"], min_df=opts["min_df"], max_df=opts["max_df"],
+                stop_words=_stop_words(opts["stop_words"]), token_pattern=opts["token_pattern"],
+                n_words=opts["n_words"], word_features=opts["word_features"],
+                word_selection=opts["word_selection"],
+                covariate_min_count=opts["covariate_min_count"], two_step=opts["two_step"],
+                random_state=opts["seed"], n_jobs=opts["threads"], progress=not opts["quiet"])
+    for name in ("calibration_holdout", "global_scales", "word_prior", "word_prior_variance",
+                 "slab_scale", "slab_blocks", "topic_init", "init_iter"):
+        if name in opts:
+            flat[name] = opts[name]
+    flat.update(extra)
+    return from_flat(DOLDA, flat)
 
 
 def _stop_words(values):

@@ -86,6 +86,7 @@ def _demo_dolda(n_docs, n_topics, iterations, seed, threads, progress):
 
     from ..datasets import simulate
     from ..models.dolda.estimator import DOLDA
+    from ..models.dolda.options import Text, Words
 
     sim = simulate(n_docs=n_docs, n_topics=n_topics, n_classes=3, vocab_size=50 * n_topics,
                    doc_length=80, n_signal=2, random_state=seed)
@@ -96,10 +97,10 @@ def _demo_dolda(n_docs, n_topics, iterations, seed, threads, progress):
                f"held out), {n_topics} topics, {len(sim.vocabulary)} words, "
                f"{len(sim.classes)} classes, {sim.params['n_signal']} signal topics per class")
     # the simulation's own Dirichlet parameters; keep every word (none is noise here)
+    # (the generative model has no word-level signal: topics only)
     model = DOLDA(n_topics=n_topics, n_iter=iterations, alpha=sim.params["alpha"],
                   beta=sim.params["beta"], random_state=seed, n_jobs=threads,
-                  progress=progress, rare_share=0.0,
-                  n_words=0)  # the generative model has no word-level signal: topics only
+                  progress=progress, text=Text(rare_share=0.0), words=Words(n=0))
     tic = time.perf_counter()
     model.fit([texts[i] for i in train], sim.y[train])
     took = time.perf_counter() - tic

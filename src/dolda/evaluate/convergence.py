@@ -65,11 +65,18 @@ def _round_up(n, step=50):
     return int(step * math.ceil(max(n, step) / step))
 
 
+def _params(model) -> dict:
+    """The model's options by their flat names (a DOLDA's groups read through)."""
+    if hasattr(model, "_flat_params"):
+        return model._flat_params()
+    return model.get_params() if hasattr(model, "get_params") else {}
+
+
 def checkpoint_of(model):
     """The checkpoint directory ``resume`` can extend this model from, or None: the model's
     ``checkpoint`` parameter when it holds a finished chain (``model.json``; chain 0's of a
     multi-chain fit)."""
-    params = model.get_params() if hasattr(model, "get_params") else {}
+    params = _params(model)
     path = params.get("checkpoint", getattr(model, "checkpoint", None))
     if not path:
         return None
@@ -149,7 +156,7 @@ def chain_convergence(model, level=0.95) -> dict:
         eta = _largest(draws, MAX_COEFFICIENTS).reshape((n_chains, S, -1))
     else:
         eta = np.asarray(draws).reshape((n_chains, S, -1))
-    params = model.get_params() if hasattr(model, "get_params") else {}
+    params = _params(model)
     thin = int(params.get("thin", 1) or 1)
     ll = model.loglik_["total"].to_numpy().reshape(n_chains, -1)
     ll = ll[:, max(ll.shape[1] - S * thin, 0):]

@@ -189,7 +189,8 @@ def fitted_from_state(cls, meta: dict, arrays: dict):
     seed, iteration and chain counts, the kept draws of eta (and the Horseshoe's tau and
     lambda, None under the normal prior) and the calibration map (None in files saved
     before 0.2).  Each estimator's ``_from_state`` adds its own attributes."""
-    model = cls(**params_as_saved(cls, meta["params"]))
+    params = params_as_saved(cls, meta["params"])
+    model = cls._from_params(params) if hasattr(cls, "_from_params") else cls(**params)
     model.classes_ = decode_labels(meta["classes"])
     model.seed_ = meta["seed"]
     model.n_iter_ = meta["n_iter"]

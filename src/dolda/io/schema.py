@@ -149,12 +149,12 @@ def _params(meta, cls, where="meta.params"):
     from .codec import decode_params
 
     params = _dict(_key(meta, "params", "meta"), where)
-    known = set(cls._get_param_names())
+    known = set(getattr(cls, "_saved_param_names", cls._get_param_names)())
     stray = sorted(set(params) - known - {"__dropped__"})
     if stray:
         _fail(f"{where} has unknown parameter(s) {stray} for {cls.__name__}")
     decoded = decode_params(params)
-    estimator = cls(**decoded)
+    estimator = cls._from_params(decoded) if hasattr(cls, "_from_params") else cls(**decoded)
     try:
         estimator._check_params()
     except (TypeError, ValueError) as exc:

@@ -325,7 +325,7 @@ def make_report(model, path, texts=None, y=None, X=None, max_documents=200, n_wo
              ("training tokens", getattr(model, "n_tokens_", "?")),
              ("metadata covariates", f"{n_meta} columns"),
              ("word covariates", f"{n_word} words"),
-             ("prior", model.prior), ("iterations", model.n_iter_), ("burn-in", burn),
+             ("prior", model._flat_params()["prior"] if hasattr(model, "_flat_params") else model.prior), ("iterations", model.n_iter_), ("burn-in", burn),
              ("chains", n_chains), ("kept draws", model.eta_draws_.shape[0]),
              ("joint or two-step", "two-step" if model.two_step else "joint"),
              ("probabilities", describe_proba(model))]

@@ -9,6 +9,7 @@ Gibbs sampler of Magnusson, Jonsson & Villani (paper sections 2-3).
 from __future__ import annotations
 
 import logging
+from os import PathLike
 
 import numpy as np
 from sklearn.base import (
@@ -50,9 +51,13 @@ from .params import (  # noqa: F401 (the parameters' choices, re-exported)
 )
 from .state import AUTO_ALPHA_START, AUTO_BETA_START, DOLDAState, alpha_mode  # noqa: F401
 from .summary import combine_chains, summarize  # noqa: F401 (combine_chains re-exported)
+from . import options as _options
 from .two_step import fit_two_step
 
 logger = logging.getLogger(__name__)
+
+#: The options the stages read as attributes (the flat names whose parameter is not a group).
+_FLAT_ATTRIBUTES = frozenset(_options.FLAT) - frozenset(_options.SHADOWED)
 
 
 class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, ClassifierMixin,
@@ -69,213 +74,75 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
     Parameters
     ----------
     n_topics : int, default=20
-        ``K``.
-    prior : {"horseshoe", "normal"}, default="horseshoe"
+        ``K``, the number of topics.
     alpha : float, array-like (K,), "auto" or "auto_symmetric", default=0.01
-        Dirichlet prior of theta (the paper's 0.01): symmetric, or one
-        ``alpha_k > 0`` per topic.  ``"auto"``: an asymmetric ``alpha`` (K,)
-        learned from the data during the burn-in (Minka's fixed point for the
-        Dirichlet-multinomial every 10 iterations, as MALLET's hyperparameter
-        optimisation; Wallach et al. 2009), starting from 0.1, then kept fixed.
-        ``"auto_symmetric"``: the same for one symmetric value.  The values used
-        are ``alpha_`` (a float, or an array (K,)).
+        Dirichlet prior of theta (the paper's 0.01): symmetric, or one ``alpha_k > 0`` per
+        topic.  ``"auto"``: an asymmetric ``alpha`` learned during the burn-in (Minka's fixed
+        point every 10 iterations, as MALLET; Wallach et al. 2009), then kept fixed;
+        ``"auto_symmetric"``: one learned value.  The values used are ``alpha_``.  Try
+        ``"auto"`` on long, topic-rich documents.
     beta : float or "auto", default=0.01
-        Symmetric Dirichlet prior of Phi; ``"auto"``: learned as alpha (symmetric),
-        starting from 0.01; the value used is ``beta_``.  The two-step model uses
-        the starting values.
-    prior_variance : float, default=100.0
-        ``c``: variance of the intercept's prior (and of all coefficients
-        under ``prior="normal"``).
+        Symmetric Dirichlet prior of Phi; ``"auto"``: learned as alpha; used: ``beta_``.
+    prior : Prior or None, default=None
+        The coefficients' prior (None: ``Prior()``, the Horseshoe with a slab on the word and
+        covariate columns).  :class:`dolda.Prior`.
+    words : Words or None, default=None
+        Words as covariates beside the topics (None: ``Words()``, the ``"auto"`` number of
+        most frequent words, log counts, under the Horseshoe; ``Words(n=0)``: the paper's
+        topics-only model).  :class:`dolda.Words`.
+    text : Text or None, default=None
+        Tokenising and the vocabulary (stop words, token pattern, rare-word pruning, the text
+        column of a DataFrame).  :class:`dolda.Text`.
+    covariates : Covariates or None, default=None
+        Which DataFrame columns are covariates, and the pooling of rare levels.
+        :class:`dolda.Covariates`.
     n_iter : int, default=500
-        Gibbs iterations, burn-in included.
+        Gibbs iterations of each chain, burn-in included.
     burn_in : int or None, default=None
         Iterations discarded (None: half of ``n_iter``).
     thin : int, default=1
         Keep every ``thin``-th draw of eta after the burn-in.
-    slab_scale : float or None, default=2.5
-        The Horseshoe times a Gaussian slab ``N(0, s^2)`` on the shrunk coefficients of
-        ``slab_blocks`` ("all" or some of "covariates", "words", "topics"; by default not
-        the topics), so rare words cannot wander (README); None: the paper's Horseshoe.
-    word_prior : {"horseshoe", "normal", "both"}, default="horseshoe"
-        The words' prior: the Horseshoe (a few decisive words per class);
-        ``N(0, word_prior_variance)`` on every word coefficient (a Bayesian ridge; the
-        words get a scale block of their own held there, and no slab), for many words that
-        each lean a little (pair it with ``word_features="tfidf"``); or both: the
-        ``n_words`` words under the Horseshoe plus every word's tf-idf (``"dense=<w>"``
-        columns) under the Gaussian.  README, "Word priors", has what each gains where.
-    word_prior_variance : float, default=1.0
-        ``v`` of the Gaussian words (``word_prior`` "normal" or "both"; unused otherwise).
-    global_scales : {"shared", "block"}, default="shared"
-        The Horseshoe's global scale: one ``tau_l`` per class over topics, covariates
-        and words (the paper's), or one per class and block of columns present
-        (``"block"``: covariates, words, topics; ``scale_blocks_`` names them and
-        ``tau_draws_`` is then (S, L, G)), so that thousands of word columns do not set
-        the shrinkage of the K topics (issue 32; ``benchmarks/results/block_scales.md``).
-    phi_sampler : {"exact", "polya"}, default="exact"
-        The Phi step: ``"exact"`` draws ``phi_k ~ Dir(beta + n_k)`` (O(K V));
-        ``"polya"`` the sparse Pólya-urn approximation of Terenin et al.
-        (2019), O(non-zero counts + K V beta), stored sparse and read by the
-        MH z-step through per-word alias tables over the non-zeros.
-    loglik_every : int, default=1
-        Compute the two log-likelihood parts (``loglik_``) only at iterations
-        ``t`` with ``(t + 1) % loglik_every == 0`` (NaN elsewhere).
-    z_sampler : {"auto", "exact", "mh", "cycle"}, default="auto"
-        ``"exact"``: Gibbs draw from the full supervised conditional, O(K) per
-        token with the cached update.  ``"mh"``: Metropolis-Hastings with the
-        sparse LDA proposal, O(K_d + L) per token.  ``"cycle"``: cycle
-        Metropolis-Hastings (LightLDA's alternating word and document proposals,
-        :mod:`dolda.sampler.cycle`), O(L) per token, exact Phi only; on 20
-        Newsgroups it mixes worse per second than "mh" at K = 100 and 1000
-        (``benchmarks/results/z_cycle.md``), so "auto" never picks it.  ``"auto"``: "mh" from
-        ``K >= 50`` on (both sample the exact conditional; the faster one).
-    two_step : bool, default=False
-        Fit LDA first and the DO probit on its topic proportions afterwards
-        (the paper's comparison model) instead of the joint sampler.
-    predict_sweeps : int, default=50
-        Sweeps of the unsupervised z-sampler for a new document (paper section 3.3); the
-        topic proportions average the conditionals of the kept sweeps (Rao-Blackwellised).
-        More sweeps buy a little accuracy at proportional cost: on 20 Newsgroups (K = 50),
-        200 instead of 50 gave +0.4 points of accuracy and -0.025 log loss, 20 gave -0.6
-        points (``experiments/results/predict_estimator*.json``).
-    predict_burn_in : int or None, default=None
-        Sweeps discarded before averaging (None: half of ``predict_sweeps``).
-    phi_draws : int, default=20
-        ``Phi`` used for prediction is the posterior mean estimated from the last
-        ``phi_draws`` iterations: the mean of ``E[phi_k | z] = (beta + n_k) / (V beta + n_k.)``
-        (Rao-Blackwellised; kept sparse, :mod:`dolda.sampler.phi_mean`).
-    checkpoint : path or None, default=None
-        Directory where the chain is saved every ``checkpoint_every``
-        iterations and on Ctrl-C; continue with ``fit(..., resume=checkpoint)``.
-    checkpoint_every : int, default=100
-    init_iter : int, default=0
-        Iterations of unsupervised LDA (:class:`dolda.LDA`'s sweeps, on ``n_jobs``
-        threads) run before the supervised chain, which starts from their topics (never
-        kept as draws; ``n_iter`` still counts the supervised chain).  0: the random
-        start.  With ``topic_init="nmf"`` they continue from the NMF start.
-    topic_init : {"random", "nmf"}, default="random"
-        ``"random"``: uniform on the chain's seed.  ``"nmf"``: one deterministic start, the
-        same for every seed, chain and ``n_jobs`` (:mod:`dolda.sampler.topic_start`): the
-        explanation then reproduces *within the mode it leads to*, and identical starts
-        weaken R-hat across chains.  The posterior is unchanged; ignored with
-        ``two_step``.  Costs about 6 s at K = 20, 70 s at K = 100 on 20 Newsgroups.
     n_chains : int, default=1
-        Independent chains (run one after the other, each on all threads).
-        Their topics are aligned to chain 0 by matching Phi (Hungarian
-        assignment on Hellinger distance) before the draws are pooled; see
-        :meth:`to_inference_data` for R-hat and ESS.
-    rare_share : float, default=0.01
-        Share of tokens made of the rarest word types that are removed (paper: 1%).
-    min_df, max_df : int or float
-        Document-frequency bounds of the vocabulary.
-    stop_words : "english", None, list of str or path, default="english"
-        Words removed before counting: scikit-learn's English list, none, the
-        given words, or the words of a text file (one per line; ``#`` starts
-        a comment) -- e.g. stack-trace vocabulary of bug reports.
-    token_pattern : str or None, default=None
-        Regular expression of a token (None: :data:`dolda.design.corpus.TOKEN_PATTERN`,
-        words of two or more characters starting with a letter).
-    n_words : int, "auto" or "all", default="auto"
-        Words as covariates: the counts of the ``n_words`` vocabulary words of
-        highest document frequency enter the regression beside the topics as
-        sparse covariates named ``"word=<w>"``, with the same prior as the
-        topics (the Horseshoe keeps the few decisive ones), see
-        :mod:`dolda.design.word_features`.  0: topics (and ``X``) only, the paper's
-        model.  ``"auto"``: one word per two training documents, at least
-        2,000 and at most 5,000 (:func:`dolda.design.word_features.resolve_n_words`;
-        the measurements behind it are in the README); ``"all"``: every word of the
-        kept vocabulary (tens of thousands of columns; the word block of the kept draws is
-        stored compactly, :mod:`dolda.models.dolda.kept`); the words used are
-        ``word_features_.words_``.
-    word_features : {"log", "binary", "tfidf"}, default="log"
-        How a word's count enters: ``log(1 + n_{d,w})``, an indicator, or
-        l2-normalised sublinear tf-idf (better on 20 Newsgroups stripped, mixed on
-        the bug reports over two seeds: see the README).
-    word_selection : {"df", "chi2"}, default="df"
-        Which ``n_words`` words: highest document frequency, or most associated
-        with the class on the training documents (chi-squared of presence
-        against label, words in 3 or more documents), see
-        :mod:`dolda.design.word_features`.
-    eta_sampler : {"auto", "gibbs", "cholesky", "cg", "bcm"}, default="auto"
-        The eta-step.  ``"gibbs"`` (``"auto"`` with word covariates and more than
-        :data:`dolda.models.dolda.inputs.SPARSE_CHOLESKY_MAX_COLUMNS` columns): one exact
-        blocked-Gibbs scan per iteration, the intercept, covariates and topics
-        drawn jointly given the word coefficients, then every word coefficient
-        from its own conditional with a kept residual, O(nnz) per class
-        (:mod:`dolda.sampler.word_step`; ``benchmarks/results/word_step.md``).
-        ``"cholesky"``: dense ``[1, X]`` and a P x P
-        factorisation per class (tens to hundreds of covariates).
-        ``"cg"`` / ``"bcm"``: ``X`` kept sparse (CSR) end to end and eta drawn
-        by perturbation-optimisation with conjugate gradients or by
-        Bhattacharya et al.'s sampler (:mod:`dolda.sampler.sparse_eta`), for
-        thousands of word or one-hot columns.  ``"auto"``:
-        :func:`dolda.sampler.probit.choose_eta_sampler` on the shape of ``U``.
-    covariate_min_count : int, default=1
-        With a DataFrame ``X``: levels of a categorical column seen fewer than
-        this many times in ``fit`` are pooled into one ``"column=other"``
-        indicator (and so are levels first seen at prediction), see
-        :class:`dolda.design.covariates.CovariateEncoder`.  1: every level its own column.
-    text_column : hashable, default="text"
-        When ``X`` is a DataFrame: the column holding the documents.
-    vocabulary : sequence of str or None, default=None
-        When ``X`` is a document-term matrix of counts (sparse, numeric array, or numeric
-        DataFrame without ``text_column``; e.g. ``make_pipeline(CountVectorizer(),
-        DOLDA())``): the words of its columns, e.g. ``vectorizer.get_feature_names_out()``.
-        None: a DataFrame's column names, else ``x0, x1, ...`` (as :class:`dolda.LDA`).
-        The vocabulary options (``stop_words``, ``min_df`` ...) do not apply to a matrix.
-    covariate_columns : list or None, default=None
-        When ``X`` is a DataFrame: its covariate columns (None: every column
-        but ``text_column``; ``[]``: none).  With a DataFrame ``X``,
-        ``fit(df, y)``, ``predict(df)``, ``score(df, y)`` carry the covariates
-        through Pipeline, GridSearchCV and cross_val_score.
+        Independent chains; their topics are aligned to chain 0 (Hungarian assignment) and
+        their draws pooled; ``convergence_`` and :meth:`to_inference_data` compare them.
+    topic_init : {"random", "nmf"}, default="random"
+        Where the topic indicators start: uniformly at random on the chain's seed, or one
+        deterministic start from a non-negative factorisation of the document-term matrix,
+        the same for every seed, chain and ``n_jobs`` (:mod:`dolda.sampler.topic_start`), so
+        that the topics a reader sees come back across seeds.
+    sampler : Sampler or None, default=None
+        The Gibbs blocks (z, eta and Phi steps, the log-likelihood trace, document shards).
+        :class:`dolda.Sampler`.
+    prediction : Prediction or None, default=None
+        How new documents are folded in (sweeps, burn-in, Phi window).
+        :class:`dolda.Prediction`.
+    proba : {"calibrated", "ovr", "do"}, default="calibrated"
+        How :meth:`predict_proba` turns the one-vs-rest linear predictors ``mu_l = u . eta_l``
+        into probabilities (``docs/``, calibration): ``"calibrated"``, a multinomial-logit map
+        of ``mu`` fitted at the end of ``fit`` on leave-one-out predictors of the training
+        rows (``stacking_``); ``"ovr"``, normalised one-vs-rest probabilities; ``"do"``, the
+        paper's DO formula (overconfident).  The argmax is the same; switch with
+        ``set_params(proba=...)`` without refitting.
+    calibration_holdout : float or None, default=None
+        A share ``f`` in (0, 0.5]: the last ``round(f D)`` training rows, in the order given,
+        are kept out of the chain and the calibration map is fitted on their out-of-sample
+        predictors.  For rows in time order (bug reports by filing date), where new documents
+        drift from the old; classes only in the held-out rows are not learned.
+    checkpoint : path, Checkpoint or None, default=None
+        Save the chain while it runs (every 100 iterations and on Ctrl-C) to this directory;
+        continue with ``fit(..., resume=path)``.  :class:`dolda.Checkpoint`.
+    backend : "local" or Dask, default="local"
+        Sample the document shards in this process (numba threads) or on the workers of a Dask
+        cluster (``Dask(client)``); the same seed gives the same chain on both.
+        :class:`dolda.Dask`.
+    experimental : Experimental or None, default=None
+        Options measured and not adopted, for studies (:class:`dolda.experimental.Experimental`).
     random_state : int, numpy Generator or None
         Seed: the same int gives the same chain for any ``n_jobs``.
     n_jobs : int or None
-        Threads for the parallel kernels (None or -1: every CPU the process may run on,
-        its affinity mask, e.g. ``taskset`` or a container's cpuset).  Waiting threads
-        spin briefly, then sleep (``import dolda`` sets ``GOMP_SPINCOUNT=10000`` unless a
-        policy is set), so on a busy machine 2 threads are not slower than 1.
+        Threads for the parallel kernels (None or -1: every CPU the process may run on).
     progress : bool, default=True
         Show a progress bar with the log-likelihood and tokens per second.
-    backend : {"local", "dask"}, default="local"
-        Where the document shards are sampled: ``"local"`` in this process
-        (numba threads), ``"dask"`` on the workers of ``client`` (see
-        ``docs/DISTRIBUTED.md``).  The same seed and ``n_shards`` give the same
-        chain on both, for any number of threads or workers.
-    client : distributed.Client or None, default=None
-        The Dask client for ``backend="dask"`` (None: the current default
-        client).  dolda never starts or stops clusters.
-    n_shards : int or None, default=None
-        Number of contiguous document shards; None: one per about 10^6 tokens
-        (a function of the data alone, never of the number of workers).
-    snapshot_every : int, default=10
-        ``backend="dask"``: iterations between the copies of z kept on the
-        driver; after a lost worker at most this many iterations are replayed.
-    phi_transport : {"auto", "recipe", "dense"}, default="auto"
-        ``backend="dask"``: what carries the exact Phi to the workers each
-        iteration.  ``"recipe"``: the non-zero topic-word counts it was drawn from,
-        and every worker repeats the draw (15x fewer bytes on 20 Newsgroups at
-        K = 100, for a draw on every worker); ``"dense"``: Phi itself (V x K
-        float32), drawn once on the driver, which suits many single-threaded workers
-        on a fast network; ``"auto"``: whichever is smaller.  The chain is the
-        same either way (``docs/DISTRIBUTED.md``).
-    proba : {"calibrated", "ovr", "do"}, default="calibrated"
-        How :meth:`predict_proba` turns the one-vs-rest linear predictors
-        ``mu_l = u . eta_l`` into class probabilities (``docs/CALIBRATION.md``):
-        ``"calibrated"``, a multinomial-logit map of ``mu`` (or of
-        ``[mu, log F(mu)]``, whichever scores better out of sample) averaged over
-        the draws, fitted at the end of ``fit`` on the training documents'
-        regressors as prediction computes them (:meth:`transform`), leave-one-out
-        over the draws (``stacking_``); ``"ovr"``, normalised one-vs-rest probabilities;
-        ``"do"``, the paper's DO formula (overconfident).  Switch with
-        ``set_params(proba=...)`` without refitting.
-    calibration_holdout : float or None, default=None
-        None: the ``"calibrated"`` map is fitted on leave-one-out predictors of every
-        training row.  A share ``f`` in (0, 0.5]: the last ``round(f D)`` training rows, in
-        the order given, are kept out of the chain and the map is fitted on their
-        out-of-sample predictors.  For data in time order (bug reports by filing date), where
-        new documents drift from the old (measured in ``docs/CALIBRATION.md``,
-        "Time-ordered data").  The chain sees ``1 - f`` of the rows; classes only in the
-        held-out rows are not learned.
 
     Attributes
     ----------
@@ -336,46 +203,71 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
     _ABSENT_PARAMS = {"slab_scale": None, "slab_blocks": "all", "word_prior": "horseshoe",
                       "word_prior_variance": 1.0}
 
-    def __init__(self, n_topics=20, prior="horseshoe", alpha=0.01, beta=0.01,
-                 prior_variance=100.0, n_iter=500, burn_in=None, thin=1, z_sampler="auto",
-                 two_step=False, predict_sweeps=50, predict_burn_in=None, phi_draws=20,
-                 checkpoint=None, checkpoint_every=100, rare_share=0.01, min_df=1,
-                 max_df=1.0, covariate_min_count=1, n_chains=1, random_state=None,
-                 stop_words="english", token_pattern=None, n_words="auto", word_features="log",
-                 word_selection="df", eta_sampler="auto",
-                 n_jobs=None, progress=True,
-                 text_column="text", covariate_columns=None,
-                 backend="local", client=None, n_shards=None, snapshot_every=10,
-                 proba="calibrated", phi_sampler="exact", loglik_every=1,
-                 global_scales="shared", init_iter=0, topic_init="random",
-                 calibration_holdout=None, phi_transport="auto", vocabulary=None,
-                 slab_scale=2.5, slab_blocks=("covariates", "words"), word_prior="horseshoe",
-                 word_prior_variance=1.0):
-        self.vocabulary = vocabulary
-        self.word_prior, self.word_prior_variance = word_prior, word_prior_variance
-        self.slab_scale, self.slab_blocks = slab_scale, slab_blocks
-        self.init_iter, self.topic_init = init_iter, topic_init
-        self.calibration_holdout = calibration_holdout
-        self.phi_sampler, self.global_scales = phi_sampler, global_scales
-        self.loglik_every = loglik_every
-        self.n_topics, self.prior, self.alpha, self.beta = n_topics, prior, alpha, beta
-        self.prior_variance = prior_variance
-        self.n_iter, self.burn_in, self.thin = n_iter, burn_in, thin
-        self.z_sampler, self.two_step = z_sampler, two_step
-        self.predict_sweeps, self.predict_burn_in = predict_sweeps, predict_burn_in
-        self.phi_draws = phi_draws
-        self.checkpoint, self.checkpoint_every = checkpoint, checkpoint_every
-        self.rare_share, self.min_df, self.max_df = rare_share, min_df, max_df
-        self.covariate_min_count = covariate_min_count
-        self.text_column, self.covariate_columns = text_column, covariate_columns
-        self.n_chains, self.random_state = n_chains, random_state
-        self.n_jobs, self.progress = n_jobs, progress
-        self.backend, self.client, self.n_shards = backend, client, n_shards
-        self.snapshot_every, self.phi_transport = snapshot_every, phi_transport
-        self.stop_words, self.token_pattern = stop_words, token_pattern
-        self.n_words, self.word_features = n_words, word_features
-        self.word_selection, self.eta_sampler = word_selection, eta_sampler
+    #: False: the joint sampler; the two-step comparison model is :class:`TwoStepDOLDA`.
+    _two_step = False
+
+    def __init__(self, n_topics=20, *, alpha=0.01, beta=0.01, prior=None, words=None,
+                 text=None, covariates=None, n_iter=500, burn_in=None, thin=1, n_chains=1,
+                 topic_init="random", sampler=None, prediction=None, proba="calibrated",
+                 calibration_holdout=None, checkpoint=None, backend="local",
+                 experimental=None, random_state=None, n_jobs=None, progress=True):
+        self.n_topics = n_topics
+        self.alpha = alpha
+        self.beta = beta
+        self.prior = prior
+        self.words = words
+        self.text = text
+        self.covariates = covariates
+        self.n_iter = n_iter
+        self.burn_in = burn_in
+        self.thin = thin
+        self.n_chains = n_chains
+        self.topic_init = topic_init
+        self.sampler = sampler
+        self.prediction = prediction
         self.proba = proba
+        self.calibration_holdout = calibration_holdout
+        self.checkpoint = checkpoint
+        self.backend = backend
+        self.experimental = experimental
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.progress = progress
+
+    def __getattr__(self, name):
+        # the stages read every option by its flat name (options.FLAT), wherever it lives
+        if name in _FLAT_ATTRIBUTES:
+            return _options.flat_value(self, name)
+        if name == "two_step":
+            return type(self)._two_step
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def set_params(self, **params):
+        """Set parameters, as scikit-learn's; ``group__field`` reaches a field of a group left
+        at None (``set_params(prior__slab_scale=1.0)``) by starting from the group's defaults."""
+        for key in params:
+            name, nested, _ = key.partition("__")
+            if nested and name in _options.GROUPS and getattr(self, name, None) is None:
+                setattr(self, name, _options.GROUPS[name]())
+            elif nested and name == "checkpoint" and isinstance(self.checkpoint, (str, PathLike)):
+                self.checkpoint = _options.Checkpoint(self.checkpoint)
+            elif nested and name == "backend" and isinstance(self.backend, str):
+                self.backend = _options.Dask()
+        return super().set_params(**params)
+
+    def _flat_params(self):
+        """Every option by its flat name (:func:`dolda.models.dolda.options.flat_params`)."""
+        return _options.flat_params(self)
+
+    @classmethod
+    def _saved_param_names(cls):
+        """The (flat) option names a model file holds."""
+        return list(_options.PLAIN) + list(_options.FLAT) + ["backend", "two_step"]
+
+    @classmethod
+    def _from_params(cls, params):
+        """The estimator of a model file's (flat) parameters."""
+        return _options.from_flat(cls, params)
 
     # ------------------------------------------------------------ checks
     def _check_params(self):
@@ -443,7 +335,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
                              "has no exact weighted form; repeat documents for integer weights")
         # the stages, in order, each a module of dolda.models.dolda (docs/ARCHITECTURE.md)
         design = fit_design(self, X, y, covariates, p)  # inputs -> the chain's design
-        if self.two_step:
+        if self._two_step:
             fit_two_step(self, design, p)  # LDA, then DOProbit on its topic proportions
             _summary.fit_calibration_map(self, design.corpus, design.Xd, design.y_index,
                                          design.held)
@@ -589,3 +481,15 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         tags.input_tags.sparse = True  # a document-term matrix of counts (vocabulary=)
         return tags
 
+
+
+class TwoStepDOLDA(DOLDA):
+    """The paper's comparison model: LDA first, then the DO probit on its topic proportions.
+
+    The same parameters, attributes and methods as :class:`DOLDA`; the chain of the joint
+    sampler is replaced by :class:`dolda.LDA`'s chain and a :class:`dolda.DOProbit` fitted on
+    the proportions that prediction computes (``alpha="auto"`` and ``beta="auto"`` use their
+    starting values, and ``topic_init`` does not apply).
+    """
+
+    _two_step = True

@@ -98,7 +98,7 @@ def chain_prior(model, p, n_x: int, n_word_columns: int, K: int, n_dense: int = 
     layout then, whatever ``global_scales`` says) without a slab."""
     shrunk = np.ones(n_x + K, dtype=bool)
     shrunk[0] = False
-    horseshoe = model.prior == "horseshoe"
+    horseshoe = model._flat_params()["prior"] == "horseshoe"
     gaussian_block = {"normal": "words", "both": "dense_words"}.get(p["word_prior"])
     gaussian_block = gaussian_block if horseshoe and n_word_columns > 0 else None
     blocks, names = scale_blocks(

@@ -60,55 +60,106 @@ def check_slab_blocks(value):
     return tuple(b for b in SLAB_BLOCKS if b in names)
 
 
+#: How an error names each option: the parameter, or its group's field, as the user set it.
+def _display(flat_name):
+    from .options import FLAT, GROUPS
+
+    if flat_name not in FLAT:
+        return flat_name
+    where, field = FLAT[flat_name]
+    return f"{GROUPS[where].__name__}.{field}"
+
+
+#: The choices of the public groups; the other values of the kernels are Experimental's.
+PUBLIC_Z_SAMPLERS = ("auto", "exact", "mh")
+PUBLIC_ETA_SAMPLERS = ("auto", "gibbs", "cholesky")
+
+
+def check_groups(model):
+    """Every group parameter is its group (or None; a path for ``checkpoint``, "local" or a
+    :class:`Dask` for ``backend``), and the public groups hold only public choices."""
+    from os import PathLike
+
+    from .options import GROUPS, Dask, group
+
+    for name, cls in GROUPS.items():
+        value = getattr(model, name)
+        if name == "checkpoint" and isinstance(value, (str, PathLike)):
+            continue
+        if name == "backend":
+            if value != "local" and not isinstance(value, Dask):
+                raise ValueError(f"backend must be 'local' or a dolda.Dask(...); got {value!r}")
+            continue
+        if value is not None and not isinstance(value, cls):
+            raise ValueError(f"{name} must be a dolda.{cls.__name__}(...) or None; "
+                             f"got {value!r}")
+    sampler, experimental = group(model, "sampler"), group(model, "experimental")
+    check_choice(sampler.z, "Sampler.z", PUBLIC_Z_SAMPLERS)
+    check_choice(sampler.eta, "Sampler.eta", PUBLIC_ETA_SAMPLERS)
+    if experimental.z_sampler is not None:
+        check_choice(experimental.z_sampler, "Experimental.z_sampler", Z_SAMPLERS)
+    if experimental.eta_sampler is not None:
+        check_choice(experimental.eta_sampler, "Experimental.eta_sampler",
+                     ("auto", "gibbs") + probit_blocks.ETA_SAMPLERS)
+
+
 def check_params(model):
-    """The parameters of ``model`` (a DOLDA) checked, as a dict ``p`` the stages read."""
-    n_topics = check_positive_int(model.n_topics, "n_topics", minimum=2)
-    check_choice(model.prior, "prior", PRIORS)
-    check_choice(model.z_sampler, "z_sampler", Z_SAMPLERS)
-    check_choice(model.proba, "proba", PROBA_RULES)
-    check_choice(model.phi_sampler, "phi_sampler", PHI_SAMPLERS)
-    check_choice(model.global_scales, "global_scales", GLOBAL_SCALES)
-    if model.z_sampler == "cycle" and model.phi_sampler == "polya":
+    """The parameters of ``model`` (a DOLDA) checked, as a dict ``p`` the stages read; each
+    refusal names the parameter as the user set it (``Prior.slab_scale``)."""
+    from .options import flat_params
+
+    check_groups(model)
+    f = flat_params(model)
+    n = _display
+    n_topics = check_positive_int(f["n_topics"], "n_topics", minimum=2)
+    check_choice(f["prior"], n("prior"), PRIORS)
+    check_choice(f["proba"], "proba", PROBA_RULES)
+    check_choice(f["phi_sampler"], n("phi_sampler"), PHI_SAMPLERS)
+    check_choice(f["global_scales"], n("global_scales"), GLOBAL_SCALES)
+    if f["z_sampler"] == "cycle" and f["phi_sampler"] == "polya":
         raise ValueError(dolda_chain.CYCLE_POLYA_ERROR)
-    check_covariate_columns(model.covariate_columns)
-    n_iter = check_positive_int(model.n_iter, "n_iter")
+    check_covariate_columns(f["covariate_columns"])
+    n_iter = check_positive_int(f["n_iter"], "n_iter")
     from ...backends import BACKENDS, PHI_TRANSPORTS
 
-    check_choice(model.backend, "backend", BACKENDS)
-    check_choice(model.phi_transport, "phi_transport", PHI_TRANSPORTS)
+    check_choice(f["backend"], "backend", BACKENDS)
+    check_choice(f["phi_transport"], n("phi_transport"), PHI_TRANSPORTS)
+    checkpoint_every = check_positive_int(f["checkpoint_every"], n("checkpoint_every"))
+    if f["checkpoint"] is None and model.checkpoint is not None:
+        raise ValueError("Checkpoint.path must be a directory; got None")
     return dict(
-        calibration_holdout=check_holdout(model.calibration_holdout),
-        loglik_every=check_positive_int(model.loglik_every, "loglik_every"),
-        n_shards=(None if model.n_shards is None
-                  else check_positive_int(model.n_shards, "n_shards")),
-        snapshot_every=check_positive_int(model.snapshot_every, "snapshot_every"),
-        phi_transport=model.phi_transport,
+        calibration_holdout=check_holdout(f["calibration_holdout"]),
+        loglik_every=check_positive_int(f["loglik_every"], n("loglik_every")),
+        n_shards=(None if f["n_shards"] is None
+                  else check_positive_int(f["n_shards"], n("n_shards"))),
+        snapshot_every=check_positive_int(f["snapshot_every"], n("snapshot_every")),
+        phi_transport=f["phi_transport"],
         n_topics=n_topics,
-        alpha=alpha_start(model.alpha, n_topics),
-        beta=(AUTO_BETA_START if isinstance(model.beta, str) and model.beta == "auto"
-              else check_positive_float(model.beta, "beta")),
-        variance=check_positive_float(model.prior_variance, "prior_variance"),
-        slab=(None if model.slab_scale is None
-              else check_positive_float(model.slab_scale, "slab_scale") ** 2),
-        slab_blocks=check_slab_blocks(model.slab_blocks),
-        word_prior=check_choice(model.word_prior, "word_prior", WORD_PRIORS),
-        word_prior_variance=check_positive_float(model.word_prior_variance,
-                                                 "word_prior_variance"),
+        alpha=alpha_start(f["alpha"], n_topics),
+        beta=(AUTO_BETA_START if isinstance(f["beta"], str) and f["beta"] == "auto"
+              else check_positive_float(f["beta"], "beta")),
+        variance=check_positive_float(f["prior_variance"], n("prior_variance")),
+        slab=(None if f["slab_scale"] is None
+              else check_positive_float(f["slab_scale"], n("slab_scale")) ** 2),
+        slab_blocks=check_slab_blocks(f["slab_blocks"]),
+        word_prior=check_choice(f["word_prior"], n("word_prior"), WORD_PRIORS),
+        word_prior_variance=check_positive_float(f["word_prior_variance"],
+                                                 n("word_prior_variance")),
         n_iter=n_iter,
-        burn_in=check_burn_in(model.burn_in, n_iter),
-        thin=check_positive_int(model.thin, "thin"),
-        n_jobs=check_n_jobs(model.n_jobs),
-        predict_sweeps=check_positive_int(model.predict_sweeps, "predict_sweeps"),
-        phi_draws=check_positive_int(model.phi_draws, "phi_draws"),
-        checkpoint_every=check_positive_int(model.checkpoint_every, "checkpoint_every"),
-        n_chains=check_positive_int(model.n_chains, "n_chains"),
-        init_iter=check_positive_int(model.init_iter, "init_iter", minimum=0),
-        topic_init=check_choice(model.topic_init, "topic_init", TOPIC_INITS),
-        covariate_min_count=check_positive_int(model.covariate_min_count,
-                                               "covariate_min_count"),
-        n_words=check_n_words(model.n_words),
-        eta_sampler=check_choice(model.eta_sampler, "eta_sampler",
+        burn_in=check_burn_in(f["burn_in"], n_iter),
+        thin=check_positive_int(f["thin"], "thin"),
+        n_jobs=check_n_jobs(f["n_jobs"]),
+        predict_sweeps=check_positive_int(f["predict_sweeps"], n("predict_sweeps")),
+        phi_draws=check_positive_int(f["phi_draws"], n("phi_draws")),
+        checkpoint_every=checkpoint_every,
+        n_chains=check_positive_int(f["n_chains"], "n_chains"),
+        init_iter=check_positive_int(f["init_iter"], n("init_iter"), minimum=0),
+        topic_init=check_choice(f["topic_init"], "topic_init", TOPIC_INITS),
+        covariate_min_count=check_positive_int(f["covariate_min_count"],
+                                               n("covariate_min_count")),
+        n_words=check_n_words(f["n_words"]),
+        eta_sampler=check_choice(f["eta_sampler"], n("eta_sampler"),
                                  ("auto", "gibbs") + probit_blocks.ETA_SAMPLERS),
-        word_features=check_choice(model.word_features, "word_features", WORD_FEATURES),
-        word_selection=check_choice(model.word_selection, "word_selection", WORD_SELECTIONS),
+        word_features=check_choice(f["word_features"], n("word_features"), WORD_FEATURES),
+        word_selection=check_choice(f["word_selection"], n("word_selection"), WORD_SELECTIONS),
     )

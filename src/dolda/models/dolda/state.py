@@ -99,7 +99,7 @@ class DOLDAState:
 
         check_is_fitted(self, "eta_draws_")
         meta = {
-            "params": io.encode_params(self.get_params(deep=False)),
+            "params": io.encode_params(self._flat_params()),
             "classes": io.encode_labels(self.classes_),
             "feature_names": list(self.feature_names_),
             "vocabulary": self.vocabulary_.to_dict(),

@@ -29,7 +29,7 @@ def fit_two_step(model, design, p):
     zbar = lda.transform(corpus)
     U = (sp.hstack([data.X, zbar], format="csr") if sp.issparse(data.X)
          else np.hstack([data.X, zbar]))
-    probit = DOProbit(prior=model.prior, n_iter=p["n_iter"], burn_in=p["burn_in"],
+    probit = DOProbit(prior=model._flat_params()["prior"], n_iter=p["n_iter"], burn_in=p["burn_in"],
                       thin=p["thin"], prior_variance=p["variance"], fit_intercept=False,
                       random_state=model.random_state, n_jobs=model.n_jobs).fit(U, data.y)
     model.seed_ = probit.seed_
