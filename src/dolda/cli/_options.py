@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from ._tables import _split_columns
+from ..models.dolda.options import flat_defaults
 
 
 class _PositiveOrAuto(click.ParamType):
@@ -130,31 +131,36 @@ def _check_token_pattern(ctx, param, value):
     return value
 
 
+#: The estimator's defaults, by the options' flat names (written once, in
+#: :mod:`dolda.models.dolda.options`).
+_DEF = flat_defaults()
+
+
 def _model_options(func):
     """The DOLDA options shared by ``fit`` and ``evaluate``."""
     options = [
-        click.option("--topics", "-k", "n_topics", type=click.IntRange(min=2), default=20,
+        click.option("--topics", "-k", "n_topics", type=click.IntRange(min=2), default=_DEF["n_topics"],
                      show_default=True, help="Number of topics K."),
         click.option("--prior", type=click.Choice(["horseshoe", "normal"]),
-                     default="horseshoe", show_default=True,
+                     default=_DEF["prior"], show_default=True,
                      help="Prior of the regression coefficients."),
-        click.option("--iterations", "-n", "n_iter", type=click.IntRange(min=1), default=500,
+        click.option("--iterations", "-n", "n_iter", type=click.IntRange(min=1), default=_DEF["n_iter"],
                      show_default=True, help="Gibbs iterations, burn-in included."),
         click.option("--burn-in", "burn_in", type=click.IntRange(min=0), default=None,
                      help="Iterations discarded before averaging  [default: half]."),
-        click.option("--alpha", type=_ALPHA_TYPE, default=0.01, show_default=True,
+        click.option("--alpha", type=_ALPHA_TYPE, default=_DEF["alpha"], show_default=True,
                      help="Dirichlet prior of the topic proportions, or 'auto' (one value "
                           "per topic, learned during the burn-in) or 'auto_symmetric' "
                           "(one value, learned)."),
-        click.option("--beta", type=_POSITIVE_OR_AUTO, default=0.01, show_default=True,
+        click.option("--beta", type=_POSITIVE_OR_AUTO, default=_DEF["beta"], show_default=True,
                      help="Dirichlet prior of the topics, or 'auto' (learned during the "
                           "burn-in)."),
-        click.option("--rare-share", type=_FloatRange(0, 1, max_open=True), default=0.01,
+        click.option("--rare-share", type=_FloatRange(0, 1, max_open=True), default=_DEF["rare_share"],
                      show_default=True, help="Share of tokens, made of the rarest words, that "
                      "are removed from the vocabulary."),
-        click.option("--min-df", type=click.IntRange(min=1), default=1, show_default=True,
+        click.option("--min-df", type=click.IntRange(min=1), default=_DEF["min_df"], show_default=True,
                      help="Drop words found in fewer documents."),
-        click.option("--max-df", type=_FloatRange(0, 1, min_open=True), default=1.0,
+        click.option("--max-df", type=_FloatRange(0, 1, min_open=True), default=_DEF["max_df"],
                      show_default=True,
                      help="Drop words found in more than this share of the documents."),
         click.option("--stop-words", "stop_words", multiple=True, metavar="english|none|FILE",
@@ -164,70 +170,70 @@ def _model_options(func):
                      callback=_check_token_pattern,
                      help="Regular expression of a token  [default: words of 2+ characters "
                           "starting with a letter]."),
-        click.option("--words", "n_words", type=_CountOrAuto(), default="auto",
+        click.option("--words", "n_words", type=_CountOrAuto(), default=_DEF["n_words"],
                      show_default=True,
                      help="Words as covariates: the counts of this many most frequent "
                           "words enter the regression beside the topics ('word=<w>'); "
                           "'auto': one per two training documents, 2,000 to 5,000; "
                           "'all': every kept vocabulary word; 0: topics only."),
         click.option("--word-features", type=click.Choice(["log", "binary", "tfidf"]),
-                     default="log", show_default=True,
+                     default=_DEF["word_features"], show_default=True,
                      help="How a word covariate counts: log(1 + count), 0/1, or tf-idf "
                           "(unit rows)."),
         click.option("--word-selection", type=click.Choice(["df", "chi2"]),
-                     default="df", show_default=True,
-                     help="Which words: most frequent (df), or most associated with the "
-                          "label (chi2, words in 3+ training documents)."),
+                     default=_DEF["word_selection"], hidden=True,
+                     help="Experimental: which words: most frequent (df), or most associated "
+                          "with the label (chi2, words in 3+ training documents)."),
         click.option("--min-count", "covariate_min_count", type=click.IntRange(min=1),
-                     default=1, show_default=True,
+                     default=_DEF["covariate_min_count"], show_default=True,
                      help="Pool the levels of a categorical covariate seen in fewer training "
                           "rows into one '<column>=other' indicator."),
         click.option("--two-step", is_flag=True,
                      help="Fit LDA first and the probit on its topics afterwards "
                           "(the paper's comparison model) instead of the joint sampler."),
         click.option("--calibration-holdout", "calibration_holdout",
-                     type=_FloatRange(0, 0.5, min_open=True), default=None,
+                     type=_FloatRange(0, 0.5, min_open=True), default=_DEF["calibration_holdout"],
                      metavar="SHARE",
                      help="Fit the probability calibration on the last SHARE of the rows "
                           "(e.g. 0.2), held out of the chain: for rows in time order, such "
                           "as bug reports by filing date  [default: leave-one-out on all "
                           "rows]."),
         click.option("--global-scales", "global_scales", type=click.Choice(["shared", "block"]),
-                     default="shared", show_default=True,
-                     help="The Horseshoe's global scale: one per class over all columns "
+                     default=_DEF["global_scales"], hidden=True,
+                     help="Experimental: the Horseshoe's global scale: one per class over all columns "
                           "(the paper's), or one per class and block (covariates, words, "
                           "topics), so that many word columns do not set the topics' "
                           "shrinkage."),
         click.option("--word-prior", "word_prior",
                      type=click.Choice(["horseshoe", "normal", "both"]),
-                     default="horseshoe", show_default=True,
+                     default=_DEF["word_prior"], show_default=True,
                      help="Prior of the word coefficients: the Horseshoe (a few decisive "
                           "words per class), a fixed Gaussian N(0, --word-prior-variance) "
                           "(many words that each lean a little; pair it with --word-features "
                           "tfidf), or both: the --words words under the Horseshoe plus "
                           "every word's tf-idf under the Gaussian."),
         click.option("--word-prior-variance", "word_prior_variance",
-                     type=click.FloatRange(min=0, min_open=True), default=1.0,
+                     type=click.FloatRange(min=0, min_open=True), default=_DEF["word_prior_variance"],
                      show_default=True,
                      help="The variance of --word-prior normal."),
-        click.option("--slab-scale", "slab_scale", type=_SlabScale(), default="2.5",
+        click.option("--slab-scale", "slab_scale", type=_SlabScale(), default=str(_DEF["slab_scale"]),
                      show_default=True, metavar="S|none",
                      help="A Gaussian slab N(0, S^2) on the shrunk coefficients of "
                           "--slab-blocks (the regularised Horseshoe): a rare word the data "
                           "leave free cannot wander off; 'none': the paper's Horseshoe."),
         click.option("--slab-blocks", "slab_blocks", callback=_slab_blocks,
-                     default="covariates,words", show_default=True,
+                     default=",".join(_DEF["slab_blocks"]), show_default=True,
                      metavar="all|BLOCK[,BLOCK]",
                      help="The columns the slab covers: 'all', or some of covariates, "
                           "words, topics (comma-separated)."),
         click.option("--topic-init", "topic_init", type=click.Choice(["random", "nmf"]),
-                     default="random", show_default=True,
+                     default=_DEF["topic_init"], show_default=True,
                      help="Start of the topics: uniform at random on the seed, or one "
                           "deterministic start from an NMF of the training tf-idf (the same "
                           "for every seed)."),
-        click.option("--init-iter", "init_iter", type=click.IntRange(min=0), default=0,
-                     show_default=True, metavar="N",
-                     help="Iterations of unsupervised LDA run before the supervised chain, "
+        click.option("--init-iter", "init_iter", type=click.IntRange(min=0), default=_DEF["init_iter"],
+                     hidden=True, metavar="N",
+                     help="Experimental: iterations of unsupervised LDA run before the supervised chain, "
                           "which starts from their topics (never kept as draws)."),
         click.option("--seed", type=_SEED, default=0, show_default=True,
                      help="Random seed; the same seed gives the same chain for any --threads."),

@@ -17,6 +17,7 @@ from ._models import _save_model
 from ._options import (
     _check_burn_in,
     _DATA,
+    _DEF,
     _data_options,
     _estimator,
     _MODEL,
@@ -38,7 +39,8 @@ from ._metrics import training_accuracy
 @click.option("--checkpoint", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory where the chain is saved every --checkpoint-every iterations "
                    "and on Ctrl-C.")
-@click.option("--checkpoint-every", type=click.IntRange(min=1), default=100, show_default=True,
+@click.option("--checkpoint-every", type=click.IntRange(min=1), default=_DEF["checkpoint_every"],
+              show_default=True,
               help="Iterations between checkpoints.")
 @click.option("--resume", type=_MODEL, default=None,
               help="Continue the chain saved in this checkpoint directory (same data and "
@@ -46,7 +48,8 @@ from ._metrics import training_accuracy
 @click.option("--out", "-o", required=True, type=click.Path(path_type=Path),
               help="Directory to save the fitted model in.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing model at --out.")
-@click.option("--chains", "n_chains", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--chains", "n_chains", type=click.IntRange(min=1), default=_DEF["n_chains"],
+              show_default=True,
               help="Independent chains (run one after another); with 2 or more the worst "
                    "R-hat of the topic coefficients is reported.")
 @_cluster_options

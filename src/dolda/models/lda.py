@@ -161,7 +161,7 @@ class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     algorithm with a different answer.  Refit on all documents instead.
     """
 
-    def __init__(self, n_topics=20, alpha=0.1, beta=0.01, n_iter=200, burn_in=None,
+    def __init__(self, n_topics=20, *, alpha=0.1, beta=0.01, n_iter=200, burn_in=None,
                  sampler="auto", transform_sweeps=50, random_state=None, n_jobs=None,
                  progress=True, token_pattern=TOKEN_PATTERN, lowercase=True,
                  stop_words="english", rare_share=0.01, min_df=1, max_df=1.0,

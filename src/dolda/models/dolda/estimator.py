@@ -56,6 +56,8 @@ from .two_step import fit_two_step
 
 logger = logging.getLogger(__name__)
 
+_D = _options.PLAIN_DEFAULTS  # the defaults of the parameters that are not groups
+
 #: The options the stages read as attributes (the flat names whose parameter is not a group).
 _FLAT_ATTRIBUTES = frozenset(_options.FLAT) - frozenset(_options.SHADOWED)
 
@@ -206,11 +208,13 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
     #: False: the joint sampler; the two-step comparison model is :class:`TwoStepDOLDA`.
     _two_step = False
 
-    def __init__(self, n_topics=20, *, alpha=0.01, beta=0.01, prior=None, words=None,
-                 text=None, covariates=None, n_iter=500, burn_in=None, thin=1, n_chains=1,
-                 topic_init="random", sampler=None, prediction=None, proba="calibrated",
-                 calibration_holdout=None, checkpoint=None, backend="local",
-                 experimental=None, random_state=None, n_jobs=None, progress=True):
+    def __init__(self, n_topics=_D["n_topics"], *, alpha=_D["alpha"], beta=_D["beta"],
+                 prior=None, words=None, text=None, covariates=None, n_iter=_D["n_iter"],
+                 burn_in=_D["burn_in"], thin=_D["thin"], n_chains=_D["n_chains"],
+                 topic_init=_D["topic_init"], sampler=None, prediction=None, proba=_D["proba"],
+                 calibration_holdout=_D["calibration_holdout"], checkpoint=None,
+                 backend="local", experimental=None, random_state=_D["random_state"],
+                 n_jobs=_D["n_jobs"], progress=_D["progress"]):
         self.n_topics = n_topics
         self.alpha = alpha
         self.beta = beta

@@ -14,19 +14,51 @@ from them (a model file's parameters, the CLI's options).
 
 from __future__ import annotations
 
+import inspect
 import os
 
-from sklearn.base import BaseEstimator
 
+class _Group:
+    """A group of options: stores its arguments (checked when the model is fitted), and
+    speaks scikit-learn's parameter protocol (``get_params``, ``set_params``), so that
+    ``clone`` copies it and a grid search reaches ``group__field``.  It does not import
+    scikit-learn, so that the command line starts fast."""
 
-class _Group(BaseEstimator):
-    """A group of options: stores its arguments (checked when the model is fitted)."""
+    @classmethod
+    def _get_param_names(cls):
+        return [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
+
+    def get_params(self, deep=True):
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        names = self._get_param_names()
+        for name, value in params.items():
+            if name not in names:
+                raise ValueError(f"{type(self).__name__} has no parameter {name!r}; "
+                                 f"its parameters are {', '.join(names)}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        defaults = {name: p.default
+                    for name, p in inspect.signature(type(self).__init__).parameters.items()}
+        shown = [f"{name}={value!r}" for name, value in self.get_params().items()
+                 if not _same(value, defaults.get(name))]
+        return f"{type(self).__name__}({', '.join(shown)})"
 
     def __eq__(self, other):
-        return type(self) is type(other) and self.get_params() == other.get_params()
+        return type(self) is type(other) and all(
+            _same(a, b) for a, b in zip(self.get_params().values(), other.get_params().values()))
 
-    def __hash__(self):
-        return hash((type(self).__name__, repr(sorted(self.get_params().items(), key=str))))
+    __hash__ = None  # mutable, as scikit-learn's estimators
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a is b or a == b)
+    except (TypeError, ValueError):  # arrays
+        return False
 
 
 class Prior(_Group):
@@ -292,9 +324,13 @@ FLAT = {
     "global_scales": ("experimental", "global_scales"),
     "init_iter": ("experimental", "init_iter"),
 }
-#: The parameters read as they are (their flat name is their own).
-PLAIN = ("n_topics", "alpha", "beta", "n_iter", "burn_in", "thin", "n_chains", "topic_init",
-         "proba", "calibration_holdout", "random_state", "n_jobs", "progress")
+#: The parameters read as they are (their flat name is their own), with their defaults: the
+#: estimator's signature reads them from here.
+PLAIN_DEFAULTS = {"n_topics": 20, "alpha": 0.01, "beta": 0.01, "n_iter": 500, "burn_in": None,
+                  "thin": 1, "n_chains": 1, "topic_init": "random", "proba": "calibrated",
+                  "calibration_holdout": None, "random_state": None, "n_jobs": None,
+                  "progress": True}
+PLAIN = tuple(PLAIN_DEFAULTS)
 #: Flat names whose estimator parameter of the same name holds something else (a group): the
 #: stages read these through :func:`flat_params`, never as attributes.
 SHADOWED = ("prior", "checkpoint", "backend")
@@ -336,10 +372,11 @@ def flat_params(model) -> dict:
 
 
 def flat_defaults() -> dict:
-    """The default of every option by its flat name (read by the command line)."""
-    from .estimator import DOLDA
-
-    return flat_params(DOLDA())
+    """The default of every option by its flat name (the command line's defaults)."""
+    out = dict(PLAIN_DEFAULTS, backend="local", two_step=False)
+    for name, (where, field) in FLAT.items():
+        out[name] = inspect.signature(GROUPS[where].__init__).parameters[field].default
+    return out
 
 
 def from_flat(cls, params: dict):

@@ -178,7 +178,7 @@ class DOProbit(ClassifierMixin, BaseEstimator):
     ``likelihood="do"``, the chain itself.
     """
 
-    def __init__(self, prior="horseshoe", n_iter=2000, burn_in=None, thin=1,
+    def __init__(self, *, prior="horseshoe", n_iter=2000, burn_in=None, thin=1,
                  prior_variance=100.0, fit_intercept=True, random_state=None,
                  n_jobs=None, progress=False, eta_sampler="auto", n_chains=1,
                  proba="calibrated", calibration_folds=None, likelihood="ovr"):
