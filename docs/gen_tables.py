@@ -155,7 +155,7 @@ def throughput_table(root: Path = ROOT) -> str:
 
 
 TABLES = {"accuracy": accuracy_table, "throughput": throughput_table}
-_BLOCK = re.compile(r"(<!-- generated:(\w+) -->\n).*?(\n<!-- /generated:\2 -->)", re.S)
+_BLOCK = re.compile(r"(<!-- generated:(\w+) -->\n)(?:.*?\n)?(<!-- /generated:\2 -->)", re.S)
 
 
 def render(text: str, root: Path = ROOT) -> str:
@@ -164,7 +164,7 @@ def render(text: str, root: Path = ROOT) -> str:
         name = match.group(2)
         if name not in TABLES:
             raise SystemExit(f"gen_tables: unknown table {name!r} (known: {sorted(TABLES)})")
-        return match.group(1) + TABLES[name](root) + match.group(3)
+        return match.group(1) + TABLES[name](root) + "\n" + match.group(3)
     return _BLOCK.sub(fill, text)
 
 
