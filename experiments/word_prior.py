@@ -1,6 +1,6 @@
 """Which prior suits a corpus's words: dense (ridge-like) or sparse (Horseshoe-like) effects.
 
-README "Word priors": on 20 Newsgroups ``DOLDA(word_prior="normal")`` beats the Horseshoe
+docs/decisions/word-prior.md: on 20 Newsgroups ``DOLDA(word_prior="normal")`` beats the Horseshoe
 on the words, on the bug-report corpora it loses.  This script measures the same split
 without DOLDA, on the linear SVM baseline's features (sublinear tf-idf of DOLDA's
 vocabulary, unit rows; ``experiments.accuracy``), in seconds per corpus:
@@ -18,7 +18,7 @@ vocabulary, unit rows; ``experiments.accuracy``), in seconds per corpus:
                 ``word_prior="normal"`` (``n_words="all"``): a sparse and a dense part of
                 each word's effect, their sum the word's coefficient.  The model of
                 ``DOLDA(word_prior="both")`` built by hand (how it was first measured);
-                README, "Word priors", compares the two.
+                docs/decisions/word-prior.md compares the two.
 
 Results: ``experiments/results/word_prior_<command>_<corpus>.json``.
 """

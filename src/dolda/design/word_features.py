@@ -65,7 +65,7 @@ DENSE_PREFIX = "dense="
 
 #: ``n_words="auto"``: about one word column per two training documents, at least
 #: :data:`AUTO_MIN_WORDS` and at most :data:`AUTO_MAX_WORDS`.  Chosen by measurement
-#: (README, "Choosing the defaults"): 2,000 words beat 800 and 5,000 on bug-report
+#: (docs/decisions/n-words.md): 2,000 words beat 800 and 5,000 on bug-report
 #: corpora of 825-2,770 documents, 5,000 beat 2,000 and 10,000 on 20 Newsgroups (11,314).
 AUTO_MIN_WORDS, AUTO_MAX_WORDS = 2000, 5000
 

@@ -235,7 +235,7 @@ def chain_convergence(model, level=0.95) -> dict:
             "repeats) and compute R-hat across chains; they do not make the chains "
             "converge, and where the chains find different topics the pooled topics "
             "average them and the topics are not offered as signals (measured at the "
-            "defaults: README, 'Several chains').")
+            "defaults: docs/decisions/chains-and-start.md).")
     figures = _figures(out)
     if out["converged"]:
         out["summary"] = out["message"] = f"the chain looks converged ({figures})"
