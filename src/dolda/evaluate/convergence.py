@@ -194,13 +194,13 @@ def chain_convergence(model, level=0.95) -> dict:
         if share_ess > SHARE_MAX:
             problems.append(f"{share_ess:.0%} of the {int(judged.sum())} {what} have fewer "
                             f"than {ESS_MIN} effective draws")
-        dist = getattr(model, "topic_hellinger_", None)  # the chains' topics, matched
-        if n_chains > 1 and dist is not None:
-            from ..interpret.stability import STABLE_SHARE, unstable_topic_share
+        from ..interpret.stability import STABLE_SHARE, model_topic_recurrence
 
-            unstable = unstable_topic_share(dist)
+        recurrence = model_topic_recurrence(model)  # the chains' topics, matched
+        if recurrence is not None:
+            unstable = float(np.mean(recurrence < STABLE_SHARE))
             if unstable > SHARE_MAX:
-                problems.append(f"{unstable:.0%} of the {np.shape(dist)[1]} topics are not "
+                problems.append(f"{unstable:.0%} of the {len(recurrence)} topics are not "
                                 f"found again in {STABLE_SHARE:.0%} of the chains (the chains "
                                 "found different topics, and the pooled topics average them)")
         more = 0

@@ -37,6 +37,57 @@ def align_topics(phi_ref, phi):
     return cols
 
 
+#: Top words per topic compared when topics are matched (what a reader sees of a topic).
+TOP_WORDS = 10
+
+
+def top_word_ids(phi, n=TOP_WORDS, topic_weights=None, lam=None):
+    """The ids of the ``n`` top words of every topic: int (K, n), best first.
+
+    Ranked as :meth:`dolda.DOLDA.top_words` shows them: by Sievert & Shirley's relevance with
+    ``lam`` (default :data:`dolda.interpret.topics.DEFAULT_RELEVANCE`) over the word
+    frequencies implied by ``topic_weights`` (K,) (equal weights when None); ``lam=1`` ranks
+    by ``phi_{k,w}`` alone.
+    """
+    from ..interpret.topics import DEFAULT_RELEVANCE, relevance, word_probabilities
+
+    phi = np.asarray(phi, dtype=np.float64)
+    lam = DEFAULT_RELEVANCE if lam is None else lam
+    score = phi if lam == 1 else relevance(phi, word_probabilities(phi, topic_weights), lam)
+    n = min(int(n), phi.shape[1])
+    top = np.argpartition(-score, n - 1, axis=1)[:, :n]
+    order = np.argsort(-np.take_along_axis(score, top, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(top, order, axis=1)
+
+
+def shared_top_words(top_ref, top):
+    """``shared[k, j]``: how many top words topic ``k`` of ``top_ref`` (K, n) shares with
+    topic ``j`` of ``top`` (K', n)."""
+    top_ref, top = np.asarray(top_ref), np.asarray(top)
+    V = int(max(top_ref.max(), top.max())) + 1
+    a = np.zeros((len(top_ref), V), dtype=np.int32)
+    b = np.zeros((len(top), V), dtype=np.int32)
+    np.put_along_axis(a, top_ref, 1, axis=1)
+    np.put_along_axis(b, top, 1, axis=1)
+    return a @ b.T
+
+
+def match_topics(phi_ref, phi, n=TOP_WORDS, weights_ref=None, weights=None):
+    """Match the topics of ``phi`` to those of ``phi_ref`` by the top words a reader sees.
+
+    Hungarian assignment maximising the number of shared top-``n`` words (the convention of
+    stm's ``multiSTM`` and of Greene et al. 2014), ties broken by the smaller Hellinger
+    distance.  Returns ``(perm, shared)``: ``phi[perm[k]]`` is matched to ``phi_ref[k]`` and
+    shares ``shared[k]`` of its ``n`` top words.
+    """
+    top_ref = top_word_ids(phi_ref, n, weights_ref)
+    top = top_word_ids(phi, n, weights)
+    overlap = shared_top_words(top_ref, top).astype(np.float64)
+    dist = hellinger(np.asarray(phi_ref, np.float64), np.asarray(phi, np.float64))
+    _, perm = linear_sum_assignment(-(overlap + 0.5 * (1.0 - dist)))  # 0.5: below one word
+    return perm, overlap[np.arange(len(perm)), perm].astype(np.int64)
+
+
 # ------------------------------------------------------------------ ArviZ export
 def _coord_labels(labels):
     """Class labels usable as xarray coordinates (objects become strings)."""

@@ -11,9 +11,12 @@ baseline (a mean would put every other topic below a strong signal).
 :func:`class_levels` is the identified level, ``intercept + mean_k eta_lk`` (the score of a
 document whose topics are uniform, covariates at zero).
 
-Topics are matched across chains (Hungarian assignment on Hellinger distance,
-:func:`dolda.evaluate.diagnostics.align_topics`); a topic *recurs* in a chain when its matched topic
-lies within :data:`REPRODUCE_HELLINGER` of chain 0's.  A topic found in fewer than
+Topics are matched across chains and seeds by the top words a reader sees (Hungarian
+assignment on the number of shared top-10 words, :func:`dolda.evaluate.diagnostics.match_topics`,
+as stm's ``multiSTM`` and Greene et al. 2014 judge topic sameness); a topic *recurs* in a chain
+when its matched topic shares at least :data:`RECUR_TOP_WORDS` of its 10 top words with chain
+0's.  The Hellinger distance of the whole distributions (dominated by the tail no reader sees)
+is kept as a secondary figure.  A topic found in fewer than
 :data:`STABLE_SHARE` of the chains is unstable and :meth:`dolda.DOLDA.signal_topics` does not
 offer it as a signal.  These are functions of arrays (and of a fitted model) so that the
 convergence verdict (:mod:`dolda.evaluate.convergence`) and the experiments can call them.
@@ -23,7 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Two topics are "the same" when their Hellinger distance is below this (issue 32's target).
+#: Two topics are "the same" when they share at least this many of their 10 top words.
+RECUR_TOP_WORDS = 7
+#: The secondary figure: two topics whose whole distributions are this close (Hellinger).
 REPRODUCE_HELLINGER = 0.3
 #: A topic is stable when it recurs in at least this share of the chains (2 chains: both).
 STABLE_SHARE = 0.75
@@ -80,6 +85,24 @@ def topic_recurrence(distances, threshold=REPRODUCE_HELLINGER):
     """Share of chains in which each of chain 0's topics recurs: (K,) from the (C, K)
     matched distances (row 0: chain 0 itself, zeros)."""
     return np.mean(np.asarray(distances) < threshold, axis=0)
+
+
+def shared_word_recurrence(shared, threshold=RECUR_TOP_WORDS):
+    """Share of chains in which each of chain 0's topics recurs: (K,) from the (C, K) counts
+    of top words each chain's matched topic shares with chain 0's (row 0: chain 0 itself)."""
+    return np.mean(np.asarray(shared) >= threshold, axis=0)
+
+
+def model_topic_recurrence(model):
+    """(K,) share of the fit's chains in which each topic recurs (by its top words), or None
+    with one chain (or a model that kept no match)."""
+    if int(getattr(model, "n_chains_", 1)) < 2:
+        return None
+    shared = getattr(model, "topic_shared_words_", None)
+    if shared is not None:
+        return shared_word_recurrence(shared)
+    dist = getattr(model, "topic_hellinger_", None)
+    return None if dist is None else topic_recurrence(dist)
 
 
 def unstable_topic_share(distances) -> float:
@@ -139,9 +162,9 @@ def signal_stability(model, level=0.95):
     lo, hi = intervals(eff, level)
     sig = (lo > 0) | (hi < 0)
     repeats = chain_signals(model.eta_draws_, K, C, level).mean(axis=0)
-    dist = getattr(model, "topic_hellinger_", None)
-    rec = (np.full(K, np.nan) if dist is None or C == 1 else topic_recurrence(dist))
-    stable = np.ones(K, bool) if dist is None or C == 1 else rec >= STABLE_SHARE
+    rec = model_topic_recurrence(model)
+    stable = np.ones(K, bool) if rec is None else rec >= STABLE_SHARE
+    rec = np.full(K, np.nan) if rec is None else rec
     rhat, ess = rhat_ess(by_chain(eff, C))
     names = [f"topic {k}" for k in range(K)]
     rows = []
@@ -170,11 +193,11 @@ def reported_convergence(model, level=0.95) -> dict:
     chosen = table[table["signal"] & table["stable"]]
     if chosen.empty:
         chosen = table
-    dist = getattr(model, "topic_hellinger_", None)
+    rec = model_topic_recurrence(model)
     return {"level_rhat_max": float(np.nanmax(lv_rhat)), "level_ess_min": float(np.nanmin(lv_ess)),
             "signal_rhat_max": float(chosen["rhat"].max()),
             "signal_ess_min": float(chosen["ess"].min()),
             "signal_share_above": float(np.mean(chosen["rhat"] > RHAT_MAX)),
             "n_signals": int((table["signal"] & table["stable"]).sum()),
-            "unstable_topics": (float("nan") if dist is None or C == 1
-                                else unstable_topic_share(dist))}
+            "unstable_topics": (float("nan") if rec is None
+                                else float(np.mean(rec < STABLE_SHARE)))}

@@ -105,8 +105,8 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
     thin : int, default=1
         Keep every ``thin``-th draw of eta after the burn-in.
     n_chains : int, default=1
-        Independent chains; their topics are aligned to chain 0 (Hungarian assignment) and
-        their draws pooled; ``convergence_`` and :meth:`to_inference_data` compare them.
+        Independent chains; their topics are matched to chain 0's by their top words
+        (Hungarian assignment) and their draws pooled; ``convergence_`` and :meth:`to_inference_data` compare them.
     topic_init : {"random", "nmf"}, default="random"
         Where the topic indicators start: uniformly at random on the chain's seed, or one
         deterministic start from a non-negative factorisation of the document-term matrix,
@@ -164,6 +164,11 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
     n_chains_ : int
     topic_alignment_ : ndarray (C, K)
         ``topic_alignment_[c][k]``: the topic of chain ``c`` shown as topic ``k``.
+    topic_shared_words_ : int ndarray (C, K)
+        How many of its 10 top words each chain's matched topic shares with chain 0's (topics
+        are matched by these counts; a topic recurs in a chain from 7 on).
+    topic_hellinger_ : ndarray (C, K)
+        The matched topics' Hellinger distance to chain 0's (a secondary figure).
     tau_draws_ : float32 ndarray (S, L), (S, L, G) with ``global_scales="block"``, or None
     lambda_draws_ : float32 ndarray (S, L, P) or None
         With word covariates (and the joint sampler): (S, L, P - n_words), the columns that

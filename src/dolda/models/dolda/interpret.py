@@ -66,8 +66,9 @@ class DOLDAInterpretation:
         against the class's typical topic), which that line does not move: a signal topic
         is one whose ``level`` credible interval of the contrast excludes zero.  With
         several chains (``n_chains``), a topic that is not found in at least
-        :data:`dolda.interpret.stability.STABLE_SHARE` of the chains (matched Hellinger distance
-        below :data:`dolda.interpret.stability.REPRODUCE_HELLINGER`) is unstable and not offered.
+        :data:`dolda.interpret.stability.STABLE_SHARE` of the chains (its matched topic sharing
+        :data:`dolda.interpret.stability.RECUR_TOP_WORDS` of its 10 top words) is unstable and
+        not offered.
         ``identified=False``: the former rule, the interval of the raw coefficient
         (which moves with the intercept).
 
@@ -81,8 +82,8 @@ class DOLDAInterpretation:
         from ...interpret.stability import (
             STABLE_SHARE,
             chain_signals,
+            model_topic_recurrence,
             topic_contrasts,
-            topic_recurrence,
         )
 
         check_is_fitted(self, "eta_draws_")
@@ -102,11 +103,11 @@ class DOLDAInterpretation:
             mean = self.coef_.loc[label, topics]
             lo, hi = lo.loc[label, topics], hi.loc[label, topics]
         keep = (lo > 0) | (hi < 0)
-        dist = getattr(self, "topic_hellinger_", None)
-        recurrence = (np.full(K, np.nan) if dist is None or C == 1
-                      else topic_recurrence(dist))
-        if dist is not None and C > 1:
+        recurrence = model_topic_recurrence(self)
+        if recurrence is not None:
             keep &= recurrence >= STABLE_SHARE
+        else:
+            recurrence = np.full(K, np.nan)
         repeats = chain_signals(self.eta_draws_[:, l:l + 1], K, C, level)[:, 0].mean(axis=0)
         words = self.top_words(n_words, relevance)
         out = pd.DataFrame({"coef": mean[keep], "lower": lo[keep], "upper": hi[keep]})

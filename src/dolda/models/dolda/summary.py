@@ -121,11 +121,19 @@ def combine_chains(model, chains, n_iter):
     """Align every chain's topics to chain 0 (label switching), then pool the draws into
     ``model``'s fitted attributes (draws, ``phi_``, ``alpha_``, ``beta_``, ``loglik_``,
     ``coef_``, the alignment)."""
-    from ...evaluate.diagnostics import align_topics, hellinger
+    from ...evaluate.diagnostics import TOP_WORDS, hellinger, match_topics
 
     K = chains[0]["phi"].shape[0]
-    perms = [np.arange(K)] + [align_topics(chains[0]["phi"], ch["phi"]) for ch in chains[1:]]
-    # how far each chain's matched topic is from chain 0's (topic recurrence, dolda.interpret.stability)
+    # topics matched to chain 0's by the top words a reader sees (dolda.interpret.stability)
+    weights = [np.asarray(ch["ndk"], np.float64).sum(axis=0) for ch in chains]
+    shared = np.full((len(chains), K), TOP_WORDS, dtype=np.int64)
+    perms = [np.arange(K)]
+    for c, ch in enumerate(chains[1:], start=1):
+        perm, shared[c] = match_topics(chains[0]["phi"], ch["phi"], TOP_WORDS, weights[0],
+                                       weights[c])
+        perms.append(perm)
+    model.topic_shared_words_ = shared
+    # the secondary figure: the whole distributions' distance
     hell = np.zeros((len(chains), K))
     for c, (ch, perm) in enumerate(zip(chains[1:], perms[1:]), start=1):
         hell[c] = np.diag(hellinger(np.asarray(chains[0]["phi"], np.float64),
