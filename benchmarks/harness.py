@@ -181,7 +181,8 @@ def table(summary: Mapping[str, dict], unit: str = "s", scale: float = 1.0) -> l
 class Run:
     """One benchmark run: the machine before and after, the BLAS cap, the result files."""
 
-    def __init__(self, name: str, args: argparse.Namespace, argv: list[str] | None = None):
+    def __init__(self, name: str, args: argparse.Namespace, argv: list[str] | None = None,
+                 module: str | None = None):
         if not name or "/" in name:
             raise ValueError(f"a result name is a plain file stem, got {name!r}")
         self.name, self.args = name, args
@@ -194,7 +195,7 @@ class Run:
 
         self._limits = threadpool_limits(limits=blas, user_api="blas")
         self.machine = machine(blas)
-        self.command = [f"python -m benchmarks.{name}"] + list(sys.argv[1:] if argv is None
+        self.command = [f"python -m {module or 'benchmarks.' + name}"] + list(sys.argv[1:] if argv is None
                                                                  else argv)
         self.notes: list[str] = []
         self.started = time.time()
@@ -247,7 +248,11 @@ def _plain(value):
 
 
 def start(name: str, args: argparse.Namespace, argv: list[str] | None = None) -> Run:
-    return Run(name, args, argv)
+    """A :class:`Run` writing ``NAME.*``; its reproduce line names the calling module."""
+    caller = sys._getframe(1).f_globals
+    spec = caller.get("__spec__")
+    module = spec.name if spec is not None else caller.get("__name__")
+    return Run(name, args, argv, None if module in (None, "__main__") else module)
 
 
 # ------------------------------------------------------------------ tiny data
