@@ -117,8 +117,9 @@ def interleave(contestants: Mapping[str, Callable[[], float | None]], rounds: in
                warmup: int = 1, log: list | None = None) -> dict[str, list[float]]:
     """Seconds per round of each contestant, run A B C A B C ... after ``warmup`` calls each.
 
-    A contestant is a callable; it returns its own measured seconds (to leave set-up out
-    of the timing) or None, in which case the whole call is timed.  ``log`` (a list), if
+    A contestant is a callable; it returns its own measured seconds as a Python float (to
+    leave set-up out of the timing), or anything else (None, a prediction), in which case
+    the whole call is timed.  ``log`` (a list), if
     given, receives the order of the calls as ``(phase, name)``.
     """
     if rounds < 1:
@@ -138,7 +139,8 @@ def interleave(contestants: Mapping[str, Callable[[], float | None]], rounds: in
             tic = time.perf_counter()
             value = fn()
             elapsed = time.perf_counter() - tic
-            times[name].append(elapsed if value is None else float(value))
+            own = isinstance(value, (float, int)) and not isinstance(value, bool)
+            times[name].append(float(value) if own else elapsed)
     return times
 
 
