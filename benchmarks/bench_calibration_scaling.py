@@ -5,30 +5,23 @@ higher), labels from ``softmax(1.5 m_d)``, and ``s`` draws ``mu_sd = m_d + noise
 chain's predictors; test rows drawn the same way score the map's draw-averaged probabilities
 (ECE, log loss).  Times :func:`dolda.posterior.calibration.select_stacking` with the full maps
 (``per_class=False``, the method before issue 36) and the per-class maps (``per_class=True``)
-on the same draws.
+on the same draws, the default (per-class) first.
 
-    python benchmarks/bench_calibration_scaling.py                    # the default grid
-    python benchmarks/bench_calibration_scaling.py --cells 8x1000 52x5139 --full-max 24
+    python -m benchmarks.bench_calibration_scaling                    # the default grid
+    python -m benchmarks.bench_calibration_scaling --cells 8x1000 52x5139 --full-max 24
+    python -m benchmarks.bench_calibration_scaling --quick
 
-Writes benchmarks/results/calibration_scaling.json and .md (``--out`` to change the name).
+Writes benchmarks/results/calibration_scaling.json and .md.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import time
-from pathlib import Path
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from dolda.posterior import calibration as cal  # noqa: E402
-
-RESULTS = Path(__file__).resolve().parent / "results"
+from benchmarks import harness
+from dolda.posterior import calibration as cal
 
 
 def simulate(n_classes, n_rows, n_draws, seed, noise=0.4):
@@ -51,7 +44,7 @@ def simulate(n_classes, n_rows, n_draws, seed, noise=0.4):
     return loo, y, rows(n_rows)
 
 
-def test_scores(stacking, mu_test, y_test):
+def holdout_scores(stacking, mu_test, y_test):
     proba = cal.stacked_probabilities(mu_test, stacking).mean(axis=0)
     return {"ece": cal.expected_calibration_error(proba, y_test),
             "log_loss": cal.log_loss(proba, y_test),
@@ -66,36 +59,40 @@ def run_cell(n_classes, n_rows, n_draws, seed, methods):
         stacking = cal.select_stacking(loo, y, n_classes, per_class=(method == "per_class"))
         seconds = time.perf_counter() - tic
         out[method] = {"seconds": seconds, "map": cal.stacking_map(stacking),
-                       **test_scores(stacking, mu_test, y_test)}
+                       **holdout_scores(stacking, mu_test, y_test)}
         print(f"L={n_classes} D={n_rows} s={n_draws} seed={seed} {method}: {seconds:.2f} s "
               f"{out[method]}", flush=True)
     return out
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cells", nargs="+", default=["8x1000", "16x1000", "32x1000",
-                                                       "8x4000", "52x1000", "52x5139"],
-                        help="CLASSESxROWS cells (draws: dolda.posterior.calibration.map_draw_count)")
+    parser = harness.parser(__doc__)
+    parser.add_argument("--cells", nargs="+", default=None,
+                        help="CLASSESxROWS cells (draws: dolda.posterior.calibration."
+                             "map_draw_count); default 8x1000 16x1000 32x1000 8x4000 52x1000 "
+                             "52x5139 (3x200 with --quick)")
     parser.add_argument("--draws", type=int, nargs="+", default=None,
                         help="draws per cell instead of map_draw_count (several: a sweep)")
     parser.add_argument("--full-max", type=int, default=32,
                         help="fit the full maps only up to this many classes (slow)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1])
-    parser.add_argument("--out", default="calibration_scaling")
     args = parser.parse_args(argv)
+    run = harness.start("calibration_scaling", args, argv)
+    cells = args.cells or (["3x200"] if args.quick else ["8x1000", "16x1000", "32x1000",
+                                                          "8x4000", "52x1000", "52x5139"])
+    draws = args.draws or ([10] if args.quick else None)
     rows = []
-    for cell in args.cells:
-        n_classes, n_rows = (int(v) for v in cell.lower().split("x"))
-        for n_draws in args.draws or [cal.map_draw_count(n_rows, n_classes)]:
+    for cell in cells:
+        try:
+            n_classes, n_rows = (int(v) for v in cell.lower().split("x"))
+        except ValueError:
+            parser.error(f"a cell is CLASSESxROWS, e.g. 8x1000; got {cell!r}")
+        for n_draws in draws or [cal.map_draw_count(n_rows, n_classes)]:
             methods = ["per_class"] + (["full"] if n_classes <= args.full_max else [])
             for seed in args.seeds:
                 rows.append(run_cell(n_classes, n_rows, n_draws, seed, methods))
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{args.out}.json").write_text(json.dumps(
-        {"command": "python benchmarks/bench_calibration_scaling.py " + " ".join(argv or []),
-         "load_before": os.getloadavg()[0], "rows": rows}, indent=1))
-    lines = ["| classes | rows | draws | seed | full s | per-class s | full ECE / log loss "
+    lines = ["The default per-class maps beside the full maps on the same simulated draws.",
+             "", "| classes | rows | draws | seed | full s | per-class s | full ECE / log loss "
              "| per-class ECE / log loss |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         full = r.get("full")
@@ -105,11 +102,9 @@ def main(argv=None):
             + (f"{full['seconds']:.2f}" if full else "-") + f" | {pc['seconds']:.2f} | "
             + (f"{full['ece']:.3f} / {full['log_loss']:.3f}" if full else "-")
             + f" | {pc['ece']:.3f} / {pc['log_loss']:.3f} |")
-    (RESULTS / f"{args.out}.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    run.finish({"rows": rows}, lines, "Calibration map: cost by classes, rows and draws")
+    return rows
 
 
 if __name__ == "__main__":
-    import sys
-
-    main(sys.argv[1:])
+    main()

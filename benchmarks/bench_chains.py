@@ -11,24 +11,21 @@ run one after the other on all threads (:func:`dolda.models.dolda.chain.run_chai
 
 Usage::
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_chains.py [--corpus jira_storm ...]
+    python -m benchmarks.bench_chains [--corpus jira_storm ...]
         [--configs 1x500 1x500:topic_init=nmf 2x250 ...] [--rounds 2] [--threads 2]
-        [--name chains_cost]
+    python -m benchmarks.bench_chains --quick     # a simulated corpus, K = 4, short chains
 
-Writes ``benchmarks/results/<name>.json`` and ``.md``.
+Writes ``benchmarks/results/chains_cost.json`` and ``.md``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks import harness
 
 
 def _config(text):
@@ -39,38 +36,43 @@ def _config(text):
     return int(chains), int(iters), params, text
 
 
-def main(argv=None):
-    import sys
+def quick_corpus():
+    texts, y, _ = harness.tiny_corpus(n_docs=160, n_topics=4, vocab_size=300)
+    return texts[:120], y[:120], texts[120:], y[120:]
 
-    sys.path.insert(0, str(ROOT))
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+
+def main(argv=None):
+    parser = harness.parser(__doc__)
     parser.add_argument("--corpus", nargs="+",
                         default=["jira_storm", "newsgroups5", "jira_activemq"])
-    parser.add_argument("--configs", nargs="+",
-                        default=["1x500", "1x500:topic_init=nmf", "2x250",
-                                 "2x250:topic_init=nmf", "4x250"],
+    parser.add_argument("--configs", nargs="+", default=None,
                         help="CHAINSxITERATIONS[:KEY=VALUE,...] (DOLDA parameters); the "
-                             "first is the reference")
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--name", default="chains_cost")
+                             "first is the reference (default 1x500 1x500:topic_init=nmf "
+                             "2x250 2x250:topic_init=nmf 4x250)")
     args = parser.parse_args(argv)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
-
+    run = harness.start("chains_cost", args, argv)
+    n_rounds = harness.rounds(args, full=2, quick=1)
     from dolda import DOLDA
-    from experiments.interpret import load_stability_corpus
 
-    configs = [_config(c) for c in args.configs]
+    default_configs = (["1x40", "2x20"] if args.quick else
+                       ["1x500", "1x500:topic_init=nmf", "2x250", "2x250:topic_init=nmf",
+                        "4x250"])
+    configs = [_config(c) for c in args.configs or default_configs]
+    corpora = ["simulated"] if args.quick else args.corpus
+    n_topics = 4 if args.quick else 20
     rows = []
-    load = [os.getloadavg()[0]]
-    for corpus in args.corpus:
-        tr, y, te, yte = load_stability_corpus(corpus, args.data)
-        for r in range(args.rounds):
+    for corpus in corpora:
+        if args.quick:
+            tr, y, te, yte = quick_corpus()
+        else:
+            from experiments.interpret import load_stability_corpus
+
+            tr, y, te, yte = load_stability_corpus(corpus, args.data)
+        for r in range(n_rounds):
             for chains, iters, params, label in configs:
-                model = DOLDA(n_topics=20, n_chains=chains, n_iter=iters, random_state=r,
-                              n_jobs=args.threads, progress=False, **params)
+                model = DOLDA(n_topics=n_topics, n_chains=chains, n_iter=iters,
+                              random_state=r, n_jobs=args.threads, progress=False)
+                model.set_params(**params)
                 t0 = time.perf_counter()
                 model.fit(tr, y)
                 seconds = time.perf_counter() - t0
@@ -81,17 +83,13 @@ def main(argv=None):
                        "converged": bool(model.convergence_["converged"])}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
-    load.append(os.getloadavg()[0])
-
     ref = configs[0]
-    lines = [f"# {__doc__.splitlines()[0]}", "",
-             f"K = 20, {args.threads} threads, {args.rounds} rounds (seed = round), load "
-             f"average {load[0]:.2f} before, {load[1]:.2f} after; time / the `{ref[3]}` "
-             "fit of the same round, median over rounds.", "",
+    lines = [f"K = {n_topics}, {args.threads} threads, {n_rounds} rounds (seed = round); time "
+             f"/ the `{ref[3]}` fit of the same round, median over rounds.", "",
              "| corpus | chains x iterations[:parameters] | fit seconds (median) | "
              "time / defaults | accuracy (rounds) |", "|---|---|---|---|---|"]
     summary = []
-    for corpus in args.corpus:
+    for corpus in corpora:
         base = {r["round"]: r["seconds"] for r in rows
                 if r["corpus"] == corpus and r["config"] == ref[3]}
         for chains, iters, params, label in configs:
@@ -102,13 +100,9 @@ def main(argv=None):
             summary.append({"corpus": corpus, "config": label, "seconds_median": secs,
                             "ratio_to_defaults": ratio})
             lines.append(f"| {corpus} | {label} | {secs:.1f} | {ratio:.2f}x | {accs} |")
-    out = ROOT / "benchmarks" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{args.name}.json").write_text(json.dumps(
-        {"rows": rows, "summary": summary, "load": load, "threads": args.threads}, indent=1)
-        + "\n")
-    (out / f"{args.name}.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    run.finish({"rows": rows, "summary": summary, "threads": args.threads,
+                "n_topics": n_topics}, lines, __doc__.splitlines()[0])
+    return summary
 
 
 if __name__ == "__main__":

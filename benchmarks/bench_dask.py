@@ -36,9 +36,13 @@ From these the script projects the time per iteration of a 100-million-token
 corpus on 16 machines of 16 cores (assumptions in ``ASSUMPTIONS``, written
 out in the results).
 
+``--quick``: K = 4 on a small simulated corpus, one round of a few iterations (the
+projection is still computed, from numbers that mean nothing at that size).
+
 Usage (about 5 minutes on 2 cores)::
 
-    nice -n 5 python benchmarks/bench_dask.py [--data ../shared/data] [--warmup 2] [--iters 10]
+    python -m benchmarks.bench_dask [--warmup 2] [--iters 10] [--rounds 3]
+    python -m benchmarks.bench_dask --quick
 
 Writes ``benchmarks/results/dask.json`` and ``dask.md``.
 """
@@ -49,11 +53,10 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks import harness
+
 K, ALPHA, BETA = 100, 0.1, 0.01
 N_SHARDS = 2
 
@@ -374,34 +377,23 @@ def reproject(out_dir):
 
 
 # -------------------------------------------------------------------- main
-def _git_state():
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                              capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no",
-                                "src"], cwd=ROOT, capture_output=True, text=True,
-                               check=True).stdout.strip()
-        return {"commit": head, "src_modified": dirty.splitlines()}
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--iters", type=int, default=10)
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="rounds of (local, dask, dask with Phi sent) fits")
+    global K
+    parser = harness.parser(__doc__)
+    parser.add_argument("--warmup", type=int, default=None, help="default 2 (1 with --quick)")
+    parser.add_argument("--iters", type=int, default=None, help="default 10 (2 with --quick)")
     parser.add_argument("--snapshot-every", type=int, default=10)
     parser.add_argument("--phi-sampler", choices=["exact", "polya"], default=None,
                         help="Phi step (default: the estimator's default)")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--reproject", action="store_true",
                         help="only recompute the projection of the last run's dask.json")
     args = parser.parse_args(argv)
     if args.reproject:
-        return reproject(args.out)
+        return reproject(args.out or harness.RESULTS)
+    args.rounds = harness.rounds(args, full=3, quick=1)
+    args.warmup = args.warmup if args.warmup is not None else (1 if args.quick else 2)
+    args.iters = args.iters if args.iters is not None else (2 if args.quick else 10)
+    run = harness.start("dask", args, argv)
 
     import distributed
     import numpy as np
@@ -411,9 +403,13 @@ def main(argv=None):
 
     load_before = os.getloadavg()
     tic = time.perf_counter()
-    train = load_20newsgroups(args.data, "train")
-    corpus = Vocabulary().fit_transform(train.text.tolist())
-    y = train.label.to_numpy()
+    if args.quick:
+        K = 4
+        texts, y, _ = harness.tiny_corpus(n_docs=120, n_topics=K)
+    else:
+        train = load_20newsgroups(args.data, "train")
+        texts, y = train.text.tolist(), train.label.to_numpy()
+    corpus = Vocabulary().fit_transform(texts)
     n_classes = int(len(set(y)))
     print(f"corpus: D={corpus.n_docs} N={corpus.n_tokens} V={corpus.n_words} "
           f"({time.perf_counter() - tic:.0f} s)", flush=True)
@@ -544,7 +540,8 @@ def main(argv=None):
     projection = full_projection(measured)
 
     result = {
-        "corpus": {"name": "20 Newsgroups bydate train", "n_docs": corpus.n_docs,
+        "corpus": {"name": "simulated (quick)" if args.quick else "20 Newsgroups bydate train",
+                   "n_docs": corpus.n_docs,
                    "n_tokens": n_tok, "n_words": v, "n_classes": n_classes},
         "model": {"n_topics": K, "alpha": ALPHA, "beta": BETA, "prior": "horseshoe",
                   "n_shards": N_SHARDS, "snapshot_every": args.snapshot_every},
@@ -559,12 +556,10 @@ def main(argv=None):
                     "python": platform.python_version(), "dask": distributed.__version__,
                     "load_average_before": load_before, "load_average_after": os.getloadavg(),
                     "nice": os.nice(0)},
-        "code": _git_state(),
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "dask.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / "dask.md").write_text(_markdown(result, args) + "\n")
-    print((args.out / "dask.md").read_text())
+    title, _, body = _markdown(result, args).partition("\n")
+    run.finish(result, body.splitlines(), title.lstrip("# "))
+    return result
 
 
 def _markdown(r, args):
@@ -576,7 +571,7 @@ def _markdown(r, args):
     lo_local = lo["loopback_bytes_per_iter"]
     mb = 1e6
     lines = [
-        "# DOLDA on a Dask LocalCluster beside the local backend (20 Newsgroups train, K = 100)",
+        f"# DOLDA on a Dask LocalCluster beside the local backend ({c['name']}, K = {K})",
         "",
         f"D = {c['n_docs']}, N = {c['n_tokens']} tokens, V = {c['n_words']}, L = "
         f"{c['n_classes']}; alpha = {ALPHA}, beta = {BETA}, Horseshoe, phi_sampler = "

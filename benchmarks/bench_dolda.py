@@ -27,44 +27,49 @@ Per contestant the table gives the median and the best (minimum time) round,
 and the ratios DOLDA / tomotopy LDAModel of both, from the same run.  The
 machine is shared: the load average is recorded before and after.
 
-``--memory`` runs, in a fresh process each, ``DOLDA(n_topics=K, n_words=0).fit`` on the
-train split and ``predict`` on the test split and records the peak resident
-set size (``resource.getrusage``).
+When tomotopy is not importable its contestants are skipped (a note in the result
+says so) and the ratios are to ``DOLDA defaults``.
+
+``--memory`` instead measures, in a fresh process each, the peak resident set size
+(``resource.getrusage``) of ``fit`` on the train split and ``predict`` on the test split,
+at the defaults and with ``n_words=0`` beside them (``dolda_memory.json`` / ``.md``).
 
 Usage::
 
-    python benchmarks/bench_dolda.py [--data ../shared/data] [--topics 100 1000]
-        [--warmup 200 80] [--threads 2] [--rounds 5] [--round-iters 2] [--memory]
-    # a small run (shared machine): a subset of the documents, small K, few warm-up iterations
-    python benchmarks/bench_dolda.py --topics 20 --warmup 5 --max-docs 1000 --rounds 3 \
-        --no-slda --name dolda_throughput_small
+    python -m benchmarks.bench_dolda [--topics 100 1000] [--warmup 200 80] [--threads 2]
+        [--rounds 5] [--round-iters 2] [--grid] [--word-priors] [--no-slda]
+    python -m benchmarks.bench_dolda --memory [--topics 100 1000] [--memory-iters 20]
+    python -m benchmarks.bench_dolda --quick          # a smoke run on a simulated corpus
 
-Writes ``benchmarks/results/<name>.json`` and ``.md`` (``--name``, default
-``dolda_throughput``).
+Writes ``benchmarks/results/dolda_throughput.json`` and ``.md``.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks import harness
+
+ROOT = harness.ROOT
 ALPHA, BETA = 0.1, 0.01
 
 
-def load_corpus(data, max_docs=None):
+def load_corpus(data, max_docs=None, quick=False):
+    import pandas as pd
+
     from dolda.design.corpus import Vocabulary
     from dolda.datasets import load_20newsgroups
 
-    train = load_20newsgroups(data, "train")
+    if quick:
+        texts, y, _ = harness.tiny_corpus(n_docs=150, n_topics=4, vocab_size=300)
+        train = pd.DataFrame({"text": texts, "label": y})
+    else:
+        train = load_20newsgroups(data, "train")
     if max_docs is not None and max_docs < len(train):  # a fixed random subset (small runs)
         keep = np.sort(np.random.default_rng(0).choice(len(train), max_docs, replace=False))
         train = train.iloc[keep].reset_index(drop=True)
@@ -162,80 +167,84 @@ class TomotopyContestant:
         return (time.perf_counter() - tic) / n
 
 
-def measure_memory(data, K, threads, n_iter, src=ROOT / "src"):
-    """Peak RSS (bytes) of fit on train + predict on test, in a fresh process.
-
-    ``src``: the package source to import (another checkout's ``src`` for a before/after).
-    """
-    code = f"""
+MEMORY_CODE = """
 import resource, sys
-sys.path.insert(0, {str(src)!r})
 from dolda import DOLDA
-from dolda.datasets import load_20newsgroups
-tr = load_20newsgroups({str(data)!r}, "train"); te = load_20newsgroups({str(data)!r}, "test")
-m = DOLDA(n_topics={K}, alpha={ALPHA}, beta={BETA}, n_iter={n_iter}, random_state=1,
-          n_jobs={threads}, progress=False, predict_sweeps=10, n_words=0).fit(tr.text.tolist(), tr.label)
-acc = float((m.predict(te.text.tolist()) == te.label.to_numpy()).mean())
+K, n_iter, threads, n_words, quick, data = {K}, {n_iter}, {threads}, {n_words!r}, {quick}, {data!r}
+if quick:
+    from dolda.datasets import simulate
+    sim = simulate(n_docs=200, n_topics=4, vocab_size=300, doc_length=40, random_state=0)
+    tr_x, tr_y, te_x, te_y = sim.texts[:150], sim.y[:150], sim.texts[150:], sim.y[150:]
+else:
+    from dolda.datasets import load_20newsgroups
+    tr = load_20newsgroups(data, "train"); te = load_20newsgroups(data, "test")
+    tr_x, tr_y, te_x, te_y = tr.text.tolist(), tr.label, te.text.tolist(), te.label.to_numpy()
+m = DOLDA(n_topics=K, n_iter=n_iter, random_state=1, n_jobs=threads, progress=False)
+m.set_params(alpha={alpha}, beta={beta}, predict_sweeps=10, n_words=n_words)
+m.fit(tr_x, tr_y)
+acc = float((m.predict(te_x) == te_y).mean())
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, acc)
 """
+
+
+def measure_memory(data, K, threads, n_iter, n_words="auto", quick=False):
+    """Peak RSS (bytes) of fit on train + predict on test, in a fresh process."""
+    code = MEMORY_CODE.format(K=K, n_iter=n_iter, threads=threads, n_words=n_words,
+                              quick=quick, data=str(data), alpha=ALPHA, beta=BETA)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env={**os.environ, "PYTHONPATH": str(src)})
+                         check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                             p for p in (str(ROOT / "src"), os.environ.get("PYTHONPATH"))
+                             if p)})
     rss, acc = out.stdout.split()[-2:]
-    return {"peak_rss_bytes": int(rss), "n_iter": n_iter, "test_accuracy": float(acc)}
-
-
-def summarise(times, n_tokens):
-    t = np.asarray(times)
-    return {"seconds_per_iter_rounds": t.tolist(), "median_tokens_per_s": n_tokens / np.median(t),
-            "best_tokens_per_s": n_tokens / t.min()}
+    return {"peak_rss_bytes": int(rss), "n_iter": n_iter, "n_words": n_words,
+            "test_accuracy": float(acc)}
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    parser.add_argument("--topics", type=int, nargs="+", default=[100, 1000])
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--warmup", type=int, nargs="+", default=[200, 80],
-                        help="iterations before the rounds, one per --topics (or one for all)")
+    parser = harness.parser(__doc__)
+    parser.add_argument("--topics", type=int, nargs="+", default=None,
+                        help="default 100 1000 (4 with --quick)")
+    parser.add_argument("--warmup", type=int, nargs="+", default=None,
+                        help="iterations before the rounds, one per --topics (or one for all);"
+                             " default 200 80")
     parser.add_argument("--max-docs", type=int, default=None,
                         help="a random subset of this many training documents (small runs)")
     parser.add_argument("--grid", action="store_true",
                         help="also the topics-only phi/z sampler variants")
-    parser.add_argument("--name", default="dolda_throughput", help="result file name")
-    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--round-iters", type=int, default=2)
     parser.add_argument("--no-slda", action="store_true", help="skip tomotopy's SLDAModel")
     parser.add_argument("--word-priors", action="store_true",
                         help="also time DOLDA(word_prior='both') (the default words plus every "
                              "word's tf-idf under a Gaussian)")
-    parser.add_argument("--memory", action="store_true", help="also measure peak RSS")
+    parser.add_argument("--memory", action="store_true",
+                        help="peak RSS of fit + predict instead (dolda_memory.*)")
     parser.add_argument("--memory-iters", type=int, default=20)
-    parser.add_argument("--memory-only", action="store_true",
-                        help="only the peak RSS, written to dolda_memory.{json,md} (the "
-                             "throughput files are left alone)")
-    parser.add_argument("--memory-baseline", type=Path, default=None,
-                        help="also measure this package source (e.g. ../main/src), "
-                             "alternating with this one, for a before/after")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     args = parser.parse_args(argv)
-
-    if args.memory_only:
-        return memory_only(args)
+    topics = args.topics or ([4] if args.quick else [100, 1000])
+    warmups = args.warmup or ([2] if args.quick else [200, 80])
+    warmups = warmups * len(topics) if len(warmups) == 1 else warmups
+    if len(warmups) != len(topics):
+        parser.error("--warmup takes one value, or one per --topics")
+    if args.memory:
+        return memory(args, topics)
+    run = harness.start("dolda_throughput", args, argv)
+    n_rounds = harness.rounds(args, full=5, quick=2)
     from dolda import DOLDA
 
-    warmups = args.warmup * len(args.topics) if len(args.warmup) == 1 else args.warmup
-    if len(warmups) != len(args.topics):
-        parser.error("--warmup takes one value, or one per --topics")
-    train, vocab, corpus = load_corpus(args.data, args.max_docs)
+    tomotopy = harness.optional("tomotopy")
+    if tomotopy is None:
+        run.note("tomotopy is not importable: its contestants are skipped and the ratios "
+                 "are to DOLDA defaults")
+    train, vocab, corpus = load_corpus(args.data, args.max_docs, args.quick)
     y = train.label.to_numpy()
     labels = np.unique(y, return_inverse=True)[1]
     words = np.asarray(corpus.words, dtype=object)
     docs = [list(words[corpus.tokens[a:b]])
             for a, b in zip(corpus.doc_ptr[:-1], corpus.doc_ptr[1:])]
     n_tokens = corpus.n_tokens
-    load_before = os.getloadavg()
     rows = []
-    for K, warmup in zip(args.topics, warmups):
+    for K, warmup in zip(topics, warmups):
+        # the defaults first: the model users get, then what is measured beside it
         contestants = {
             "DOLDA defaults": DOLDAContestant(corpus, y, K, args.threads, n_words="auto"),
             "DOLDA topics only": DOLDAContestant(corpus, y, K, args.threads, n_words=0)}
@@ -249,129 +258,75 @@ def main(argv=None):
                 corpus, y, K, args.threads, phi_sampler=phi_sampler, z_sampler=z_sampler)
         default = {"z_sampler": DOLDA()._resolved_z_sampler(K),
                    "phi_sampler": DOLDA().phi_sampler}
-        contestants["tomotopy LDAModel"] = TomotopyContestant(docs, labels, K, args.threads,
-                                                              False)
-        if not args.no_slda:
-            contestants["tomotopy SLDAModel"] = TomotopyContestant(docs, labels, K,
-                                                                   args.threads, True)
+        reference = "DOLDA defaults"
+        if tomotopy is not None:
+            reference = "tomotopy LDAModel"
+            contestants[reference] = TomotopyContestant(docs, labels, K, args.threads, False)
+            if not args.no_slda:
+                contestants["tomotopy SLDAModel"] = TomotopyContestant(docs, labels, K,
+                                                                       args.threads, True)
         for c in contestants.values():
             c.run(warmup)
-        times = {name: [] for name in contestants}
-        for _ in range(args.rounds):
-            for name, c in contestants.items():
-                times[name].append(c.run(args.round_iters))
-        row = {"K": K, "threads": args.threads, "rounds": args.rounds, "warmup": warmup,
-               "iterations_per_round": args.round_iters,
-               "dolda_defaults": default,
-               "contestants": {name: summarise(t, n_tokens) for name, t in times.items()}}
+        times = run.interleave({name: (lambda c=c: c.run(args.round_iters))
+                                for name, c in contestants.items()}, n_rounds, warmup=0)
+        summary = harness.summarise(times, reference)
         for name, c in contestants.items():
-            if isinstance(c, DOLDAContestant):
-                row["contestants"][name]["params"] = c.params
-        ref = row["contestants"]["tomotopy LDAModel"]
-        for name, r in row["contestants"].items():
-            r["median_over_tomotopy_lda"] = r["median_tokens_per_s"] / ref["median_tokens_per_s"]
-            r["best_over_tomotopy_lda"] = r["best_tokens_per_s"] / ref["best_tokens_per_s"]
-        rows.append(row)
-        for name, r in row["contestants"].items():
-            print(f"K={K} {name:20s} median {r['median_tokens_per_s']:.3g} tok/s "
-                  f"({r['median_over_tomotopy_lda']:.2f}x), best {r['best_tokens_per_s']:.3g} "
-                  f"({r['best_over_tomotopy_lda']:.2f}x)", flush=True)
+            s = summary[name]
+            s["median_tokens_per_s"] = n_tokens / s["median_seconds"]
+            s["best_tokens_per_s"] = n_tokens / s["best_seconds"]
+            s["params"] = getattr(c, "params", {"optim_interval": 0})
+        rows.append({"K": K, "threads": args.threads, "rounds": n_rounds, "warmup": warmup,
+                     "iterations_per_round": args.round_iters, "dolda_defaults": default,
+                     "reference": reference, "contestants": summary})
+        for name, r in summary.items():
+            print(f"K={K} {name:20s} median {r['median_tokens_per_s']:.3g} tok/s, speed "
+                  f"{r['speed_ratio']:.2f}x {reference}", flush=True)
         del contestants
-    load_after = os.getloadavg()
-    memory = {}
-    if args.memory:
-        for K in args.topics:
-            memory[K] = measure_memory(args.data, K, args.threads, args.memory_iters)
-            print(f"K={K} peak RSS fit+predict {memory[K]['peak_rss_bytes'] / 1e9:.2f} GB",
-                  flush=True)
-    result = {
-        "corpus": {"name": "20 Newsgroups bydate train", "n_docs": corpus.n_docs,
-                   "n_tokens": n_tokens, "n_words": corpus.n_words,
-                   "n_classes": int(len(set(y)))},
-        "alpha": ALPHA, "beta": BETA, "warmup_iterations": warmups,
-        "max_docs": args.max_docs,
-        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
-                    "python": platform.python_version(), "load_average_before": load_before,
-                    "load_average_after": load_after},
-        "results": rows, "memory": {str(k): v for k, v in memory.items()},
-    }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{args.name}.json").write_text(json.dumps(result, indent=2) + "\n")
-    lines = ["# A full DOLDA iteration beside tomotopy (20 Newsgroups train)", "",
-             f"D = {corpus.n_docs}, N = {n_tokens} tokens, V = {corpus.n_words}, "
-             f"L = {result['corpus']['n_classes']} classes; alpha = {ALPHA}, beta = {BETA}; "
-             f"{args.threads} threads; {'/'.join(map(str, warmups))} warm-up iterations (per "
-             f"K), then {args.rounds} "
-             f"interleaved rounds of {args.round_iters} iterations per contestant; load "
-             f"average {load_before[0]:.1f} before, {load_after[0]:.1f} after (2 cores, shared).",
-             "", "| K | contestant | settings | median ms / iteration | median tok/s | "
-             "/ tomotopy LDA | best tok/s | / tomotopy LDA |", "|---|---|---|---|---|---|---|---|"]
+    result = {"corpus": {"name": "simulated (quick)" if args.quick else
+                         "20 Newsgroups bydate train", "n_docs": corpus.n_docs,
+                         "n_tokens": n_tokens, "n_words": corpus.n_words,
+                         "n_classes": int(len(set(y)))},
+              "alpha": ALPHA, "beta": BETA, "warmup_iterations": warmups,
+              "max_docs": args.max_docs, "results": rows}
+    lines = [f"D = {corpus.n_docs}, N = {n_tokens} tokens, V = {corpus.n_words}, "
+             f"L = {result['corpus']['n_classes']} classes ({result['corpus']['name']}); "
+             f"alpha = {ALPHA}, beta = {BETA}; {args.threads} threads; "
+             f"{'/'.join(map(str, warmups))} warm-up iterations (per K), then {n_rounds} "
+             f"interleaved rounds of {args.round_iters} iterations per contestant. A ratio "
+             "is seconds per iteration over the reference's in the same round.", ""]
     for r in rows:
-        for name, c in r["contestants"].items():
-            settings = ", ".join(f"{k}={v}" for k, v in c.get("params", {}).items())
-            if name.startswith("tomotopy"):
-                settings = "optim_interval=0"
-            ms = 1e3 * float(np.median(c["seconds_per_iter_rounds"]))
-            lines.append(f"| {r['K']} | {name} | {settings} | {ms:.0f} | "
-                         f"{c['median_tokens_per_s']:.3g} | "
-                         f"{c['median_over_tomotopy_lda']:.2f} | {c['best_tokens_per_s']:.3g} | "
-                         f"{c['best_over_tomotopy_lda']:.2f} |")
-    if memory:
-        lines += ["", "Peak RSS of `DOLDA(n_topics=K, n_words=0).fit` (train, "
-                  f"{args.memory_iters} iterations) + `predict` (test) in a fresh process:", ""]
-        for k, v in memory.items():
-            lines.append(f"- K = {k}: {v['peak_rss_bytes'] / 1e9:.2f} GB "
-                         f"(test accuracy {v['test_accuracy']:.3f})")
-    lines += ["", "Targets (issue 33): DOLDA defaults >= 0.8x tomotopy LDAModel at K = 100, "
-              ">= 1.0x at K = 1000; topics only >= 1.0x at both.", "",
-              f"Reproduce: `python benchmarks/bench_dolda.py --topics "
-              f"{' '.join(map(str, args.topics))} --warmup {' '.join(map(str, warmups))} "
-              f"--threads {args.threads} --rounds {args.rounds} --round-iters {args.round_iters}"
-              + (f" --max-docs {args.max_docs}" if args.max_docs else "")
-              + (" --grid" if args.grid else "") + (" --no-slda" if args.no_slda else "")
-              + (" --word-priors" if args.word_priors else "")
-              + (" --memory" if args.memory else "")
-              + (f" --name {args.name}" if args.name != "dolda_throughput" else "") + "`"]
-    (args.out / f"{args.name}.md").write_text("\n".join(lines) + "\n")
+        lines += [f"## K = {r['K']} (reference: {r['reference']})", ""]
+        lines += harness.table(r["contestants"], unit="ms / iteration", scale=1e3)
+        lines += [""] + [f"- {name}: {', '.join(f'{k}={v}' for k, v in c['params'].items())}, "
+                         f"median {c['median_tokens_per_s']:.3g} tokens/s"
+                         for name, c in r["contestants"].items()] + [""]
+    lines += ["Targets: DOLDA defaults >= 0.8x tomotopy LDAModel's speed at K = 100, >= 1.0x "
+              "at K = 1000; topics only >= 1.0x at both."]
+    run.finish(result, lines, "A full DOLDA iteration beside tomotopy")
+    return result
 
 
-def memory_only(args):
-    """Peak RSS of fit + predict per K (and of ``--memory-baseline``), to dolda_memory.*."""
-    load_before = os.getloadavg()
-    sources = {"this": ROOT / "src"}
-    if args.memory_baseline is not None:
-        sources = {"baseline": args.memory_baseline.resolve(), **sources}
+def memory(args, topics):
+    """Peak RSS of fit + predict per K, the defaults and topics only, to dolda_memory.*."""
+    run = harness.start("dolda_memory", args)
+    n_iter = 3 if args.quick else args.memory_iters
     rows = []
-    for K in args.topics:
-        for name, src in sources.items():
-            m = measure_memory(args.data, K, args.threads, args.memory_iters, src)
-            rows.append({"K": K, "source": name, "path": str(src), **m})
-            print(f"K={K} {name}: peak RSS fit+predict {m['peak_rss_bytes'] / 1e9:.2f} GB",
-                  flush=True)
-    result = {"threads": args.threads, "memory_iters": args.memory_iters,
-              "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
-                          "load_average_before": load_before,
-                          "load_average_after": os.getloadavg()},
-              "rows": rows}
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "dolda_memory.json").write_text(json.dumps(result, indent=2) + "\n")
-    lines = ["# Peak memory of DOLDA fit + predict (20 Newsgroups)", "",
-             f"`DOLDA(n_topics=K, n_iter={args.memory_iters}, predict_sweeps=10, n_words=0)` fitted on the "
-             "train split (defaults otherwise, so the fit includes the calibration map's "
-             "transform of the training documents), then `predict` on the test split, in a "
-             f"fresh process each; peak RSS from `getrusage`; {args.threads} threads; load "
-             f"average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after.", "",
-             "| K | source | peak RSS (GB) | test accuracy |", "|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['K']} | {r['source']} (`{r['path']}`) | "
-                     f"{r['peak_rss_bytes'] / 1e9:.2f} | {r['test_accuracy']:.3f} |")
-    lines += ["", "Target (issue 13): <= 1 GB at K = 1000.", "",
-              f"Reproduce: `python benchmarks/bench_dolda.py --memory-only --topics "
-              f"{' '.join(map(str, args.topics))} --threads {args.threads} --memory-iters "
-              f"{args.memory_iters}"
-              + (f" --memory-baseline {args.memory_baseline}`" if args.memory_baseline
-                 else "`")]
-    (args.out / "dolda_memory.md").write_text("\n".join(lines) + "\n")
+    for K in topics:
+        for label, n_words in (("defaults", "auto"), ("topics only", 0)):
+            m = measure_memory(args.data, K, args.threads, n_iter, n_words, args.quick)
+            rows.append({"K": K, "model": label, **m})
+            print(f"K={K} {label}: peak RSS {m['peak_rss_bytes'] / 1e9:.2f} GB", flush=True)
+    lines = [f"`DOLDA(n_topics=K, n_iter={n_iter})` fitted on "
+             f"{'a simulated corpus' if args.quick else 'the 20 Newsgroups train split'} "
+             "(the calibration map's pass included), then `predict` on the test part, in a "
+             f"fresh process each; peak RSS from `getrusage`; {args.threads} threads.", "",
+             "| K | model | peak RSS (GB) | test accuracy |", "|---|---|---|---|"]
+    lines += [f"| {r['K']} | {r['model']} | {r['peak_rss_bytes'] / 1e9:.3f} | "
+              f"{r['test_accuracy']:.3f} |" for r in rows]
+    lines += ["", "Target: <= 1 GB at K = 1000."]
+    run.finish({"n_iter": n_iter, "threads": args.threads, "rows": rows}, lines,
+               "Peak memory of DOLDA fit + predict")
+    return rows
 
 
 if __name__ == "__main__":

@@ -8,20 +8,22 @@ warmed up (numba compiled / tomotopy initialised), then timed on the same
 number of full iterations (z-sweep + Phi draw for dolda; one ``train`` step for
 tomotopy).  Figures: tokens per second per full iteration.
 
+Rounds are interleaved (dolda, tomotopy, dolda, ...); the ratio of a round is dolda's
+seconds per iteration over tomotopy's.  Without tomotopy the peer is skipped, with a note.
+
 Usage::
 
-    python benchmarks/bench_lda.py [--data ../shared/data] [--iters 20] [--topics 20 100 1000]
+    python -m benchmarks.bench_lda [--iters 20] [--topics 20 100 1000] [--thread-counts 1 2]
+    python -m benchmarks.bench_lda --quick
 
 Writes ``benchmarks/results/lda_throughput.json`` and ``.md``.
 """
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -31,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks import harness
 
 
 def load_texts(data: Path) -> list[str]:
@@ -51,7 +53,6 @@ def time_dolda(corpus, K, n_threads, n_iter, sampler="auto"):
         model.fit(corpus)
         return model
 
-    run(2)  # warm-up: compile (or load the cache), touch memory
     cpu0 = time.process_time()
     model = run(n_iter)
     cpu = time.process_time() - cpu0
@@ -72,7 +73,7 @@ def time_tomotopy(docs, K, n_threads, n_iter):
     for doc in docs:
         if doc:
             model.add_doc(doc)
-    model.train(2, workers=n_threads)  # warm-up
+    model.train(2, workers=n_threads)  # initialise, touch memory
     cpu0 = time.process_time()
     t0 = time.perf_counter()
     model.train(n_iter, workers=n_threads)
@@ -110,96 +111,87 @@ def compile_times():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser = harness.parser(__doc__)
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--iters-large", type=int, default=5,
                         help="timed iterations for K >= 1000")
-    parser.add_argument("--topics", type=int, nargs="+", default=[20, 100, 1000])
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    parser.add_argument("--topics", type=int, nargs="+", default=None,
+                        help="default 20 100 1000 (4 with --quick)")
+    parser.add_argument("--thread-counts", type=int, nargs="+", default=None,
+                        help="n_jobs values to time (default 1 and --threads)")
     parser.add_argument("--also-dense", action="store_true",
-                        help="also time the dense sweep where auto picks sparse (and vice versa)")
+                        help="also time the dense and the sparse sweep beside auto")
     args = parser.parse_args(argv)
-
+    run = harness.start("lda_throughput", args, argv)
+    n_rounds = harness.rounds(args, full=3, quick=2)
+    topics = args.topics or ([4] if args.quick else [20, 100, 1000])
+    thread_counts = args.thread_counts or sorted({1, args.threads})
+    iters = 3 if args.quick else args.iters
     from dolda.design.corpus import Vocabulary
 
-    compile_info = compile_times()
-    texts = load_texts(args.data)
+    tomotopy = harness.optional("tomotopy")
+    if tomotopy is None:
+        run.note("tomotopy is not importable: its LDAModel is skipped (dolda alone is timed)")
+    compile_info = None if args.quick else compile_times()
+    texts = harness.tiny_corpus(n_docs=150)[0] if args.quick else load_texts(args.data)
     t0 = time.perf_counter()
     corpus = Vocabulary().fit_transform(texts)
     prep_s = time.perf_counter() - t0
     words = np.asarray(corpus.words, dtype=object)
-    docs = [list(words[corpus.tokens[a:b]]) for a, b in zip(corpus.doc_ptr[:-1], corpus.doc_ptr[1:])]
+    docs = [list(words[corpus.tokens[a:b]]) for a, b in zip(corpus.doc_ptr[:-1],
+                                                            corpus.doc_ptr[1:])]
     rows = []
-    load_before = os.getloadavg()
-    for K in args.topics:
-        iters = args.iters_large if K >= 1000 else args.iters
-        for n in args.threads:
-            dol = time_dolda(corpus, K, n, iters)
-            row = {"K": K, "threads": n, "dolda": dol}
-            if args.also_dense:
-                other = "dense" if dol["sampler"] == "sparse" else "sparse"
-                row["dolda_" + other] = time_dolda(corpus, K, n, iters, sampler=other)
-            tomo = time_tomotopy(docs, K, n, iters)
-            row["iterations_timed"] = iters
-            row["tomotopy"] = tomo
-            row["ratio_dolda_over_tomotopy"] = dol["tokens_per_s"] / tomo["tokens_per_s"]
-            row["cpu_ratio_dolda_over_tomotopy"] = (dol["tokens_per_cpu_s"]
-                                                    / tomo["tokens_per_cpu_s"])
+    for K in topics:
+        n_iter = args.iters_large if K >= 1000 and not args.quick else iters
+        for n in thread_counts:
+            last = {}
+
+            def contestant(key, fn):
+                def call():
+                    last[key] = fn()
+                    return last[key]["seconds_per_iter"]
+                return call
+
+            contestants = {"dolda LDA": contestant("dolda", lambda: time_dolda(
+                corpus, K, n, n_iter))}
+            if args.also_dense:  # both sweeps beside auto, for its threshold
+                for sweep in ("dense", "sparse"):
+                    contestants[f"dolda LDA {sweep}"] = contestant(sweep, lambda s=sweep: (
+                        time_dolda(corpus, K, n, n_iter, sampler=s)))
+            if tomotopy is not None:
+                contestants["tomotopy LDAModel"] = contestant("tomotopy", lambda: time_tomotopy(
+                    docs, K, n, n_iter))
+            times = run.interleave(contestants, n_rounds, warmup=1)
+            ref = "tomotopy LDAModel" if tomotopy is not None else "dolda LDA"
+            summary = harness.summarise(times, ref)
+            row = {"K": K, "threads": n, "iterations_timed": n_iter, "reference": ref,
+                   "contestants": summary, "dolda": last["dolda"]}
+            if tomotopy is not None:
+                row["tomotopy"] = last["tomotopy"]
+                row["ratio_dolda_over_tomotopy"] = summary["dolda LDA"]["speed_ratio"]
             rows.append(row)
-            print(f"K={K:5d} threads={n}: dolda {dol['tokens_per_s']:.3g} tok/s "
-                  f"({dol['sampler']}: z {dol['z_sweep_s_per_iter']:.3f}s, "
-                  f"phi {dol['phi_draw_s_per_iter']:.3f}s), tomotopy "
-                  f"{tomo['tokens_per_s']:.3g} tok/s, ratio {row['ratio_dolda_over_tomotopy']:.2f}"
-                  f" (per CPU second {row['cpu_ratio_dolda_over_tomotopy']:.2f})",
-                  flush=True)
-    result = {
-        "corpus": {"name": "20 Newsgroups bydate train", "n_docs": corpus.n_docs,
-                   "n_tokens": corpus.n_tokens, "n_words": corpus.n_words,
-                   "preprocessing_s": prep_s},
-        "iterations_timed": {"K<1000": args.iters, "K>=1000": args.iters_large},
-        "alpha": 0.1, "beta": 0.01,
-        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
-                    "python": platform.python_version(),
-                    "load_average_before": load_before, "load_average_after": os.getloadavg()},
-        "numba_compile": compile_info,
-        "results": rows,
-    }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "lda_throughput.json").write_text(json.dumps(result, indent=2) + "\n")
-    lines = ["# LDA throughput: dolda vs tomotopy (20 Newsgroups train)", "",
-             f"D = {corpus.n_docs}, N = {corpus.n_tokens} tokens, V = {corpus.n_words}; "
-             f"alpha = 0.1, beta = 0.01; {args.iters} timed iterations ({args.iters_large} for "
-             f"K >= 1000) after a 2-iteration warm-up, from a random start; "
-             f"{os.cpu_count()} cores, load average {load_before[0]:.1f} before the run "
-             "(other jobs shared the machine: compare the ratios, measured side by side, "
-             "more than the absolute figures).", "",
-             "| K | threads | dolda sampler | dolda tok/s (z / Phi s per it) | tomotopy tok/s "
-             "| ratio (wall) | ratio (per CPU s) |",
-             "|---|---|---|---|---|---|---|"]
+            print(f"K={K:5d} threads={n}: dolda {last['dolda']['tokens_per_s']:.3g} tok/s, "
+                  f"speed {summary['dolda LDA']['speed_ratio']:.2f}x {ref}", flush=True)
+    result = {"corpus": {"name": "simulated (quick)" if args.quick else
+                         "20 Newsgroups bydate train", "n_docs": corpus.n_docs,
+                         "n_tokens": corpus.n_tokens, "n_words": corpus.n_words,
+                         "preprocessing_s": prep_s},
+              "alpha": 0.1, "beta": 0.01, "rounds": n_rounds, "numba_compile": compile_info,
+              "results": rows}
+    lines = [f"D = {corpus.n_docs}, N = {corpus.n_tokens} tokens, V = {corpus.n_words}; "
+             f"alpha = 0.1, beta = 0.01; per round each contestant runs {iters} iterations "
+             f"({args.iters_large} for K >= 1000) from a random start, after one warm-up "
+             f"call; {n_rounds} interleaved rounds.", ""]
     for r in rows:
-        d = r["dolda"]
-        lines.append(f"| {r['K']} | {r['threads']} | {d['sampler']} | "
-                     f"{d['tokens_per_s']:.3g} ({d['z_sweep_s_per_iter']:.2f} / "
-                     f"{d['phi_draw_s_per_iter']:.2f}) | {r['tomotopy']['tokens_per_s']:.3g} | "
-                     f"{r['ratio_dolda_over_tomotopy']:.2f} | "
-                     f"{r['cpu_ratio_dolda_over_tomotopy']:.2f} |")
-    if args.also_dense:
-        lines += ["", "Other z-sweep (for the `auto` threshold):", "",
-                  "| K | threads | sampler | tok/s | z-sweep s per it |", "|---|---|---|---|---|"]
-        for r in rows:
-            for key in ("dolda_dense", "dolda_sparse"):
-                if key in r:
-                    o = r[key]
-                    lines.append(f"| {r['K']} | {r['threads']} | {o['sampler']} | "
-                                 f"{o['tokens_per_s']:.3g} | {o['z_sweep_s_per_iter']:.2f} |")
-    lines += ["", f"numba compile (import + tiny fit, both samplers): first run "
-              f"{compile_info['first_run_s']:.1f} s, with the cache {compile_info['cached_s']:.1f} s.",
-              "", "Reproduce: `python benchmarks/bench_lda.py --iters "
-              f"{args.iters} --iters-large {args.iters_large}"
-              + (" --also-dense" if args.also_dense else "") + "`"]
-    (args.out / "lda_throughput.md").write_text("\n".join(lines) + "\n")
+        lines += [f"## K = {r['K']}, {r['threads']} thread(s), dolda sampler "
+                  f"`{r['dolda']['sampler']}`", ""]
+        lines += harness.table(r["contestants"], unit="s / iteration") + [""]
+    if compile_info:
+        lines += [f"numba compile (import + tiny fit, both samplers): first run "
+                  f"{compile_info['first_run_s']:.1f} s, with the cache "
+                  f"{compile_info['cached_s']:.1f} s."]
+    run.finish(result, lines, "LDA throughput: dolda vs tomotopy")
+    return result
 
 
 if __name__ == "__main__":

@@ -2,51 +2,40 @@
 
 Corpus: 20 Newsgroups "bydate"; the vocabulary (:class:`dolda.design.corpus.Vocabulary`, stop list,
 rarest 1% of tokens removed) is fitted on the training split, the test split is predicted.
-Phi: one topic model per K trained on the training split by tomotopy's ``LDAModel``
-(alpha = 0.1, beta = 0.01, ``--train-iters`` iterations), so that dolda and tomotopy predict
-with the *same* topics; its topic-word distributions (K x V) are dolda's ``phi``.
+Phi: one topic model per K trained on the training split (``--train-iters`` iterations,
+alpha = 0.1, beta = 0.01) by tomotopy's ``LDAModel`` when it is importable, so that dolda
+and tomotopy predict with the *same* topics, else by :class:`dolda.LDA` (and tomotopy is
+skipped, with a note).  ``--quick`` predicts a simulated corpus with its true Phi.
 
 Contenders, each with ``--sweeps`` sweeps (dolda: burn-in half of them, as ``DOLDA.transform``):
 
-* ``today``: the code path before this benchmark was written: the whole ``phi`` copied
-  word-major (``word_major(phi)``) and the dense O(K) kernel averaging the drawn counts
-  (frozen in ``_predict_baseline.py``);
-* ``auto``: :func:`predict_topic_proportions`, the default kernel (sparse from
-  ``SPARSE_PREDICT_MIN_TOPICS`` topics on) and estimator (Rao-Blackwellised); ``auto f32``
-  the same with Phi in float32, the dtype of a fitted ``DOLDA.phi_`` (what
-  ``DOLDA.transform`` / ``predict`` pass);
-* ``tomotopy``: ``LDAModel.infer(docs, iterations=sweeps, workers=threads)``.
+* ``auto f32`` (first: what ``DOLDA.predict`` runs) -- :func:`predict_topic_proportions`
+  with its default kernel (sparse from ``SPARSE_PREDICT_MIN_TOPICS`` topics on) and
+  estimator (Rao-Blackwellised), Phi in float32, the dtype of a fitted ``DOLDA.phi_``;
+* ``auto`` -- the same with Phi in float64;
+* ``tomotopy`` -- ``LDAModel.infer(docs, iterations=sweeps, workers=threads)``.
 
 Two workloads: the whole test split in one call (``batch``), and ``--single`` documents
-predicted one call each (``single``, the service's pattern).  Rounds are interleaved
-(every contender once per round, in turn); the tables give the median and the minimum
-seconds and documents/s from them, and ratios of medians.
+predicted one call each (``single``, the service's pattern).  Rounds are interleaved.
 
 Usage::
 
-    python benchmarks/bench_predict.py [--data ../shared/data] [--topics 100 1000]
-        [--threads 2] [--rounds 3] [--sweeps 50] [--train-iters 100] [--single 200]
-        [--docs 0]
+    python -m benchmarks.bench_predict [--topics 100 1000] [--threads 2] [--rounds 3]
+        [--sweeps 50] [--train-iters 100] [--single 200] [--docs 0]
+    python -m benchmarks.bench_predict --quick
 
 Writes ``benchmarks/results/predict.json`` and ``.md``.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
-import time
-from pathlib import Path
-
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks import harness
 ALPHA, BETA = 0.1, 0.01
 
 
-def train_topics(docs, words, K, threads, iters, cache):
+def train_topics(docs, words, K, threads, iters):
     """``(phi (K, V) in dolda's word order, tomotopy model)`` trained on ``docs``."""
     import tomotopy as tp
 
@@ -54,12 +43,7 @@ def train_topics(docs, words, K, threads, iters, cache):
     for doc in docs:
         if doc:
             model.add_doc(doc)
-    path = cache / f"tomotopy_20ng_K{K}_it{iters}.bin"
-    if path.exists():
-        model = tp.LDAModel.load(str(path))
-    else:
-        model.train(iters, workers=threads)
-        model.save(str(path))
+    model.train(iters, workers=threads)
     column = {w: j for j, w in enumerate(model.used_vocabs)}
     order = np.array([column[w] for w in words])
     phi = np.stack([np.asarray(model.get_topic_word_dist(k), np.float64) for k in range(K)])
@@ -96,12 +80,6 @@ def newsgroups_sample(data_dir, n_docs=0, seed=1):
     return words, train_docs, tokens, doc_ptr
 
 
-def run_today(tokens, doc_ptr, phi, sweeps, seed):
-    from _predict_baseline import predict_today
-
-    return predict_today(tokens, doc_ptr, phi, ALPHA, sweeps, sweeps // 2, seed)
-
-
 def run_dolda(tokens, doc_ptr, phi, sweeps, seed, method):
     from dolda.sampler.predict import predict_topic_proportions
 
@@ -109,12 +87,34 @@ def run_dolda(tokens, doc_ptr, phi, sweeps, seed, method):
                                      method=method)
 
 
+def dolda_topics(docs, K, threads, iters):
+    """Phi (K, V) of a :class:`dolda.LDA` fit, in the vocabulary's word order."""
+    from dolda.models.lda import LDA
+
+    words = sorted({w for d in docs for w in d})
+    model = LDA(n_topics=K, alpha=ALPHA, beta=BETA, n_iter=iters, random_state=1,
+                n_jobs=threads, progress=False, rare_share=0).fit(docs)
+    column = {w: j for j, w in enumerate(model.vocabulary_.words)}
+    return np.asarray(model.phi_, np.float64)[:, [column[w] for w in words]], words
+
+
+def quick_sample(K):
+    """A simulated corpus: its true Phi, training and test documents of its words."""
+    from dolda.datasets import simulate
+
+    sim = simulate(n_docs=120, n_topics=K, vocab_size=200, doc_length=40, random_state=0)
+    tokens = sim.words[sim.doc_ptr[60]:].astype(np.int32)
+    doc_ptr = (sim.doc_ptr[60:] - sim.doc_ptr[60]).astype(np.int64)
+    words = np.asarray(sim.vocabulary, dtype=object)
+    train_docs = [list(words[sim.words[a:b]]) for a, b in zip(sim.doc_ptr[:60],
+                                                               sim.doc_ptr[1:61])]
+    return words, train_docs, tokens, doc_ptr, sim.phi
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    parser.add_argument("--topics", type=int, nargs="+", default=[100, 1000])
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser = harness.parser(__doc__)
+    parser.add_argument("--topics", type=int, nargs="+", default=None,
+                        help="default 100 1000 (4 with --quick)")
     parser.add_argument("--sweeps", type=int, default=50)
     parser.add_argument("--train-iters", type=int, default=100)
     parser.add_argument("--docs", type=int, default=0,
@@ -122,164 +122,93 @@ def main(argv=None):
                              "(0: all)")
     parser.add_argument("--single", type=int, default=200,
                         help="documents predicted one call each (0: skip)")
-    parser.add_argument("--no-tomotopy", action="store_true",
-                        help="time dolda only (tomotopy's infer is slow on a loaded machine)")
-    parser.add_argument("--append", action="store_true",
-                        help="keep the rows of other K from an existing predict.json")
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/dolda_bench_predict"))
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     args = parser.parse_args(argv)
-    args.cache.mkdir(parents=True, exist_ok=True)
-
-    import tomotopy as tp
+    run = harness.start("predict", args, argv)
+    n_rounds = harness.rounds(args, full=3, quick=2)
+    topics = args.topics or ([4] if args.quick else [100, 1000])
+    sweeps = 6 if args.quick else args.sweeps
+    n_single = min(args.single, 10) if args.quick else args.single
 
     from dolda.sampler.predict import SPARSE_PREDICT_MIN_TOPICS
     from dolda.sampler.threads import using_threads
 
-    words, train_docs, tokens, doc_ptr = newsgroups_sample(args.data, args.docs)
-
-    def as_words(tokens, doc_ptr):
-        return [list(words[tokens[a:b]]) for a, b in zip(doc_ptr[:-1], doc_ptr[1:])]
-
-    test_docs = as_words(tokens, doc_ptr)
-    n_docs = len(doc_ptr) - 1
-    single = np.random.default_rng(0).choice(n_docs, size=min(args.single, n_docs),
-                                             replace=False)
-    load_before = os.getloadavg()
+    tp = harness.optional("tomotopy")
+    if tp is None:
+        run.note("tomotopy is not importable: Phi comes from dolda.LDA and tomotopy's infer "
+                 "is skipped")
     rows = []
-    for K in args.topics:
-        print(f"K={K}: training / loading the topics", flush=True)
-        phi, tm = train_topics(train_docs, list(words), K, args.threads, args.train_iters,
-                               args.cache)
+    for K in topics:
+        if args.quick:
+            words, train_docs, tokens, doc_ptr, phi = quick_sample(K)
+        else:
+            words, train_docs, tokens, doc_ptr = newsgroups_sample(args.data, args.docs)
+        n_docs = len(doc_ptr) - 1
+        single = np.random.default_rng(0).choice(n_docs, size=min(n_single, n_docs),
+                                                 replace=False)
+        test_docs = [list(words[tokens[a:b]]) for a, b in zip(doc_ptr[:-1], doc_ptr[1:])]
+        tm = None
+        if tp is not None:
+            phi, tm = train_topics(train_docs, list(words), K, args.threads, args.train_iters)
+        elif not args.quick:
+            phi, kept = dolda_topics(train_docs, K, args.threads, args.train_iters)
+            if len(kept) != len(words):  # words only in rare documents: give them no mass
+                full = np.full((K, len(words)), 1e-12)
+                full[:, np.searchsorted(np.asarray(words, dtype=str), kept)] = phi
+                phi = full / full.sum(axis=1, keepdims=True)
         phi32 = phi.astype(np.float32)  # the dtype of a fitted DOLDA's phi_
-        tdocs = [tm.make_doc(d) for d in test_docs]
 
-        def tomotopy_batch(docs=tdocs):
-            tm.infer(docs, iterations=args.sweeps, workers=args.threads)
-
-        def tomotopy_single(idx=single):
-            for d in idx:
-                tm.infer(tdocs[d], iterations=args.sweeps, workers=args.threads)
-
-        def dolda_single(fn, idx=single):
+        def dolda_single(p, idx=single):
             for d in idx:
                 a, b = doc_ptr[d], doc_ptr[d + 1]
-                fn(tokens[a:b], np.array([0, b - a], np.int64))
+                run_dolda(tokens[a:b], np.array([0, b - a], np.int64), p, sweeps, 1, "auto")
 
-        contenders = {
-            ("batch", "today"): lambda: run_today(tokens, doc_ptr, phi, args.sweeps, 1),
-            ("batch", "auto"): lambda: run_dolda(tokens, doc_ptr, phi, args.sweeps, 2, "auto"),
-            ("batch", "auto f32"): lambda: run_dolda(tokens, doc_ptr, phi32, args.sweeps, 2,
-                                                     "auto"),
-            ("batch", "tomotopy"): tomotopy_batch,
-        }
-        if args.no_tomotopy:
-            del contenders[("batch", "tomotopy")]
+        contenders = {"batch auto f32": lambda: run_dolda(tokens, doc_ptr, phi32, sweeps, 2,
+                                                          "auto"),
+                      "batch auto": lambda: run_dolda(tokens, doc_ptr, phi, sweeps, 2, "auto")}
+        if tm is not None:
+            tdocs = [tm.make_doc(d) for d in test_docs]
+            contenders["batch tomotopy"] = lambda: tm.infer(tdocs, iterations=sweeps,
+                                                            workers=args.threads)
         if len(single):
-            contenders.update({
-                ("single", "today"): lambda: dolda_single(
-                    lambda t, p: run_today(t, p, phi, args.sweeps, 1)),
-                ("single", "auto"): lambda: dolda_single(
-                    lambda t, p: run_dolda(t, p, phi, args.sweeps, 1, "auto")),
-                ("single", "auto f32"): lambda: dolda_single(
-                    lambda t, p: run_dolda(t, p, phi32, args.sweeps, 1, "auto")),
-                ("single", "tomotopy"): tomotopy_single,
-            })
-            if args.no_tomotopy:
-                del contenders[("single", "tomotopy")]
+            contenders["single auto f32"] = lambda: dolda_single(phi32)
+            contenders["single auto"] = lambda: dolda_single(phi)
+            if tm is not None:
+                contenders["single tomotopy"] = lambda: [
+                    tm.infer(tdocs[d], iterations=sweeps, workers=args.threads)
+                    for d in single]
         with using_threads(args.threads):
-            # compile (or load the numba cache): a batch (parallel kernels) and one document
-            # (the serial kernels of small batches)
-            for n in (min(40, n_docs), 1):
-                for method in ("dense", "sparse"):
-                    run_dolda(tokens[:doc_ptr[n]], doc_ptr[:n + 1], phi, 2, 1, method)
-                    run_dolda(tokens[:doc_ptr[n]], doc_ptr[:n + 1], phi32, 2, 1, method)
-                run_today(tokens[:doc_ptr[n]], doc_ptr[:n + 1], phi, 2, 1)
-            times = {key: [] for key in contenders}
-            first = {}
-            for r in range(args.rounds):
-                for key, fn in contenders.items():
-                    tic = time.perf_counter()
-                    value = fn()
-                    times[key].append(time.perf_counter() - tic)
-                    first.setdefault(key, value)
-                    print(f"K={K} round {r} {key}: {times[key][-1]:.2f} s", flush=True)
-        # the kernels agree in law: the mean topic proportions of the batch, dense vs auto
-        a, b = first[("batch", "today")].mean(axis=0), first[("batch", "auto")].mean(axis=0)
-        for (work, name), secs in times.items():
+            wrapped = {k: (lambda f=f: (f(), None)[1]) for k, f in contenders.items()}
+            times = run.interleave(wrapped, n_rounds, warmup=1)
+        for work in ("batch", "single"):
+            part = {k.split(" ", 1)[1]: v for k, v in times.items() if k.startswith(work)}
+            if not part:
+                continue
+            ref = "tomotopy" if "tomotopy" in part else "auto f32"
             docs = n_docs if work == "batch" else len(single)
-            med, low = float(np.median(secs)), float(np.min(secs))
-            rows.append({"K": K, "workload": work, "contender": name, "seconds": secs,
-                         "median_seconds": med, "min_seconds": low, "documents": docs,
-                         "docs_per_s_median": docs / med, "docs_per_s_best": docs / low,
-                         "max_abs_mean_theta_diff_today_vs_auto": float(np.abs(a - b).max())})
-    result = {
-        "benchmark": "bench_predict.py",
-        "commit": _commit(),
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                    "load_before": load_before, "load_after": os.getloadavg()},
-        "settings": {"threads": args.threads, "rounds": args.rounds, "sweeps": args.sweeps,
-                     "burn_in": args.sweeps // 2, "alpha": ALPHA, "beta": BETA,
-                     "train_iters": args.train_iters, "tomotopy": tp.__version__,
-                     "sparse_from_topics": SPARSE_PREDICT_MIN_TOPICS,
-                     "test_documents": n_docs, "test_tokens": int(len(tokens)),
-                     "single_documents": int(len(single))},
-        "rows": rows,
-    }
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "predict.json"
-    if args.append and path.exists():  # keep the other K's rows of an earlier run
-        old = json.loads(path.read_text())
-        result["rows"] = [r for r in old["rows"] if r["K"] not in args.topics] + rows
-        result["earlier_runs"] = old.get("earlier_runs", []) + [
-            {k: old[k] for k in ("machine", "settings")}]
-    path.write_text(json.dumps(result, indent=1) + "\n")
-    (args.out / "predict.md").write_text(markdown(result))
-    print(markdown(result))
-
-
-def _commit():
-    import subprocess
-
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                              capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
-def markdown(result):
-    s = result["settings"]
-    lines = [
-        "# Prediction throughput (20 Newsgroups test split)",
-        "",
-        f"`benchmarks/bench_predict.py`: {s['test_documents']} documents "
-        f"({s['test_tokens']:,} tokens), {s['sweeps']} sweeps (burn-in {s['burn_in']}), "
-        f"{s['threads']} threads, {s['rounds']} interleaved rounds, alpha={s['alpha']}, "
-        f"Phi from tomotopy {s['tomotopy']} ({s['train_iters']} iterations on the training "
-        f"split); `single`: {s['single_documents']} documents, one call each.  Load average "
-        f"before/after: {result['machine']['load_before'][0]:.1f} / "
-        f"{result['machine']['load_after'][0]:.1f} on {result['machine']['cpus']} cores.",
-        "",
-        "| K | workload | contender | median s | min s | docs/s (median) | docs/s (best) "
-        "| vs today | vs tomotopy |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    by = {(r["K"], r["workload"], r["contender"]): r for r in result["rows"]}
-    for (K, work, name), r in by.items():
-        today = by.get((K, work, "today"))
-        tomo = by.get((K, work, "tomotopy"))
-        ratio = lambda ref: (f"{ref['median_seconds'] / r['median_seconds']:.2f}x"  # noqa: E731
-                             if ref else "")
-        lines.append(f"| {K} | {work} | {name} | {r['median_seconds']:.3g} | "
-                     f"{r['min_seconds']:.3g} | {r['docs_per_s_median']:,.0f} | "
-                     f"{r['docs_per_s_best']:,.0f} | {ratio(today)} | {ratio(tomo)} |")
-    lines += ["", "Ratios: median documents/s of the row over the reference's (higher is "
-              "faster).  `today` is the dense kernel reading a word-major copy of the whole "
-              "Phi made on every call (the code path before the sparse kernel, frozen in "
-              "`benchmarks/_predict_baseline.py`); `auto f32` is `auto` with Phi in float32, "
-              "as a fitted DOLDA's `phi_`."]
-    return "\n".join(lines) + "\n"
+            summary = harness.summarise(part, ref)
+            for name, sm in summary.items():
+                sm["documents"] = docs
+                sm["docs_per_s_median"] = docs / sm["median_seconds"]
+            rows.append({"K": K, "workload": work, "reference": ref, "contestants": summary})
+            print(f"K={K} {work}: auto f32 {summary['auto f32']['docs_per_s_median']:.3g} "
+                  f"docs/s, speed {summary['auto f32']['speed_ratio']:.2f}x {ref}", flush=True)
+    result = {"settings": {"threads": args.threads, "rounds": n_rounds, "sweeps": sweeps,
+                           "burn_in": sweeps // 2, "alpha": ALPHA, "beta": BETA,
+                           "train_iters": args.train_iters,
+                           "topics_from": "tomotopy" if tp is not None else (
+                               "simulated truth" if args.quick else "dolda.LDA"),
+                           "sparse_from_topics": SPARSE_PREDICT_MIN_TOPICS,
+                           "single_documents": int(n_single)},
+              "rows": rows}
+    lines = [f"{sweeps} sweeps (burn-in {sweeps // 2}), {args.threads} threads, {n_rounds} "
+             f"interleaved rounds; topics from {result['settings']['topics_from']}; the "
+             f"sparse kernel from K = {SPARSE_PREDICT_MIN_TOPICS}.", ""]
+    for r in rows:
+        lines += [f"## K = {r['K']}, {r['workload']} "
+                  f"({next(iter(r['contestants'].values()))['documents']} documents)", ""]
+        lines += harness.table(r["contestants"]) + [""]
+    run.finish(result, lines, "Prediction throughput")
+    return result
 
 
 if __name__ == "__main__":

@@ -5,36 +5,34 @@ this process on a free port of 127.0.0.1; ``--clients`` concurrent clients
 (asyncio + httpx, keep-alive connections) send ``--requests`` requests in all,
 each ``POST /predict`` with one document (or ``--endpoint explain``).  The
 documents are held-out bug reports of the Hadoop/HDFS JIRA corpus when
-``../shared/data`` is there (the model of ``benchmarks/bench_report.py``,
-fitted on first use), else simulated ones.  Requests are computed one at a
+the shared data are there (the model of ``benchmarks/bench_report.py``,
+fitted on first use), else simulated ones (``--quick``: a small simulated model and a
+few requests).  Requests are computed one at a
 time on all numba threads (the service's lock), so the throughput is that of
 the prediction sweep and the latency grows with the queue: p50 ~ clients x
 service time.
 
 Usage::
 
-    python benchmarks/bench_serve.py [--requests 2000] [--clients 16]
+    python -m benchmarks.bench_serve [--requests 2000] [--clients 16]
         [--endpoint predict|explain] [--threads 2]
+    python -m benchmarks.bench_serve --quick
 
 Writes ``benchmarks/results/serve.json`` and ``serve.md``.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import os
-import platform
-import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmarks import harness
 
 
 def start_server(app):
@@ -75,70 +73,64 @@ async def load(url, path, bodies, n_requests, n_clients):
     return np.asarray(latencies), errors, statuses, time.perf_counter() - start
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv=None):
+    parser = harness.parser(__doc__)
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--endpoint", choices=["predict", "explain"], default="predict")
-    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--max-chars", type=int, default=2000,
                         help="Cut documents to this many characters.")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
-    args = parser.parse_args()
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-    import bench_report
-
+    args = parser.parse_args(argv)
+    run = harness.start("serve" if args.endpoint == "predict" else f"serve_{args.endpoint}",
+                        args, argv)
+    from benchmarks import bench_report
     from dolda.serve import Limits, create_app
 
-    corpus = "jira" if bench_report.DATA.exists() else "sim"
-    data = bench_report.load_jira() if corpus == "jira" else bench_report.simulated()
-    model_dir = f"/tmp/dolda_bench_report_{corpus}"
-    bench_report.fitted_model(data, model_dir, 50, 150, args.threads)
-    texts = [t[:args.max_chars] for t in data["test"][0][:500]]
-    bodies = [{"texts": [t]} for t in texts]
-    app = create_app(model_dir, threads=args.threads, limits=Limits())
-    server, thread, port = start_server(app)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        asyncio.run(load(url, f"/{args.endpoint}", bodies, 20, 2))  # warm-up
-        lat, errors, statuses, wall = asyncio.run(
-            load(url, f"/{args.endpoint}", bodies, args.requests, args.clients))
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    n_requests, n_clients = (40, 4) if args.quick else (args.requests, args.clients)
+    corpus = "sim" if args.quick or not bench_report.DATA.exists() else "jira"
+    with tempfile.TemporaryDirectory(prefix="dolda_bench_serve_") as tmp:
+        if args.quick:
+            data = bench_report.simulated(n_docs=200, n_classes=3, n_topics=4)
+            model_dir = Path(tmp) / "model"
+            bench_report.fitted_model(data, model_dir, 4, 10, args.threads)
+        else:
+            data = bench_report.load_jira() if corpus == "jira" else bench_report.simulated()
+            model_dir = Path(tempfile.gettempdir()) / f"dolda_bench_report_{corpus}"
+            bench_report.fitted_model(data, model_dir, 50, 150, args.threads)
+        texts = [t[:args.max_chars] for t in data["test"][0][:500]]
+        bodies = [{"texts": [t]} for t in texts]
+        app = create_app(model_dir, threads=args.threads, limits=Limits())
+        server, thread, port = start_server(app)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            asyncio.run(load(url, f"/{args.endpoint}", bodies, 20, 2))  # warm-up
+            lat, errors, statuses, wall = asyncio.run(
+                load(url, f"/{args.endpoint}", bodies, n_requests, n_clients))
+        finally:
+            server.should_exit = True
+            thread.join(10)
     ms = lat * 1000
     result = {
-        "endpoint": f"POST /{args.endpoint}", "corpus": corpus, "requests": args.requests,
-        "clients": args.clients, "threads": args.threads, "errors": errors,
+        "endpoint": f"POST /{args.endpoint}", "corpus": corpus, "requests": n_requests,
+        "clients": n_clients, "threads": args.threads, "errors": errors,
         "statuses": {str(k): v for k, v in statuses.items()}, "wall_seconds": wall,
-        "throughput_rps": args.requests / wall,
+        "throughput_rps": n_requests / wall,
         "latency_ms": {"p50": float(np.percentile(ms, 50)), "p90": float(np.percentile(ms, 90)),
                        "p99": float(np.percentile(ms, 99)), "max": float(ms.max()),
                        "mean": float(ms.mean())},
         "mean_chars_per_text": float(np.mean([len(t) for t in texts])),
-        "load_average_1min": os.getloadavg()[0],
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
     }
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    name = "serve" if args.endpoint == "predict" else f"serve_{args.endpoint}"
-    (out / f"{name}.json").write_text(json.dumps(result, indent=1) + "\n")
     lat_ms = result["latency_ms"]
     lines = [
-        f"# dolda serve under load (benchmarks/bench_serve.py, POST /{args.endpoint})", "",
-        f"{args.requests} requests, one document each ({corpus} corpus, mean "
-        f"{result['mean_chars_per_text']:.0f} characters), from {args.clients} concurrent "
-        f"clients on 127.0.0.1; one uvicorn process, {args.threads} numba threads.", "",
+        f"{n_requests} requests to `POST /{args.endpoint}`, one document each ({corpus} "
+        f"corpus, mean {result['mean_chars_per_text']:.0f} characters), from {n_clients} "
+        f"concurrent clients on 127.0.0.1; one uvicorn process, {args.threads} numba "
+        "threads.", "",
         "| p50 | p90 | p99 | max | throughput | errors |", "|---|---|---|---|---|---|",
         f"| {lat_ms['p50']:.0f} ms | {lat_ms['p90']:.0f} ms | {lat_ms['p99']:.0f} ms | "
-        f"{lat_ms['max']:.0f} ms | {result['throughput_rps']:.1f} requests/s | {errors} |", "",
-        f"1-minute load average at the end: {result['load_average_1min']:.1f} on "
-        f"{os.cpu_count()} CPUs (shared machine).", "",
-        f"Reproduce: `python benchmarks/bench_serve.py --requests {args.requests} --clients "
-        f"{args.clients} --endpoint {args.endpoint} --threads {args.threads}`", ""]
-    (out / f"{name}.md").write_text("\n".join(lines))
-    print("\n".join(lines))
+        f"{lat_ms['max']:.0f} ms | {result['throughput_rps']:.1f} requests/s | {errors} |"]
+    run.finish(result, lines, "dolda serve under load")
+    return result
 
 
 if __name__ == "__main__":

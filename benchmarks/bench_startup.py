@@ -17,19 +17,20 @@ Cold and cached runs are interleaved (``--rounds`` pairs).  Wall and CPU seconds
 system of the child) are both recorded: on a busy machine the wall time overstates the
 cost, the CPU time of the compile (single-threaded) does not.
 
+``--quick`` times the imports only (no demo).
+
 Usage::
 
-    python benchmarks/bench_startup.py [--rounds 2] [--profile] [-- demo options]
+    python -m benchmarks.bench_startup [--rounds 2] [--profile] [-- demo options]
+    python -m benchmarks.bench_startup --quick
 
 Writes ``benchmarks/results/startup.json`` and ``.md``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -37,7 +38,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks import harness
+
+ROOT = harness.ROOT
 
 
 def _run(cmd, env):
@@ -94,18 +97,18 @@ print(json.dumps({"compiles": listener.out, "specialisations": kernels}))
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=2)
+    parser = harness.parser(__doc__)
     parser.add_argument("--profile", action="store_true")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("demo_args", nargs="*", default=["-q"])
     args = parser.parse_args(argv)
+    run = harness.start("startup", args, argv)
+    n_rounds = harness.rounds(args, full=2, quick=2)
     demo = [sys.executable, "-m", "dolda.cli", "demo", *args.demo_args]
-    load_before = os.getloadavg()
+    kinds = () if args.quick else ("cold", "cached", "cold, no helper")
     rows = []
     profile = None
     with tempfile.TemporaryDirectory(prefix="dolda_startup_") as tmp:
-        for r in range(args.rounds):
+        for r in range(n_rounds):
             cache = Path(tmp) / f"numba_cache_{r}"
             env = _env(cache)
             for kind in ("import dolda", "import dolda.cli"):
@@ -114,7 +117,7 @@ def main(argv=None):
                                                            if k != "output"}})
             serial_env = dict(_env(Path(tmp) / f"numba_cache_serial_{r}"),
                               DOLDA_COMPILE_AHEAD="0")
-            for kind in ("cold", "cached", "cold, no helper"):
+            for kind in kinds:
                 # the first serial cold run records the compile profile (the listener costs
                 # nothing); "no helper": every kernel compiled by the demo's own process
                 cmd = demo
@@ -135,22 +138,15 @@ def main(argv=None):
         cpus = sorted(r["cpu_seconds"] for r in rows if r["what"] == what)
         summary[what] = {"wall_median": walls[len(walls) // 2], "wall_min": walls[0],
                          "cpu_median": cpus[len(cpus) // 2], "cpu_min": cpus[0]}
-    result = {"benchmark": "bench_startup.py", "command": " ".join(demo[1:]),
-              "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                          "load_before": load_before, "load_after": os.getloadavg()},
+    result = {"demo_command": " ".join(demo[1:]) if kinds else None, "rounds": n_rounds,
               "summary": summary, "rows": rows, "compile_profile": profile}
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "startup.json").write_text(json.dumps(result, indent=1) + "\n")
-    (args.out / "startup.md").write_text(markdown(result))
-    print(markdown(result))
+    run.finish(result, markdown(result), "Start-up")
+    return result
 
 
 def markdown(result):
-    m = result["machine"]
-    lines = ["# Start-up", "",
-             f"`benchmarks/bench_startup.py`: `{result['command']}`; load average before/after "
-             f"{m['load_before'][0]:.1f} / {m['load_after'][0]:.1f} on {m['cpus']} cores "
-             "(wall time inflates with the load; CPU time is user + system of the process).",
+    lines = [f"Demo: `{result['demo_command']}`; {result['rounds']} interleaved rounds (wall "
+             "time inflates with the load; CPU time is user + system of the process).",
              "", "| what | wall median s | wall min s | CPU median s | CPU min s |",
              "|---|---|---|---|---|"]
     for what, s in result["summary"].items():
@@ -168,7 +164,7 @@ def markdown(result):
         multi = {k: n for k, n in p["specialisations"].items() if n > 1}
         lines += ["", f"Kernels with more than one specialisation after the demo: "
                   f"{multi or 'none'} (of {len(p['specialisations'])} compiled)."]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 if __name__ == "__main__":

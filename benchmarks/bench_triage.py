@@ -9,16 +9,15 @@ its log records (``DOLDA: <step>: done in X s``, :mod:`dolda.utils.phases`): the
 first run, the chain, and each post-sampling step with its share of the total.  Then scores
 the saved model on the pooled test splits (accuracy, log loss, ECE, slope).
 
-    python benchmarks/bench_triage.py                          # the full task (lead's run)
-    python benchmarks/bench_triage.py --docs 600 --iterations 20 --topics 10   # a small run
+    python -m benchmarks.bench_triage                          # the full task
+    python -m benchmarks.bench_triage --docs 600 --iterations 20 --topics 10   # a small run
+    python -m benchmarks.bench_triage --quick      # a simulated corpus, text only, seconds
 
 Writes benchmarks/results/triage[_<tag>].json and .md.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import re
 import subprocess
@@ -30,9 +29,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parent
-RESULTS = ROOT / "results"
-DEFAULT_DATA = Path("/work/shared/data/apache_jira_bugs")
+from benchmarks import harness
+
+ROOT = harness.ROOT
 PROJECTS = ("hadoop", "hdfs")
 COVARIATES = "reporter,priority,affects_version"
 PHASE = re.compile(r"DOLDA: (?P<what>.+?): done in (?P<seconds>[0-9.]+) s")
@@ -56,7 +55,6 @@ def pooled(data, split, docs, seed):
 
 def score_model(model_dir, test, covariates):
     """Accuracy, log loss, ECE and calibration slope of the saved model on ``test``."""
-    sys.path.insert(0, str(ROOT.parent / "src"))
     import dolda
     from dolda.posterior.calibration import calibration_summary
 
@@ -77,9 +75,15 @@ def run(cmd, env):
     return proc, seconds
 
 
+def simulated_split(tmp):
+    """Train and test tables of a small simulated corpus (no metadata columns)."""
+    texts, y, _ = harness.tiny_corpus(n_docs=200, n_topics=4, n_classes=3, vocab_size=300)
+    frame = pd.DataFrame({"text": texts, "label": y})
+    return frame.iloc[:150].reset_index(drop=True), frame.iloc[150:].reset_index(drop=True)
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser = harness.parser(__doc__)
     parser.add_argument("--docs", type=int, default=None,
                         help="training reports per project (default: all); test rows "
                              "a quarter of that")
@@ -93,42 +97,48 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tag", default=None, help="results/triage_<tag>.json")
     args = parser.parse_args(argv)
-    env = {**os.environ, "PYTHONPATH": str(ROOT.parent / "src")
+    name = "triage" + (f"_{args.tag}" if args.tag else "")
+    run_ = harness.start(name, args, argv)
+    covariates = not (args.no_covariates or args.quick)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")
            + os.pathsep + os.environ.get("PYTHONPATH", "")}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        train = pooled(args.data, "train", args.docs, args.seed)
-        test = pooled(args.data, "test", None if args.docs is None else max(50, args.docs // 4),
-                      args.seed)
+        if args.quick:
+            train, test = simulated_split(tmp)
+        else:
+            data = args.data / "apache_jira_bugs"
+            train = pooled(data, "train", args.docs, args.seed)
+            test = pooled(data, "test", None if args.docs is None else max(50, args.docs // 4),
+                          args.seed)
         test = test[test["label"].isin(set(train["label"]))]
         train.to_csv(tmp / "train.csv.gz", index=False)
         test.to_csv(tmp / "test.csv.gz", index=False)
         fit = [sys.executable, "-m", "dolda.cli", "-v", "fit", str(tmp / "train.csv.gz"),
-               "--text", "text", "--label", "label", "--out", str(tmp / "model"), "--quiet"]
-        if not args.no_covariates:
+               "--text", "text", "--label", "label", "--out", str(tmp / "model"), "--quiet",
+               "--threads", str(args.threads)]
+        if covariates:
             fit += ["--covariates", COVARIATES]
-        if args.iterations is not None:
-            fit += ["--iterations", str(args.iterations)]
-        if args.topics is not None:
-            fit += ["--topics", str(args.topics)]
+        iterations = 20 if args.quick and args.iterations is None else args.iterations
+        topics = 4 if args.quick and args.topics is None else args.topics
+        if iterations is not None:
+            fit += ["--iterations", str(iterations)]
+        if topics is not None:
+            fit += ["--topics", str(topics)]
         fit += args.extra.split()
-        load_before = os.getloadavg()[0]
         proc, total = run(fit, env)
         log = proc.stderr
         phases = [{"step": m["what"], "seconds": float(m["seconds"])}
                   for m in PHASE.finditer(log)]
         compiled = COMPILED.search(log)
         tic = time.perf_counter()
-        test_scores = score_model(tmp / "model", test, not args.no_covariates)
+        test_scores = score_model(tmp / "model", test, covariates)
         score_seconds = time.perf_counter() - tic
-        load_after = os.getloadavg()[0]
     sampling = next((p["seconds"] for p in phases if p["step"].startswith("sampling")), None)
     post = [p for p in phases if not p["step"].startswith(("sampling", "reading"))]
     result = {
-        "command": "python benchmarks/bench_triage.py " + " ".join(argv or []),
         "fit_command": " ".join(fit[1:]), "train_rows": len(train),
         "classes": int(train["label"].nunique()), "test_rows": len(test),
-        "load_before": load_before, "load_after": load_after,
         "fit_wall_seconds": total, "compile_seconds": float(compiled["s"]) if compiled else None,
         "sampling_seconds": sampling, "phases": phases,
         "post_sampling_seconds": sum(p["seconds"] for p in post),
@@ -136,12 +146,8 @@ def main(argv=None):
         "score_wall_seconds": score_seconds, "test": test_scores,
         "fit_summary": proc.stdout,
     }
-    RESULTS.mkdir(exist_ok=True)
-    name = "triage" + (f"_{args.tag}" if args.tag else "")
-    (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=1))
-    lines = [f"# {name}", "", f"`{result['command']}`: {len(train):,} training reports, "
-             f"{result['classes']} classes, {len(test):,} test reports; load average "
-             f"{load_before:.1f} before, {load_after:.1f} after (2 cores).", "",
+    lines = [f"{len(train):,} training reports, {result['classes']} classes, {len(test):,} "
+             f"test reports; `dolda {' '.join(fit[3:])}` (temporary paths).", "",
              f"Fit wall time {total:.1f} s (compile of a first run: "
              + (f"{result['compile_seconds']:.1f} s" if compiled else "none, cached")
              + f"); post-sampling steps {result['post_sampling_seconds']:.1f} s = "
@@ -151,8 +157,8 @@ def main(argv=None):
         lines.append(f"| {p['step']} | {p['seconds']:.1f} | {p['seconds'] / total:.1%} |")
     lines += ["", "Test: " + ", ".join(f"{k} {v:.3f}" for k, v in test_scores.items()
                                        if isinstance(v, float))]
-    (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    run_.finish(result, lines, "Bug triage end to end: `dolda fit` at its defaults")
+    return result
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -35,9 +34,6 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).parent / "results"
 DOCS = ROOT / "docs"
 RULES = ("calibrated", "ovr", "do")
-
-sys.path.insert(0, str(ROOT / "tests"))
-import _simulate  # noqa: E402  (the tests' simulator: never calls dolda)
 
 # (label model, coefficient scale, training rows, prior): the issue's regime is
 # ("logit", 1.0, 3000, "normal"); the others vary the label model and the signal.
@@ -103,19 +99,20 @@ def _rules(model, predict):
     return out
 
 
-def simulated(seeds=(1, 2), regimes=REGIMES, part="simulated", likelihood="ovr"):
-    """DOProbit on 8 Gaussian covariates, 5 classes, scored on 5000 fresh rows.
+def simulated(seeds=(1, 2), regimes=REGIMES, part="simulated", likelihood="ovr",
+              n_test=5000, n_iter=600, burn_in=200):
+    """DOProbit on 8 Gaussian covariates, 5 classes, scored on ``n_test`` fresh rows.
 
     ``likelihood="do"`` fits ``DOProbit(likelihood="do")`` (the DO likelihood itself)."""
     from dolda import DOProbit
+    from dolda.datasets import simulate_labels
 
     rows = []
     for seed, (model_name, scale, n_train, prior) in [(s, r) for s in seeds for r in regimes]:
-        tr = _simulate.simulate_labelled(n_train, model=model_name, scale=scale, seed=seed)
-        te = _simulate.simulate_labelled(5000, model=model_name, seed=100 + seed,
-                                         coef=tr.coef)
+        tr = simulate_labels(n_train, model=model_name, scale=scale, random_state=seed)
+        te = simulate_labels(n_test, model=model_name, random_state=100 + seed, coef=tr.coef)
         tic = time.perf_counter()
-        fit = DOProbit(prior=prior, n_iter=600, burn_in=200, random_state=seed,
+        fit = DOProbit(prior=prior, n_iter=n_iter, burn_in=burn_in, random_state=seed,
                        n_jobs=1, likelihood=likelihood).fit(tr.X, tr.y)
         fit_s = time.perf_counter() - tic
         probas = _rules(fit, lambda: fit.predict_proba(te.X))
@@ -131,34 +128,37 @@ def simulated(seeds=(1, 2), regimes=REGIMES, part="simulated", likelihood="ovr")
         print(_line(row), flush=True)
         _write(part, {"experiment": "calibration_simulated", "partial": True,
                       "rows": rows})
-    return {"experiment": "calibration_simulated", "n_test": 5000, "n_features": 8,
-            "n_classes": 5, "n_iter": 600, "burn_in": 200, "likelihood": likelihood,
+    return {"experiment": "calibration_simulated", "n_test": n_test, "n_features": 8,
+            "n_classes": 5, "n_iter": n_iter, "burn_in": burn_in, "likelihood": likelihood,
             "rows": rows}
 
 
 def corpus(seeds=(1, 2)):
     """DOLDA on corpora from its generative model: 3000 documents, 1000 to train."""
     from dolda import DOLDA
+    from dolda.datasets import simulate
 
     rows = []
     for seed in seeds:
-        sim = _simulate.simulate_corpus(3000, n_topics=4, n_classes=3, vocab_size=200,
-                                        doc_length=60, scale=4.0, model="do", seed=seed)
+        sim = simulate(3000, n_topics=4, n_classes=3, vocab_size=200, doc_length=60,
+                       effect=4.0, random_state=seed)
+        texts = np.asarray(sim.texts, dtype=object)
+        y = np.searchsorted(sim.classes, sim.y)  # int labels, the order of proba's columns
         tr, te = slice(0, 1000), slice(1000, 3000)
         tic = time.perf_counter()
         fit = DOLDA(n_topics=4, alpha=0.3, beta=0.05, prior="normal", n_iter=300,
                     rare_share=0.0, random_state=seed, progress=False, n_words=0)
-        fit.fit(sim.texts[tr], sim.y[tr])
+        fit.fit(texts[tr], y[tr])
         fit_s = time.perf_counter() - tic
-        probas = _rules(fit, lambda: fit.predict_proba(sim.texts[te]))
-        A, B = fit.transform(sim.texts[tr]), fit.transform(sim.texts[te])
-        lr = _logistic(A, sim.y[tr])
+        probas = _rules(fit, lambda: fit.predict_proba(texts[te]))
+        A, B = fit.transform(texts[tr]), fit.transform(texts[te])
+        lr = _logistic(A, y[tr])
         row = {"label_model": "do", "seed": seed, "fit_seconds": fit_s,
                "calibration_map": _map_of(fit),
-               "truth": _scores(sim.proba[te], sim.y[te]),
-               "logistic_regression": _scores(lr.predict_proba(B), sim.y[te])}
+               "truth": _scores(sim.proba[te], y[te]),
+               "logistic_regression": _scores(lr.predict_proba(B), y[te])}
         for rule in RULES:
-            row[rule] = _scores(probas[rule], sim.y[te])
+            row[rule] = _scores(probas[rule], y[te])
         rows.append(row)
         print(_line(row), flush=True)
     return {"experiment": "calibration_corpus", "n_docs": 3000, "n_train": 1000,
@@ -240,12 +240,11 @@ def newsgroups_probit(data_dir, topics=20, iterations=200, seed=1):
 
 def films_split(data_dir, seed=0):
     """The films' genre labels, fold ``seed``'s first stratified 80/20 split of 5 and the
-    encoded metadata columns of its two parts (``benchmarks/films_genre.py``'s loader and
+    encoded metadata columns of its two parts (``experiments/films_genre.py``'s loader and
     encoder): ``(y, train_idx, test_idx, X_train, X_test)``."""
     from sklearn.model_selection import StratifiedKFold
 
-    sys.path.insert(0, str(ROOT))
-    from benchmarks import films_genre
+    from experiments import films_genre
 
     data = films_genre.load(data_dir)
     y = data["Genre"].astype(str).to_numpy()
@@ -258,11 +257,11 @@ def films_split(data_dir, seed=0):
 def films(data_dir, iterations=200, seed=0):
     """DOProbit (Horseshoe) on the films' ~25,000 metadata columns: genre, one 80/20 split.
 
-    The protocol of ``benchmarks/films_genre.py`` (same loader and encoder, the
+    The protocol of ``experiments/films_genre.py`` (same loader and encoder, the
     first of its stratified folds); multinomial logistic regression (L2, C = 1,
     as there) on the same sparse columns.
     """
-    from benchmarks import films_genre
+    from experiments import films_genre
 
     y, train_idx, test_idx, Xtr, Xte = films_split(data_dir, seed)
     fit, fit_s = films_genre.fit_doprobit("horseshoe", Xtr, y[train_idx], iterations, seed, 2,
@@ -401,7 +400,18 @@ def main(argv=None):
                         help="simulated: DOProbit's likelihood")
     parser.add_argument("--out", default=None,
                         help="results name: calibration_<out>.json (default: the part's name)")
+    parser.add_argument("--quick", action="store_true",
+                        help="simulated only: one small regime, few iterations, written to "
+                             "calibration_simulated_quick.json")
     args = parser.parse_args(argv)
+    if args.quick:
+        if args.part != "simulated":
+            parser.error("--quick runs the simulated part only")
+        result = simulated((1,), (("logit", 1.0, 300, "normal"),), "simulated_quick",
+                           args.likelihood, n_test=500, n_iter=60, burn_in=20)
+        result["quick"] = True
+        print(_write("simulated_quick", result))
+        return result
     if args.part == "figures":
         print(figures())
         return

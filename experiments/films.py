@@ -3,7 +3,7 @@
 (a) Genre from the metadata covariates alone (about 25,000 one-hot columns),
     DOProbit with the Horseshoe and the normal prior beside multinomial logistic
     regression, 5-fold cross-validation.  The protocol and code are those of
-    ``benchmarks/films_genre.py`` (built with the high-dimensional covariates);
+    ``experiments/films_genre.py`` (built with the high-dimensional covariates);
     this entry point runs it with its results under ``experiments/results/``::
 
         python -m experiments.films covariates [--iterations 350] [--quick]
@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -50,8 +49,7 @@ def _data_default():
 # --------------------------------------------------------------------- (a)
 def covariates(data, iterations, quick=False, threads=2):
     """Run the films_genre protocol, results in ``experiments/results/films_covariates``."""
-    sys.path.insert(0, str(ROOT))
-    from benchmarks import films_genre
+    from experiments import films_genre
 
     out = RESULTS / ("films_covariates_quick" if quick else "films_covariates")
     argv = ["--data", str(data), "--n-iter", str(iterations), "--threads", str(threads),

@@ -20,7 +20,9 @@ vocabulary, unit rows; ``experiments.accuracy``), in seconds per corpus:
                 ``DOLDA(word_prior="both")`` built by hand (how it was first measured);
                 docs/decisions/word-prior.md compares the two.
 
-Results: ``experiments/results/word_prior_<command>_<corpus>.json``.
+Results: ``experiments/results/word_prior_<command>_<corpus>.json``.  ``--quick`` runs the
+command on a small corpus simulated by :func:`dolda.datasets.simulate` instead (``--corpus``
+is then not needed) and writes ``word_prior_<command>_quick.json``.
 """
 
 from __future__ import annotations
@@ -38,10 +40,22 @@ from experiments.accuracy import CORPORA, RESULTS, _tfidf, load_corpus
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _split(data_dir, corpus):
+    """The corpus's train/test split; ``corpus=None``: a small simulated one."""
+    if corpus is not None:
+        return load_corpus(data_dir, corpus)
+    from dolda.datasets import simulate
+
+    sim = simulate(n_docs=200, n_topics=4, n_classes=3, vocab_size=300, doc_length=40,
+                   random_state=0)
+    y = np.asarray(sim.y)
+    return sim.texts[:150], y[:150], sim.texts[150:], y[150:], None, None
+
+
 def _features(data_dir, corpus):
     from dolda.design.corpus import Vocabulary
 
-    tr, ytr, te, yte, _, _ = load_corpus(data_dir, corpus)
+    tr, ytr, te, yte, _, _ = _split(data_dir, corpus)
     A, B = _tfidf(Vocabulary().fit(tr), tr, te)
     return A, ytr, B, yte
 
@@ -56,7 +70,7 @@ def surrogates(data_dir, corpus) -> dict:
     models["l1_svm_C_1"] = LinearSVC(penalty="l1", dual=False, C=1.0)
     models["l1_svm_C_3"] = LinearSVC(penalty="l1", dual=False, C=3.0)
     models["svm"] = LinearSVC(C=1.0)
-    out = {"corpus": corpus, "n_train": A.shape[0], "n_features": A.shape[1]}
+    out = {"corpus": corpus or "simulated", "n_train": A.shape[0], "n_features": A.shape[1]}
     for name, est in models.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -72,7 +86,7 @@ def probit(data_dir, corpus, variance, n_iter, threads) -> dict:
     tic = time.perf_counter()
     model = DOProbit(prior="normal", prior_variance=variance, n_iter=n_iter, random_state=1,
                      n_jobs=threads, proba="ovr").fit(A, ytr)
-    return {"corpus": corpus, "prior_variance": variance, "n_iter": n_iter,
+    return {"corpus": corpus or "simulated", "prior_variance": variance, "n_iter": n_iter,
             "test_accuracy": float(np.mean(model.predict(B) == yte)),
             "fit_seconds": time.perf_counter() - tic}
 
@@ -85,7 +99,7 @@ def log_count_words(data_dir, corpus):
     from dolda.design.corpus import Vocabulary
     from dolda.design.word_features import resolve_n_words
 
-    tr, ytr, te, yte, _, _ = load_corpus(data_dir, corpus)
+    tr, ytr, te, yte, _, _ = _split(data_dir, corpus)
     vocab = Vocabulary().fit(tr)
     counter = CountVectorizer(vocabulary={w: i for i, w in enumerate(vocab.words)},
                               token_pattern=vocab.token_pattern, lowercase=True)
@@ -106,7 +120,7 @@ def both(data_dir, corpus, topics, n_iter, seed, variance, threads) -> dict:
                   word_prior="normal", word_prior_variance=variance, random_state=seed,
                   n_jobs=threads, progress=False).fit(tr, ytr, covariates=A)
     fit_s = time.perf_counter() - tic
-    return {"corpus": corpus, "topics": topics, "n_iter": n_iter, "seed": seed,
+    return {"corpus": corpus or "simulated", "topics": topics, "n_iter": n_iter, "seed": seed,
             "prior_variance": variance, "sparse_words": A.shape[1],
             "dense_words": len(model.word_features_.words_),
             "test_accuracy": float(np.mean(model.predict(te, covariates=B) == yte)),
@@ -116,7 +130,9 @@ def both(data_dir, corpus, topics, n_iter, seed, variance, threads) -> dict:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=("surrogates", "probit", "both"))
-    parser.add_argument("--corpus", choices=CORPORA, action="append", required=True)
+    parser.add_argument("--corpus", choices=CORPORA, action="append")
+    parser.add_argument("--quick", action="store_true",
+                        help="a small simulated corpus, few iterations")
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     parser.add_argument("--variance", type=float, default=1.0)
     parser.add_argument("--iterations", type=int, default=60)
@@ -124,9 +140,23 @@ def main(argv=None):
     parser.add_argument("--topics", type=int, default=20)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
+    if not args.quick and not args.corpus:
+        parser.error("--corpus is required (or --quick)")
+    if args.quick:
+        args.corpus, args.iterations, args.topics = [None], min(args.iterations, 10), 3
     RESULTS.mkdir(parents=True, exist_ok=True)
+    results = []
     for corpus in args.corpus:
-        if args.command == "surrogates":
+        if args.quick:
+            result = {"surrogates": lambda: surrogates(args.data, None),
+                      "probit": lambda: probit(args.data, None, args.variance,
+                                               args.iterations, args.threads),
+                      "both": lambda: both(args.data, None, args.topics, args.iterations,
+                                           args.seed, args.variance, args.threads),
+                      }[args.command]()
+            result["quick"] = True
+            path = RESULTS / f"word_prior_{args.command}_quick.json"
+        elif args.command == "surrogates":
             result = surrogates(args.data, corpus)
             path = RESULTS / f"word_prior_surrogates_{corpus}.json"
         elif args.command == "probit":
@@ -139,6 +169,8 @@ def main(argv=None):
                               f"v{args.variance:g}_s{args.seed}.json")
         path.write_text(json.dumps(result, indent=1) + "\n")
         print(json.dumps(result), flush=True)
+        results.append(result)
+    return results
 
 
 if __name__ == "__main__":

@@ -22,11 +22,18 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 sys.path.insert(0, str(ROOT))
 
-pytestmark = [
+# the tests on the shared data; the simulated --quick runs below need none
+needs_data = [
     pytest.mark.data,
     pytest.mark.skipif(not (DATA / "20newsgroups_bydate").is_dir(),
                        reason=f"shared data not found at {DATA}"),
 ]
+
+
+def on_data(fn):
+    for mark in needs_data:
+        fn = mark(fn)
+    return fn
 
 
 @pytest.fixture()
@@ -55,6 +62,7 @@ def test_header_covariates_parse_the_header():
     assert X.loc[1, "tld"] == "none" and X.loc[1, "organization"] == "none"
 
 
+@on_data
 def test_newsgroups_interpret_and_report_quick(results, tmp_path):
     from experiments import interpret, newsgroups, report
 
@@ -103,6 +111,7 @@ def test_newsgroups_interpret_and_report_quick(results, tmp_path):
         assert f"results/{fig}" in text
 
 
+@on_data
 def test_films_quick(results):
     from experiments import films
 
@@ -151,3 +160,49 @@ def test_debian_loader_keeps_one_document_per_source_and_splits_by_source(tmp_pa
     assert debian.is_test("zgame-src") == debian.is_test("zgame-src")  # stable, by name
     share = np.mean([debian.is_test(f"pkg{i}") for i in range(5000)])
     assert abs(share - debian.TEST_SHARE) < 0.03
+
+
+@pytest.fixture()
+def quick_results(tmp_path, monkeypatch):
+    from experiments import accuracy, calibration
+
+    for module in (accuracy, calibration):
+        monkeypatch.setattr(module, "RESULTS", tmp_path)
+    monkeypatch.setattr("experiments.word_prior.RESULTS", tmp_path)
+    return tmp_path
+
+
+def test_calibration_quick_scores_every_rule_beside_the_truth(quick_results):
+    from experiments import calibration
+
+    calibration.main(["simulated", "--quick"])
+    out = json.loads((quick_results / "calibration_simulated_quick.json").read_text())
+    assert out["quick"] is True and out["n_test"] == 500 and out["n_iter"] == 60
+    [row] = out["rows"]
+    for rule in ("truth", "logistic_regression", *calibration.RULES):
+        assert 0 <= row[rule]["ece"] <= 1 and row[rule]["log_loss"] > 0
+    # the truth's log loss is the floor any fitted rule is measured against
+    assert row["truth"]["log_loss"] < min(row[r]["log_loss"] for r in calibration.RULES)
+
+
+def test_word_prior_quick(quick_results):
+    from experiments import word_prior
+
+    [sur] = word_prior.main(["surrogates", "--quick"])
+    assert sur["corpus"] == "simulated" and sur["n_train"] == 150
+    assert all(1 / 3 < sur[k] <= 1 for k in ("ridge_alpha_1", "l1_svm_C_1", "svm"))
+    [both] = word_prior.main(["both", "--quick", "--threads", "1"])
+    assert both["sparse_words"] > 0 and both["dense_words"] > 0
+    assert 0 <= both["test_accuracy"] <= 1
+    assert (quick_results / "word_prior_both_quick.json").is_file()
+
+
+def test_choose_k_quick(monkeypatch, tmp_path):
+    from experiments import choose_k
+
+    monkeypatch.setattr(choose_k, "ROOT", tmp_path)
+    out = choose_k.main(["--quick", "--threads", "1"])
+    assert out["grid"] == [2, 4] and [r["topics"] for r in out["table"]] == [2, 4]
+    assert set(out["best"]) >= {"accuracy", "coherence"}
+    assert json.loads((tmp_path / "experiments" / "results" / "choose_k_quick.json")
+                      .read_text())["quick"] is True

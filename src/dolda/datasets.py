@@ -26,8 +26,9 @@ import pandas as pd
 
 from .sampler.probit import do_probabilities
 
-__all__ = ["SimulatedCorpus", "load_20newsgroups", "load_films", "simulate",
-           "strip_footer", "strip_header", "strip_message", "strip_quotes"]
+__all__ = ["SimulatedCorpus", "SimulatedLabels", "load_20newsgroups", "load_films",
+           "simulate", "simulate_labels", "strip_footer", "strip_header", "strip_message",
+           "strip_quotes"]
 
 DATA_ENV = "DOLDA_DATA"
 NEWSGROUPS_DIR = "20newsgroups_bydate"
@@ -274,6 +275,68 @@ def simulate(n_docs=500, n_topics=10, n_classes=3, vocab_size=1000, doc_length=1
         doc_ptr=doc_ptr, zbar=zbar, eta=eta, feature_names=names, U=U, proba=proba,
         signal=signal, classes=classes, vocabulary=vocabulary, topic_of_word=topic_of_word,
         rare_topic=rare, params=params)
+
+
+LABEL_MODELS = ("do", "ovr", "logit")
+
+
+@dataclass
+class SimulatedLabels:
+    """Gaussian covariates and labels from a known label model, with the truth.
+
+    Attributes: ``X`` (D, P) covariates (no intercept column), ``y`` (D,) int labels,
+    ``proba`` (D, L) the true class probabilities, ``coef`` (L, P + 1) the true
+    coefficients (column 0 the intercept).
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    proba: np.ndarray
+    coef: np.ndarray
+
+
+def _label_probabilities(mu, model):
+    if model == "do":
+        return do_probabilities(mu)
+    if model == "ovr":
+        from scipy.special import ndtr
+
+        p = ndtr(mu)
+        return p / p.sum(axis=1, keepdims=True)
+    e = np.exp(mu - mu.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def simulate_labels(n_rows, n_features=8, n_classes=5, model="logit", scale=1.0,
+                    intercept=0.0, coef=None, random_state=None):
+    """Rows ``x ~ N(0, I)`` labelled by ``model`` with ``mu = coef[:, 0] + x @ coef[:, 1:].T``.
+
+    ``model``: ``"do"`` (the Diagonal-Orthant probabilities, what DOProbit assumes),
+    ``"ovr"`` (normalised one-vs-rest probits) or ``"logit"`` (multinomial logit): the
+    last two are misspecified for DOProbit, which is what a calibration study needs.
+    ``coef`` defaults to slopes ``scale * N(0, 1)`` (drawn from a generator of its own,
+    seeded from ``random_state``) and intercept ``intercept``; pass a fitted set's
+    ``coef`` with another seed for a test set from the same truth.
+    """
+    if model not in LABEL_MODELS:
+        raise ValueError(f"model must be one of {', '.join(LABEL_MODELS)}, got {model!r}")
+    if int(n_rows) < 1:
+        raise ValueError(f"n_rows must be >= 1, got {n_rows}")
+    rng = np.random.default_rng(random_state)
+    if coef is None:
+        if int(n_classes) < 2 or int(n_features) < 1:
+            raise ValueError(f"need n_classes >= 2 and n_features >= 1, got {n_classes}, "
+                             f"{n_features}")
+        crng = np.random.default_rng(rng.integers(2**63))
+        coef = np.column_stack([np.full(int(n_classes), float(intercept)),
+                                scale * crng.standard_normal((int(n_classes),
+                                                              int(n_features)))])
+    coef = np.asarray(coef, dtype=float)
+    X = rng.standard_normal((int(n_rows), coef.shape[1] - 1))
+    proba = _label_probabilities(coef[:, 0] + X @ coef[:, 1:].T, model)
+    u = rng.random(len(proba))[:, None]
+    y = np.minimum((u > np.cumsum(proba, axis=1)).sum(axis=1), proba.shape[1] - 1)
+    return SimulatedLabels(X, y.astype(np.int64), proba, coef)
 
 
 # ========================================================== data directory

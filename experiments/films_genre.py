@@ -33,9 +33,9 @@ A full-data Horseshoe fit then lists, for two genres, the directors and
 producers whose 95% credible interval excludes zero (``coef_summary``), by
 |posterior mean|.
 
-    nice -n 5 python benchmarks/films_genre.py [--data ../shared/data] [--n-iter 200]
+    python -m experiments.films_genre [--data ../shared/data] [--n-iter 200]
 
-writes ``benchmarks/results/films_genre.json`` and ``films_genre.md``.
+writes ``experiments/results/films_genre.json`` and ``films_genre.md`` (``--out``).
 """
 
 from __future__ import annotations
@@ -280,7 +280,7 @@ def main(argv=None):
     parser.add_argument("--skip-full", action="store_true")
     parser.add_argument("--subsample", type=int, default=1,
                         help="keep every n-th film (quick runs; the genre filter applies after)")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    parser.add_argument("--out", type=Path, default=ROOT / "experiments" / "results")
     parser.add_argument("--render", action="store_true",
                         help="only rewrite films_genre.md from films_genre.json")
     parser.add_argument("--conclusion", default=None,
@@ -371,7 +371,7 @@ def main(argv=None):
         "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
                     "python": platform.python_version(), "load_before": list(load_before),
                     "load_after": list(os.getloadavg())},
-        "command": "nice -n 5 python benchmarks/films_genre.py "
+        "command": "python -m experiments.films_genre "
                    + shlex.join(argv if argv is not None else sys.argv[1:]),
     }
     args.out.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,1 @@
+"""Benchmarks of dolda, run as ``python -m benchmarks.NAME`` on :mod:`benchmarks.harness`."""
