@@ -176,8 +176,11 @@ def _fit(corpus, y, n_iter, recorder, **kw):
     backends.make_chain = recording
     restore = recorder.patch_blocks(chain_module)
     try:
-        model = DOLDA(n_topics=K, alpha=ALPHA, beta=BETA, n_iter=n_iter, burn_in=0,
-                      random_state=1, progress=False, n_shards=N_SHARDS, n_words=0, **kw)
+        from dolda.models.dolda.options import from_flat
+
+        model = from_flat(DOLDA, dict(n_topics=K, alpha=ALPHA, beta=BETA, n_iter=n_iter,
+                                      burn_in=0, random_state=1, progress=False,
+                                      n_shards=N_SHARDS, n_words=0, **kw))
         model.fit(corpus, y)
     finally:
         backends.make_chain = real

@@ -98,8 +98,10 @@ class DOLDAContestant:
         from dolda.sampler.threads import using_threads
 
         params = {"n_words": 0, **params}
-        model = DOLDA(n_topics=K, alpha=ALPHA, beta=BETA, random_state=seed, n_jobs=threads,
-                      progress=False, **params)
+        from dolda.models.dolda.options import from_flat
+
+        model = from_flat(DOLDA, dict(n_topics=K, alpha=ALPHA, beta=BETA, random_state=seed,
+                                      n_jobs=threads, progress=False, **params))
         p = model._check_params()
         classes, y_index = encode_labels(y, corpus.n_docs)
         Xd, names = model._covariates(None, corpus.n_docs, fit=True)
@@ -180,7 +182,7 @@ else:
     tr = load_20newsgroups(data, "train"); te = load_20newsgroups(data, "test")
     tr_x, tr_y, te_x, te_y = tr.text.tolist(), tr.label, te.text.tolist(), te.label.to_numpy()
 m = DOLDA(n_topics=K, n_iter=n_iter, random_state=1, n_jobs=threads, progress=False)
-m.set_params(alpha={alpha}, beta={beta}, predict_sweeps=10, n_words=n_words)
+m.set_params(alpha={alpha}, beta={beta}, prediction__sweeps=10, words__n=n_words)
 m.fit(tr_x, tr_y)
 acc = float((m.predict(te_x) == te_y).mean())
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, acc)

@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import harness
+from dolda import Words
 
 DATA = harness.DEFAULT_DATA / "apache_jira_bugs"
 BUDGET_MB, BUDGET_S = 5.0, 20.0
@@ -78,8 +79,7 @@ def fitted_model(data, model_dir, n_topics, n_iter, threads):
         return load(model_dir), None
     texts, y, _ = data["train"]
     start = time.perf_counter()
-    model = DOLDA(n_topics=n_topics, n_iter=n_iter, alpha=0.1, random_state=1, n_jobs=threads,
-                  progress=False, n_words=0).fit(texts, y)
+    model = DOLDA(n_topics=n_topics, n_iter=n_iter, alpha=0.1, random_state=1, n_jobs=threads, progress=False, words=Words(n=0)).fit(texts, y)
     seconds = time.perf_counter() - start
     model.save(model_dir, overwrite=True)
     return model, seconds

@@ -162,9 +162,12 @@ def run(data_dir, corpus, model_name, topics=20, iterations=200, n_words=2000, s
     tic = time.perf_counter()
     if model_name.startswith("dolda"):
         words = n_words if model_name == "dolda_words" else 0
-        model = DOLDA(n_topics=topics, n_iter=iterations, random_state=seed, n_jobs=threads,
-                      progress=False, covariate_min_count=META_MIN_COUNT, n_words=words,
-                      **extra)
+        from dolda.models.dolda.options import from_flat
+
+        model = from_flat(DOLDA, dict(n_topics=topics, n_iter=iterations, random_state=seed,
+                                      n_jobs=threads, progress=False,
+                                      covariate_min_count=META_MIN_COUNT, n_words=words,
+                                      **extra))
         model.fit(tr, ytr, X=Xtr)
         fit_s = time.perf_counter() - tic
         pred = model.predict(te, X=Xte)

@@ -29,6 +29,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from dolda import Prior, Text, Words
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).parent / "results"
@@ -146,8 +147,7 @@ def corpus(seeds=(1, 2)):
         y = np.searchsorted(sim.classes, sim.y)  # int labels, the order of proba's columns
         tr, te = slice(0, 1000), slice(1000, 3000)
         tic = time.perf_counter()
-        fit = DOLDA(n_topics=4, alpha=0.3, beta=0.05, prior="normal", n_iter=300,
-                    rare_share=0.0, random_state=seed, progress=False, n_words=0)
+        fit = DOLDA(n_topics=4, alpha=0.3, beta=0.05, n_iter=300, random_state=seed, progress=False, prior=Prior(kind="normal"), text=Text(rare_share=0.0), words=Words(n=0))
         fit.fit(texts[tr], y[tr])
         fit_s = time.perf_counter() - tic
         probas = _rules(fit, lambda: fit.predict_proba(texts[te]))
@@ -172,8 +172,7 @@ def newsgroups(data_dir, topics=20, iterations=200, seed=1):
 
     tr_texts, ytr, te_texts, yte, _, _ = load_setting(data_dir, "stripped", False)
     tic = time.perf_counter()
-    fit = DOLDA(n_topics=topics, n_iter=iterations, random_state=seed, progress=False,
-                n_words=0)
+    fit = DOLDA(n_topics=topics, n_iter=iterations, random_state=seed, progress=False, words=Words(n=0))
     fit.fit(tr_texts, ytr)
     fit_s = time.perf_counter() - tic
     classes = list(fit.classes_)

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from dolda import Prior, Text, Words
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).parent / "results"
@@ -83,8 +84,7 @@ def _model(topics, iterations, seed, prior="horseshoe"):
     from dolda import DOLDA
 
     # every word counts in 118 short plots: no rare-word pruning
-    return DOLDA(n_topics=topics, prior=prior, n_iter=iterations, random_state=seed,
-                 n_jobs=1, progress=False, rare_share=0.0, alpha=0.1, n_words=0)
+    return DOLDA(n_topics=topics, n_iter=iterations, random_state=seed, n_jobs=1, progress=False, alpha=0.1, prior=Prior(kind=prior), text=Text(rare_share=0.0), words=Words(n=0))
 
 
 def _tfidf_lr(train, test, with_cov):

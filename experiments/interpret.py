@@ -245,8 +245,10 @@ def _fit_one(texts, y, te, yte, seed, n_iter, topics, options):
     from dolda.interpret import stability as st
 
     kw = {"n_words": 0, **options}  # topics only unless --set n_words=...
-    model = DOLDA(n_topics=topics, n_iter=n_iter, random_state=seed, n_jobs=2,
-                  progress=False, **kw)
+    from dolda.models.dolda.options import from_flat
+
+    model = from_flat(DOLDA, dict(n_topics=topics, n_iter=n_iter, random_state=seed,
+                                  n_jobs=2, progress=False, **kw))
     t0 = time.perf_counter()
     model.fit(texts, y)
     seconds = time.perf_counter() - t0
@@ -382,7 +384,7 @@ def stability(corpus, seeds=(0, 1), n_iter=500, topics=20, options=None, tag="de
     }
     from dolda.sampler import topic_start
 
-    slab = a.get_params()
+    slab = a._flat_params()
     out = {"corpus": corpus, "tag": tag, "n_iter": n_iter, "topics": topics,
            "n_chains": int(C), "options": {k: v for k, v in options.items()},
            # the slab in effect (its default changed: runs without this key had none

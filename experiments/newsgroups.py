@@ -188,9 +188,12 @@ def run(data_dir, setting, topics, model_name, iterations, seed=1, quick=False, 
         raise ValueError(f"model must be one of {MODELS}, got {model_name!r}")
     tr_texts, ytr, te_texts, yte, Xtr, Xte = load_setting(data_dir, setting, quick)
     prior = "normal" if model_name == "dolda_normal" else "horseshoe"
-    model = DOLDA(n_topics=topics, prior=prior, n_iter=iterations,
-                  two_step=model_name == "two_step", random_state=seed, n_jobs=threads,
-                  progress=not quick, n_words=0)  # the paper's model: topics only
+    from dolda import Prior, TwoStepDOLDA, Words
+
+    cls = TwoStepDOLDA if model_name == "two_step" else DOLDA
+    model = cls(n_topics=topics, prior=Prior(kind=prior), n_iter=iterations,
+                random_state=seed, n_jobs=threads, progress=not quick,
+                words=Words(n=0))  # the paper's model: topics only
     tic = time.perf_counter()
     model.fit(tr_texts, ytr, covariates=Xtr)
     fit_s = time.perf_counter() - tic

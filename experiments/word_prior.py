@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from experiments.accuracy import CORPORA, RESULTS, _tfidf, load_corpus
+from dolda import Words
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -116,9 +117,7 @@ def both(data_dir, corpus, topics, n_iter, seed, variance, threads) -> dict:
 
     tr, ytr, te, yte, A, B = log_count_words(data_dir, corpus)
     tic = time.perf_counter()
-    model = DOLDA(n_topics=topics, n_iter=n_iter, n_words="all", word_features="tfidf",
-                  word_prior="normal", word_prior_variance=variance, random_state=seed,
-                  n_jobs=threads, progress=False).fit(tr, ytr, covariates=A)
+    model = DOLDA(n_topics=topics, n_iter=n_iter, random_state=seed, n_jobs=threads, progress=False, words=Words(n="all", features="tfidf", prior="normal", prior_variance=variance)).fit(tr, ytr, covariates=A)
     fit_s = time.perf_counter() - tic
     return {"corpus": corpus or "simulated", "topics": topics, "n_iter": n_iter, "seed": seed,
             "prior_variance": variance, "sparse_words": A.shape[1],

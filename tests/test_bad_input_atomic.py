@@ -58,13 +58,13 @@ def test_kill_between_the_renames_of_a_checkpoint_then_resume(tmp_path):
     the complete copy, and the resumed chain equals an uninterrupted one bit for bit."""
     script = """
         import numpy as np
-        from dolda import DOLDA
+        from dolda import DOLDA, Checkpoint
         rng = np.random.default_rng(0)
         words = "apple pear fig kiwi plum lime grape melon berry cherry".split()
         texts = [" ".join(rng.choice(words, 10)) for _ in range(60)]
         y = np.array(["a", "b", "c"])[np.arange(60) % 3]
-        DOLDA(n_topics=3, n_iter=8, progress=False, random_state=5, checkpoint="ck",
-              checkpoint_every=2, n_jobs=1).fit(texts, y)
+        DOLDA(n_topics=3, n_iter=8, progress=False, random_state=5,
+              checkpoint=Checkpoint("ck", every=2), n_jobs=1).fit(texts, y)
     """
     done = _child(script, "ck", tmp_path)
     assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]

@@ -272,14 +272,14 @@ def test_dolda_warns_when_the_covariates_are_too_many_for_its_dense_eta_step(sma
     wide = sp.random(120, 1001, density=0.003, format="csr", random_state=rng)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
-        model = _dolda().set_params(n_iter=2, burn_in=1, n_words=0).fit(sim.texts, sim.y,
+        model = _dolda().set_params(n_iter=2, burn_in=1, words__n=0).fit(sim.texts, sim.y,
                                                                          X=wide)
         # with word covariates (the default) "auto" is the blocked Gibbs scan instead
         with_words = _dolda().set_params(n_iter=2, burn_in=1).fit(sim.texts, sim.y, X=wide)
     assert model.eta_sampler_ == "cg"
     assert with_words.eta_sampler_ == "gibbs"
     with pytest.warns(UserWarning, match="eta_sampler='cholesky'"):
-        _dolda().set_params(n_iter=2, burn_in=1, eta_sampler="cholesky").fit(
+        _dolda().set_params(n_iter=2, burn_in=1, sampler__eta="cholesky").fit(
             sim.texts, sim.y, X=wide)
 
 

@@ -234,7 +234,7 @@ def test_joint_beats_two_step_when_the_class_topic_is_rare():
     ({"backend": Dask(phi_transport="sparse")},
      "Dask.phi_transport must be one of 'auto', 'recipe', 'dense'"),
     ({"backend": "dask"}, "backend must be 'local' or a dolda.Dask"),
-    ({"checkpoint": Checkpoint()}, "Checkpoint.path must be a directory"),
+    ({"checkpoint": Checkpoint("ck", every=0)}, "Checkpoint.every must be"),
 ])
 def test_bad_parameters_are_named(kwargs, match):
     """Each bad value is refused in one line naming it as the user wrote it, before any work."""

@@ -117,7 +117,7 @@ def test_auto_keeps_sparse_covariates_sparse_beyond_the_cholesky_limit():
         model.fit(sim.texts, sim.y, X=X)
         assert model.eta_sampler_ == expected
         assert model.coef_.shape == (2, 1 + n_cols + 3)
-    with pytest.raises(ValueError, match="eta_sampler"):
+    with pytest.raises(ValueError, match="Sampler.eta"):
         DOLDA(sampler=Sampler(eta="lu")).fit(sim.texts, sim.y)
 
 

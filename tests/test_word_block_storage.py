@@ -312,7 +312,7 @@ def test_an_old_layout_checkpoint_resumes_before_the_window_only(corpus, tmp_pat
 def test_all_words(corpus):
     m = flat_dolda(n_iter=6, n_words="all", **KW).fit(corpus.texts, corpus.y)
     assert m.word_features_.words_ == list(m.vocabulary_.words)
-    assert m.get_params()["n_words"] == "all"
+    assert m.get_params()["words__n"] == "all"
     with pytest.raises(ValueError, match="n_words.*'all'") as err:
         flat_dolda(n_words="every", **KW).fit(corpus.texts, corpus.y)
     assert "\n" not in str(err.value)

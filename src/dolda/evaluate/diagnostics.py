@@ -318,7 +318,7 @@ def dolda_inference_data(model, y=None, X=None, texts=None):
               model.loglik_[part].to_numpy().reshape(n_chains, -1)
               for part in ("total", "do", "lda")}
     attrs = {"model": "DOLDA", "n_iter": int(model.n_iter_), "burn_in": int(burn_in),
-             "thin": int(model.thin), "n_chains": n_chains, "prior": str(_prior_kind(model)),
+             "thin": int(model.thin), "n_chains": n_chains, "prior": str(prior_name(model)),
              "topic_alignment": "Hungarian matching of Phi to chain 0 on Hellinger distance"}
     pointwise = observed = None
     stored = getattr(model, "training_loglik_", None)
@@ -400,7 +400,7 @@ def probit_inference_data(model, feature_names=None, X=None, y=None):
     burn_in = check_burn_in(model.burn_in, model.n_iter_)
     kept = np.arange(burn_in, model.n_iter_)[::int(model.thin)]
     attrs = {"model": "DOProbit", "n_iter": int(model.n_iter_), "burn_in": int(burn_in),
-             "thin": int(model.thin), "n_chains": n_chains, "prior": str(_prior_kind(model))}
+             "thin": int(model.thin), "n_chains": n_chains, "prior": str(prior_name(model))}
     pointwise = observed = None
     if (X is None) != (y is None):
         raise ValueError("pass both X and y (the training data) for the log_likelihood group")
@@ -568,7 +568,7 @@ def export_pyldavis(model, texts=None):
             "term_frequency": term_frequency}
 
 
-def _prior_kind(model):
+def prior_name(model):
     """The prior's name ("horseshoe" or "normal") of a DOLDA or a DOProbit."""
     if hasattr(model, "_flat_params"):
         return model._flat_params()["prior"]

@@ -154,6 +154,8 @@ def _import_class(tag: str) -> type:
 
 def _type_tag(estimator) -> str:
     cls = type(estimator)
+    if "_model_type" in vars(cls):  # a variant stored as its parent, told apart by params
+        return cls._model_type
     name = f"{cls.__module__}:{cls.__qualname__}"
     for tag, target in MODEL_TYPES.items():
         if target == name:

@@ -36,6 +36,7 @@ import numpy as np
 
 from .limits import BodySizeLimit, Limits
 from .schemas import ExplainRequest, PredictRequest, make_response_models
+from ..evaluate.diagnostics import prior_name
 
 logger = logging.getLogger(__name__)
 
@@ -226,7 +227,7 @@ class ModelService:
                            for c in self.covariates],
             "topics": self.topics,
             "summary": {"n_topics": K, "n_classes": len(m.classes_),
-                        "vocabulary": len(m.vocabulary_.words), "prior": m.prior,
+                        "vocabulary": len(m.vocabulary_.words), "prior": prior_name(m),
                         "iterations": int(m.n_iter_), "chains": int(getattr(m, "n_chains_", 1)),
                         "kept_draws": int(m.eta_draws_.shape[0]),
                         "training_tokens": int(getattr(m, "n_tokens_", 0)),
@@ -387,3 +388,4 @@ def create_app(model_dir, threads=None, limits=None, warm_up=True):
         return HTMLResponse(page)
 
     return app
+

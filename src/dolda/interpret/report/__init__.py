@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from ...posterior.calibration import describe_proba
+from ...evaluate.diagnostics import prior_name
 from .convergence import RHAT_WARN, convergence_summary
 from .page import esc, json_for_script, render_page
 from .plots import (
@@ -325,7 +326,7 @@ def make_report(model, path, texts=None, y=None, X=None, max_documents=200, n_wo
              ("training tokens", getattr(model, "n_tokens_", "?")),
              ("metadata covariates", f"{n_meta} columns"),
              ("word covariates", f"{n_word} words"),
-             ("prior", model._flat_params()["prior"] if hasattr(model, "_flat_params") else model.prior), ("iterations", model.n_iter_), ("burn-in", burn),
+             ("prior", prior_name(model)), ("iterations", model.n_iter_), ("burn-in", burn),
              ("chains", n_chains), ("kept draws", model.eta_draws_.shape[0]),
              ("joint or two-step", "two-step" if model.two_step else "joint"),
              ("probabilities", describe_proba(model))]

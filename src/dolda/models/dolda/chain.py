@@ -31,6 +31,7 @@ from ...utils.phases import phase
 from ...utils.validation import check_checkpoint_fits
 from .kept import KeptDraws, SingletonRows
 from .state import alpha_mode
+from .options import flat_params, flat_value
 
 logger = logging.getLogger("dolda.models.dolda.estimator")
 
@@ -63,7 +64,7 @@ def run_chains(model, design, p, resume):
     # the progress bar shows the chain: its phase is logged, not echoed
     with phase(f"sampling {p['n_iter']} iterations x {p['n_chains']} chain(s)", show=False):
         for c in range(p["n_chains"]):
-            ckpt = model._flat_params()["checkpoint"]
+            ckpt = flat_value(model, "checkpoint")
             if ckpt is not None and p["n_chains"] > 1:
                 ckpt = Path(ckpt) / f"chain{c}"
             chain_resume = resume
@@ -255,7 +256,7 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
 
     from ...backends import make_chain
 
-    runner = make_chain(model._flat_params()["backend"], seed, state, data, config, p["n_shards"],
+    runner = make_chain(flat_value(model, "backend"), seed, state, data, config, p["n_shards"],
                         model.client, p["snapshot_every"], p["phi_transport"])
     learn_alpha = alpha_mode(model.alpha)
     learn_beta = isinstance(model.beta, str) and model.beta == "auto"
@@ -267,7 +268,7 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
         z, ndk = runner.topics()
         meta = {"seed": seed, "next_iteration": int(next_iteration), "n_iter": n_iter,
                 "n_tokens": int(len(data.tokens)), "n_docs": int(len(data.y)),
-                "params": io.encode_params(model._flat_params()),
+                "params": io.encode_params(flat_params(model)),
                 "alpha": alpha_json(runner.config.alpha),
                 "beta": float(runner.config.beta)}
         arrays = {"z": z, "ndk": ndk, "phi": runner.phi(),
@@ -340,7 +341,7 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
                         stop.signum = interrupt.signum
                         raise stop
                     save_checkpoint(it + 1)
-                    raise FitInterrupted(model._flat_params()["checkpoint"], interrupt.signum)
+                    raise FitInterrupted(flat_value(model, "checkpoint"), interrupt.signum)
                 if checkpoint is not None and (
                         (it + 1) % p["checkpoint_every"] == 0 or it + 1 == n_iter):
                     save_checkpoint(it + 1)
@@ -420,7 +421,7 @@ def check_resume(model, meta, data, n_iter):
 
     if "params" in meta:  # the prior the chain was sampled under must not change mid-chain
         saved = io.params_as_saved(type(model), meta["params"])
-        mine = model._flat_params()
+        mine = flat_params(model)
         for name in RESUME_PRIOR_PARAMS:
             if name in saved and _prior_param(saved, name) != _prior_param(mine, name):
                 raise ValueError(

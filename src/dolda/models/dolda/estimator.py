@@ -502,3 +502,8 @@ class TwoStepDOLDA(DOLDA):
     """
 
     _two_step = True
+    #: Saved as a DOLDA file whose parameters say ``two_step``: it loads as a TwoStepDOLDA.
+    _model_type = "dolda.DOLDA"
+
+
+DOLDA._two_step_variant = TwoStepDOLDA  # what a file or the CLI's --two-step builds

@@ -24,6 +24,7 @@ from ...sampler import probit as probit_blocks
 from ...utils.heap import release_free_heap
 from ...utils.labels import encode_labels
 from ...utils.validation import check_covariate_scale, check_fit_sizes
+from .options import flat_value
 
 INTERCEPT = "(intercept)"
 #: ``eta_sampler="auto"`` with word covariates or sparse X: Cholesky of the
@@ -98,7 +99,7 @@ def chain_prior(model, p, n_x: int, n_word_columns: int, K: int, n_dense: int = 
     layout then, whatever ``global_scales`` says) without a slab."""
     shrunk = np.ones(n_x + K, dtype=bool)
     shrunk[0] = False
-    horseshoe = model._flat_params()["prior"] == "horseshoe"
+    horseshoe = flat_value(model, "prior") == "horseshoe"
     gaussian_block = {"normal": "words", "both": "dense_words"}.get(p["word_prior"])
     gaussian_block = gaussian_block if horseshoe and n_word_columns > 0 else None
     blocks, names = scale_blocks(

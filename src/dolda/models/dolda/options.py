@@ -384,9 +384,7 @@ def from_flat(cls, params: dict):
     the others keep their defaults.  ``two_step=True`` gives a TwoStepDOLDA."""
     params = dict(params)
     if params.pop("two_step", False) and not getattr(cls, "_two_step", False):
-        from .estimator import TwoStepDOLDA
-
-        cls = TwoStepDOLDA
+        cls = cls._two_step_variant
     unknown = sorted(set(params) - set(PLAIN) - set(FLAT) - {"backend"})
     if unknown:
         raise TypeError(f"{cls.__name__} has no option {unknown[0]!r}")

@@ -125,8 +125,6 @@ def check_params(model):
     check_choice(f["backend"], "backend", BACKENDS)
     check_choice(f["phi_transport"], n("phi_transport"), PHI_TRANSPORTS)
     checkpoint_every = check_positive_int(f["checkpoint_every"], n("checkpoint_every"))
-    if f["checkpoint"] is None and model.checkpoint is not None:
-        raise ValueError("Checkpoint.path must be a directory; got None")
     return dict(
         calibration_holdout=check_holdout(f["calibration_holdout"]),
         loglik_every=check_positive_int(f["loglik_every"], n("loglik_every")),

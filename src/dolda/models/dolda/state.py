@@ -14,6 +14,7 @@ from ...design.word_features import WordFeatures
 from ...evaluate.convergence import chain_convergence, from_json, to_json
 from ...sampler.alpha import alpha_json, alpha_value
 from ...utils.draws import BlockDraws, draw_mean
+from .options import flat_params
 
 #: Starting values of ``alpha="auto"`` and ``beta="auto"`` (:mod:`dolda.sampler.hyper`), also
 #: what a model file without ``alpha_`` / ``beta_`` falls back to.
@@ -99,7 +100,7 @@ class DOLDAState:
 
         check_is_fitted(self, "eta_draws_")
         meta = {
-            "params": io.encode_params(self._flat_params()),
+            "params": io.encode_params(flat_params(self)),
             "classes": io.encode_labels(self.classes_),
             "feature_names": list(self.feature_names_),
             "vocabulary": self.vocabulary_.to_dict(),

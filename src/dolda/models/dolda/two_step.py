@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from ...sampler.alpha import alpha_value
 from ..probit.estimator import DOProbit
 from .state import set_coef, set_loglik
+from .options import flat_value
 
 
 def fit_two_step(model, design, p):
@@ -29,7 +30,8 @@ def fit_two_step(model, design, p):
     zbar = lda.transform(corpus)
     U = (sp.hstack([data.X, zbar], format="csr") if sp.issparse(data.X)
          else np.hstack([data.X, zbar]))
-    probit = DOProbit(prior=model._flat_params()["prior"], n_iter=p["n_iter"], burn_in=p["burn_in"],
+    probit = DOProbit(prior=flat_value(model, "prior"), n_iter=p["n_iter"],
+                      burn_in=p["burn_in"],
                       thin=p["thin"], prior_variance=p["variance"], fit_intercept=False,
                       random_state=model.random_state, n_jobs=model.n_jobs).fit(U, data.y)
     model.seed_ = probit.seed_
