@@ -16,6 +16,8 @@ import warnings
 
 import click
 
+from ..utils.escape import terminal
+
 #: Exit code of a run stopped by Ctrl-C (128 + SIGINT), as shells report it.
 EXIT_INTERRUPTED = 130
 MAX_ROWS_SHOWN = 5
@@ -51,7 +53,7 @@ def _echo_warnings():
                 text = str(w.message)
                 if text not in seen:
                     seen.add(text)
-                    click.echo(f"Warning: {text}", err=True)
+                    click.echo(f"Warning: {terminal(text)}", err=True)
 
 
 @contextlib.contextmanager

@@ -230,7 +230,11 @@ def _topics_text(summary, shown=SIGNALS_SHOWN):
               help="Signal words shown per class in the text format (json and csv list "
                    "every one).")
 @_format_options
-def topics(model_dir, n_words, level, relevance, n_signals, fmt, out):
+@click.option("--raw-csv", is_flag=True, default=False,
+              help="Write CSV/TSV text cells exactly, without the ' that otherwise prefixes a "
+                   "cell starting with =, +, -, @, tab or CR (so that a spreadsheet does not "
+                   "run it as a formula; numbers are never prefixed).")
+def topics(model_dir, n_words, level, relevance, n_signals, fmt, out, raw_csv):
     """Show the top words of every topic, the signal topics of every class, the
     covariate effects and the signal words (a DOLDA model), or the topics of an LDA model.
 
@@ -245,4 +249,4 @@ def topics(model_dir, n_words, level, relevance, n_signals, fmt, out):
         summary = topic_summary(model, n_words, level, relevance)
     frame = _topics_frame(summary) if fmt == "csv" else None
     write_formatted(fmt, out, _topics_text(summary, n_signals) if fmt == "text" else None,
-                    summary, frame)
+                    summary, frame, formula_guard=not raw_csv)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..utils.escape import terminal
 from ._common import _echo_warnings, _library_errors
 from ._models import read_model_documents, _load_model
 from ._options import _DATA, _data_options, _MODEL
@@ -73,8 +74,8 @@ def score(model_dir, data, text_column, covariates, encoding, label_column, out)
     emit(out, f"  probabilities {describe_proba(model)}")
     emit(out, "confusion matrix (rows: true class, columns: predicted class)")
     cm = pd.DataFrame(scores["confusion_matrix"]["matrix"],
-                      index=pd.Index([str(c) for c in classes], name="true"),
-                      columns=[str(c) for c in classes])
+                      index=pd.Index([terminal(c) for c in classes], name="true"),
+                      columns=[terminal(c) for c in classes])
     emit(out, cm.to_string())
     if out is not None:
         write_json({"model": str(model_dir), "data": str(data), "text_column": text_column,
