@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import _echo_warnings, _library_errors
+from ._common import _echo_warnings, _library_errors, warn_inert
 from ._models import _load_model, _model_covariates
 from ._options import _MODEL
 from ._text import decode_text
@@ -88,6 +88,15 @@ def explain(model_dir, text, covariate_values, n_classes, top, fmt, level, encod
     """
     from ..interpret.explain import analyse, explain_documents
 
+    ctx = click.get_current_context(silent=True)
+    if fmt != "csv":
+        warn_inert(ctx, "level", "--level", f"with --format {fmt}; it chooses the rows of "
+                   "--format csv")
+    else:
+        warn_inert(ctx, "top", "--top", "with --format csv, which lists every feature or word")
+    if text != "-":
+        warn_inert(ctx, "encoding", "--encoding", "when TEXT is given on the command line; "
+                   "it decodes standard input (TEXT -)")
     model, _ = _load_model(model_dir)
     if text == "-":
         text = decode_text(click.get_binary_stream("stdin").read(), encoding)

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..interpret.topics import DEFAULT_RELEVANCE
-from ._common import _echo_warnings, _library_errors
+from ._common import _echo_warnings, _library_errors, warn_inert
 from ._options import _FloatRange, _MODEL
 from ._group import main
 from ._output import FORMATS, check_format_out, write_formatted
@@ -244,7 +244,16 @@ def topics(model_dir, n_words, level, relevance, n_signals, fmt, out, raw_csv):
       dolda topics model/ --format json --out topics.json
     """
     out = check_format_out(fmt, out)
+    ctx = click.get_current_context(silent=True)
+    if fmt != "text":
+        warn_inert(ctx, "n_signals", "--signals", f"with --format {fmt}, which lists every "
+                   "signal word; it limits the text format")
+    if fmt != "csv":
+        warn_inert(ctx, "raw_csv", "--raw-csv", f"with --format {fmt}; it concerns csv")
     model = _load_topic_model(model_dir)
+    if not hasattr(model, "coef_interval"):
+        warn_inert(ctx, "level", "--level", f"with a {type(model).__name__} model, which has "
+                   "no coefficients")
     with _echo_warnings(), _library_errors():
         summary = topic_summary(model, n_words, level, relevance)
     frame = _topics_frame(summary) if fmt == "csv" else None

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ._common import _echo_warnings, _library_errors
+from ._common import _echo_warnings, _library_errors, warn_inert
 from ._models import read_model_documents, _load_model
 from ._options import _DATA, _data_options, _MODEL
 from ._tables import DATA_FORMATS
@@ -41,6 +41,9 @@ def predict(model_dir, data, text_column, covariates, encoding, id_column, out, 
     import pandas as pd
 
     out = check_out(out, ("table",), inputs=[(data, "DATA file")])
+    if not is_stdout(out) and Path(out).suffix.lower() in (".parquet", ".pq", ".json"):
+        warn_inert(click.get_current_context(silent=True), "raw_csv", "--raw-csv",
+                   f"when writing {Path(out).suffix.lower()}, which is always exact")
     model, meta = _load_model(model_dir)
     text_column = text_column or meta.get("text_column")
     if text_column is None:
