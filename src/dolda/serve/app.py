@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .content import JSONBodyOnly
 from .limits import BodySizeLimit, Limits
 from .schemas import ExplainRequest, PredictRequest, make_response_models
 
@@ -311,6 +312,7 @@ def create_app(model_dir, threads=None, limits=None, warm_up=True):
                   description=_description(service))
     app.state.service = service
     app.state.limits = limits
+    app.add_middleware(JSONBodyOnly)  # inside the size limit: it reads bounded bodies only
     app.add_middleware(BodySizeLimit, max_bytes=limits.max_body_bytes,
                        timeout=limits.body_timeout)
     Predictions, Explanations, Health, ModelInfo = make_response_models()
