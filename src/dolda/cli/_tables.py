@@ -269,7 +269,7 @@ def refuse_missing_labels(missing, column, path) -> None:
     rows = np.flatnonzero(missing)
     if len(rows):
         raise click.ClickException(
-            f"label column {column!r} of {path} has no label at row(s) {_rows(rows)} "
+            f"label column {column!r} of {path} is empty at row(s) {_rows(rows)} "
             f"({len(rows)} of {len(missing)} rows: an empty cell or a null); drop or label "
             "those rows")
 
