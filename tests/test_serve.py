@@ -173,7 +173,7 @@ def test_other_bad_requests(client, sim):
     assert r.status_code == 405 and r.json()["error"] == "Method Not Allowed"
     assert client.get("/nothing").status_code == 404
     r = client.post("/predict", content=b"texts=a", headers={"content-type": "text/plain"})
-    assert r.status_code == 422
+    assert r.status_code == 415 and "application/json" in r.json()["error"]
     # a body without Content-Length (chunked) above the limit
     r = client.post("/predict", content=iter([b'{"texts": ["', b"x" * 25_000, b'"]}']),
                     headers={"content-type": "application/json"})

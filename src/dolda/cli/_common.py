@@ -16,6 +16,8 @@ import warnings
 
 import click
 
+from ..utils.escape import terminal
+
 #: Exit code of a run stopped by Ctrl-C (128 + SIGINT), as shells report it.
 EXIT_INTERRUPTED = 130
 MAX_ROWS_SHOWN = 5
@@ -51,7 +53,7 @@ def _echo_warnings():
                 text = str(w.message)
                 if text not in seen:
                     seen.add(text)
-                    click.echo(f"Warning: {text}", err=True)
+                    click.echo(f"Warning: {terminal(text)}", err=True)
 
 
 @contextlib.contextmanager
@@ -77,3 +79,13 @@ def _table(frame, floatfmt: str = "{:.3f}") -> str:
 def _plain(value):
     """A JSON-friendly scalar (numpy scalars to Python)."""
     return value.item() if hasattr(value, "item") else value
+
+
+def warn_inert(ctx, name: str, flag: str, why: str) -> None:
+    """Warn (one line on stderr) that ``flag`` (the parameter ``name``), given on the
+    command line, has no effect here and say why: an option that silently does nothing
+    reads as if it had worked."""
+    from click.core import ParameterSource
+
+    if ctx is not None and ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE:
+        click.echo(f"Warning: {flag} has no effect {why}", err=True)

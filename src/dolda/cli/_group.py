@@ -56,6 +56,12 @@ class _Main(click.Group):
         except OSError as exc:
             _silence_stdout()
             raise click.ClickException(_os_error_line(exc)) from None
+        except click.ClickException as exc:
+            # a message may quote a label, a column name or a word read from a file
+            from ..utils.escape import terminal
+
+            exc.message = terminal(exc.message)
+            raise
 
 
 def _flush_stdout():

@@ -103,13 +103,14 @@ def _model_covariates(model) -> tuple[list[str], set[str]]:
 
 
 def read_model_documents(model, data, text_column, covariates, encoding, required=(),
-                         as_text=()):
+                         as_text=(), labels=()):
     """Read the documents of DATA that a fitted model predicts: its text column and the
     columns holding its covariates (``covariates`` renames them: DATA's column for each of
     the model's covariates, in the model's order), checked before any work.
 
     ``required`` are further ``(column, option)`` pairs that must exist (e.g. ``--label``);
-    ``as_text`` columns are read as written (an ``--id`` of ``007`` stays ``007``).
+    ``as_text`` columns are read as written (an ``--id`` of ``007`` stays ``007``);
+    ``labels`` columns as the strings they are (see :func:`read_table`).
     Returns ``(frame, texts, X)`` with ``X`` None for a model without covariates.
     """
     model_cov, categorical = _model_covariates(model)
@@ -120,7 +121,8 @@ def read_model_documents(model, data, text_column, covariates, encoding, require
     source = covariates or model_cov  # columns of DATA holding the model's covariates
     frame = read_table(data, encoding,
                        text_columns=[s for s, m in zip(source, model_cov) if m in categorical]
-                       + [c for c in as_text if c is not None])
+                       + [c for c in as_text if c is not None],
+                       label_columns=[c for c in labels if c is not None])
     _require_columns(frame, [text_column], data, "--text")
     for column, option in required:
         _require_columns(frame, [column], data, option)

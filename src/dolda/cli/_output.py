@@ -7,6 +7,12 @@ before the work starts: its extension must name a format the command can write
 (``.csv``, ``.tsv``, ``.tab``, ``.parquet``, ``.pq`` for tables; ``.json`` for
 JSON), otherwise the command stops with a one-line error instead of writing,
 say, CSV into ``results.xlsx``.  Files are written atomically.
+
+What is written goes through :mod:`dolda.utils.escape`: text for the terminal
+shows control characters as visible escapes, JSON is exact (and inert on a
+terminal), and the text cells of a CSV/TSV table that a spreadsheet would
+evaluate as a formula get a leading ``'`` unless the command was given
+``--raw-csv``.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from pathlib import Path
 
 import click
 
+from ..utils.escape import csv_frame, json_dumps, terminal_text
 from ._files import _write_json, _write_table
 from ._policy import _check_output_file
 from ._tables import CSV_EXTENSIONS, PARQUET_EXTENSIONS
@@ -81,7 +88,7 @@ def _finite(obj):
 
 def json_text(obj) -> str:
     """``obj`` as indented JSON (numpy values converted, NaN as null)."""
-    return json.dumps(_finite(obj), indent=2, default=_default)
+    return json_dumps(_finite(obj), indent=2, default=_default)
 
 
 def write_json(obj, path) -> None:
@@ -92,28 +99,35 @@ def write_json(obj, path) -> None:
     _write_json(json.loads(json_text(obj)), Path(path))
 
 
-def write_table(frame, path) -> None:
-    """Write a DataFrame to ``path`` by its extension (atomically), or CSV to stdout for ``-``."""
+def write_table(frame, path, formula_guard: bool = True) -> None:
+    """Write a DataFrame to ``path`` by its extension (atomically), or CSV to stdout for ``-``.
+
+    CSV/TSV text cells that a spreadsheet would evaluate get a leading ``'`` unless
+    ``formula_guard`` is False (:func:`dolda.utils.escape.csv_frame`); Parquet and JSON
+    are written exactly; CSV on standard output shows control characters as escapes."""
     if is_stdout(path):
-        click.echo(frame.to_csv(index=False), nl=False)
+        table = csv_frame(frame) if formula_guard else frame
+        click.echo(terminal_text(table.to_csv(index=False)), nl=False)
         return
     path = Path(path)
     if path.suffix.lower() in JSON_EXTENSIONS:
         write_json(frame.to_dict(orient="records"), path)
         return
+    if formula_guard and path.suffix.lower() not in PARQUET_EXTENSIONS:
+        frame = csv_frame(frame)
     _write_table(frame, path)
 
 
 def emit(path, text: str) -> None:
     """A human-readable line: to stdout normally, to stderr when stdout carries the data."""
-    click.echo(text, err=is_stdout(path))
+    click.echo(terminal_text(text), err=is_stdout(path))
 
 
-def write_formatted(fmt: str, out, text_lines, obj, frame) -> None:
+def write_formatted(fmt: str, out, text_lines, obj, frame, formula_guard: bool = True) -> None:
     """Write a result in ``fmt``: the text lines, the JSON document ``obj`` or the table
     ``frame``, to ``out`` (None or ``-``: stdout)."""
     if fmt == "text":
-        body = "\n".join(text_lines) + "\n"
+        body = terminal_text("\n".join(text_lines) + "\n")
         if out is None or is_stdout(out):
             click.echo(body, nl=False)
         else:
@@ -123,7 +137,7 @@ def write_formatted(fmt: str, out, text_lines, obj, frame) -> None:
     elif fmt == "json":
         write_json(obj, STDOUT if out is None else out)
     else:
-        write_table(frame, STDOUT if out is None else out)
+        write_table(frame, STDOUT if out is None else out, formula_guard)
 
 
 def check_format_out(fmt: str, out):

@@ -81,7 +81,7 @@ def _table_bytes(path: Path, suffix: str) -> bytes:
     return data
 
 
-def read_table(path, encoding: str = "utf-8", text_columns=()):
+def read_table(path, encoding: str = "utf-8", text_columns=(), label_columns=()):
     """Read a CSV/TSV (by extension ``.csv``, ``.tsv``, ``.tab``, each optionally
     compressed: ``.csv.gz``, ``.tsv.bz2``, ``.csv.xz``), Parquet (``.parquet``, ``.pq``) or
     JSON (``.jsonl``, ``.jsonl.gz``, ``.ndjson``, ``.json``) file into a DataFrame.
@@ -95,6 +95,11 @@ def read_table(path, encoding: str = "utf-8", text_columns=()):
     text_columns : iterable of str
         Columns read as strings whatever they look like (categorical
         covariates whose levels look like numbers, for instance).
+    label_columns : iterable of str
+        Columns read as the strings they are: in a CSV/TSV file, ``01`` stays
+        ``01`` (not the number 1) and ``NA``, ``None``, ``null``, ``nan`` stay
+        those words; only an empty cell is missing.  In Parquet and JSON a
+        value keeps its type and only a null is missing.
 
     Raises
     ------
@@ -107,12 +112,15 @@ def read_table(path, encoding: str = "utf-8", text_columns=()):
     path = Path(path)
     suffix = _table_suffix(path)
     text_columns = list(text_columns)
+    label_columns = list(label_columns)
     if suffix in PARQUET_EXTENSIONS or suffix in JSON_EXTENSIONS:
         try:
             if suffix in PARQUET_EXTENSIONS:
                 frame = pd.read_parquet(path)
             else:
                 frame = pd.read_json(path, lines=suffix != ".json", dtype=False,
+                                     # a label column called "date" stays as written
+                                     convert_dates=not label_columns,
                                      encoding=encoding,
                                      compression="gzip" if suffix.endswith(".gz") else None)
         except Exception as exc:  # pyarrow and the json parser raise their own error types
@@ -143,9 +151,19 @@ def read_table(path, encoding: str = "utf-8", text_columns=()):
     header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
     _refuse_duplicated(header, path)
     _refuse_ragged(text, sep, path)
-    dtype = {col: str for col in text_columns if col in header}
+    dtype = {col: str for col in text_columns + label_columns if col in header}
+    na = {}
+    if any(col in header for col in label_columns):
+        # per-column NA words: every column keeps pandas' list but the label columns,
+        # where a class may well be called "NA" or "None"
+        from pandas._libs.parsers import STR_NA_VALUES
+
+        na = {"keep_default_na": False,
+              "na_values": {col: ([""] if col in label_columns else sorted(STR_NA_VALUES))
+                            for col in header}}
     try:
-        return pd.read_csv(io.StringIO(text), sep=sep, dtype=dtype or None, index_col=False)
+        return pd.read_csv(io.StringIO(text), sep=sep, dtype=dtype or None, index_col=False,
+                           **na)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         message = " ".join(str(exc).split())
         raise click.ClickException(f"{path}: cannot parse the table ({message})") from None
@@ -228,13 +246,8 @@ def _labels(frame, column: str, path):
     missing = values.isna()
     if values.dtype.kind not in "biufc":
         missing = missing | values.astype(str).str.strip().eq("")
-    missing = missing.to_numpy()
-    if missing.any():
-        n = int(missing.sum())
-        raise click.ClickException(
-            f"texts and labels have different lengths: {len(values)} texts but "
-            f"{len(values) - n} labels (label column {column!r} is empty at row(s) "
-            f"{_rows(np.flatnonzero(missing))}); drop or label those rows")
+    refuse_missing_labels(missing.to_numpy(), column, path)
+    values = _uniform_labels(values)
     levels = values.unique()
     if len(levels) < 2:
         raise click.ClickException(
@@ -246,6 +259,29 @@ def _labels(frame, column: str, path):
             f"({len(levels)} classes for {len(values)} documents): it looks like an "
             "identifier, not a class; pass the class column to --label")
     return np.array(values.to_numpy())  # a writable copy (pandas may hand out a view)
+
+
+def refuse_missing_labels(missing, column, path) -> None:
+    """One line naming the rows whose label is missing (an empty CSV cell, a JSON or
+    Parquet null); a label that reads ``NA`` or ``None`` is a class, not missing."""
+    import numpy as np
+
+    rows = np.flatnonzero(missing)
+    if len(rows):
+        raise click.ClickException(
+            f"label column {column!r} of {path} is empty at row(s) {_rows(rows)} "
+            f"({len(rows)} of {len(missing)} rows: an empty cell or a null); drop or label "
+            "those rows")
+
+
+def _uniform_labels(values):
+    """Labels of one type: a column mixing numbers and strings (JSON ``1`` and ``"01"``)
+    is read as the strings, so that ``1`` and ``01`` stay two classes and sort."""
+    if values.dtype == object:
+        kinds = {type(v) for v in values.to_numpy()}
+        if len(kinds) > 1 and str in kinds:
+            return values.map(lambda v: v if isinstance(v, str) else str(v))
+    return values
 
 
 def _split_columns(ctx, param, value):
@@ -287,7 +323,7 @@ def _read_training_data(data, text_column, label_column, covariates, encoding):
         raise click.BadParameter(f"the text column {text_column!r} cannot be a covariate "
                                  "(every document would be its own category)",
                                  param_hint="'--covariates'")
-    frame = read_table(data, encoding)
+    frame = read_table(data, encoding, label_columns=[label_column])
     _require_columns(frame, [text_column], data, "--text")
     _require_columns(frame, [label_column], data, "--label")
     texts = _texts(frame, text_column, data)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import click
 
-from ._common import _echo_warnings, _library_errors
+from ._common import _echo_warnings, _library_errors, warn_inert
 from ._models import _load_model, _model_covariates
 from ._options import _MODEL
 from ._text import decode_text
+from ..utils.escape import csv_frame, json_dumps, terminal, terminal_text
 from ._group import main
 
 
@@ -85,10 +86,17 @@ def explain(model_dir, text, covariate_values, n_classes, top, fmt, level, encod
       dolda explain model/ "a slow but moving family drama" -c year=1994 -c genre=Drama
       dolda explain model/ - --classes 5 --format json < report.txt
     """
-    import json
-
     from ..interpret.explain import analyse, explain_documents
 
+    ctx = click.get_current_context(silent=True)
+    if fmt != "csv":
+        warn_inert(ctx, "level", "--level", f"with --format {fmt}; it chooses the rows of "
+                   "--format csv")
+    else:
+        warn_inert(ctx, "top", "--top", "with --format csv, which lists every feature or word")
+    if text != "-":
+        warn_inert(ctx, "encoding", "--encoding", "when TEXT is given on the command line; "
+                   "it decodes standard input (TEXT -)")
     model, _ = _load_model(model_dir)
     if text == "-":
         text = decode_text(click.get_binary_stream("stdin").read(), encoding)
@@ -100,7 +108,7 @@ def explain(model_dir, text, covariate_values, n_classes, top, fmt, level, encod
         if fmt == "csv":
             table = model.explain(text, X_row=None if X_row is None else X_row.iloc[0],
                                   level=level, classes=n_classes)
-            click.echo(table.to_csv(index=False), nl=False)
+            click.echo(terminal_text(csv_frame(table).to_csv(index=False)), nl=False)
             return
         analysis = analyse(model, [text], X_row)
         doc = explain_documents(model, [text], n_classes=n_classes, n_features=top,
@@ -108,7 +116,7 @@ def explain(model_dir, text, covariate_values, n_classes, top, fmt, level, encod
     for c in doc["classes"]:
         c["words"] = _ranked_words(doc, c, top)
     if fmt == "json":
-        click.echo(json.dumps(doc, ensure_ascii=False, indent=1))
+        click.echo(json_dumps(doc, ensure_ascii=False, indent=1))
         return
     _print_text(model, doc, top)
 
@@ -133,11 +141,11 @@ def _highlight(doc, weights, top):
     for i, (start, end, _) in enumerate(doc["tokens"]):
         if i not in strong:
             continue
-        pieces.append(doc["text"][pos:start])
-        pieces.append(click.style(doc["text"][start:end], bold=True,
+        pieces.append(terminal_text(doc["text"][pos:start]))
+        pieces.append(click.style(terminal(doc["text"][start:end]), bold=True,
                                   fg=_TOWARD if weights[i] > 0 else _AGAINST))
         pos = end
-    pieces.append(doc["text"][pos:])
+    pieces.append(terminal_text(doc["text"][pos:]))
     return "".join(pieces)
 
 
@@ -146,26 +154,31 @@ def _print_text(model, doc, top):
     shown = len(doc["classes"])
     more = f" ({shown} most probable of {n_all})" if shown < n_all else ""
     click.echo(f"Class probabilities{more}:")
-    width = max([12] + [len(str(label)) for label, _ in doc["proba"][:shown]])
+    width = max([12] + [len(terminal(label)) for label, _ in doc["proba"][:shown]])
     for label, p in doc["proba"][:shown]:
-        click.echo(f"  {str(label):<{width}} {p:.3f}")
+        click.echo(f"  {terminal(label):<{width}} {p:.3f}")
     words = model.top_words(6)
     for c in doc["classes"]:
         rows = c["features"][:top]
-        width = max([len("feature")] + [len(str(r[0])) for r in rows])
-        click.echo(f"\nLargest contributions to the score of {c['label']} "
+        width = max([len("feature")] + [len(terminal(r[0])) for r in rows])
+        label = terminal(c["label"])
+        click.echo(f"\nLargest contributions to the score of {label} "
                    f"(value x coefficient; score {c['score']:+.3f}):")
         click.echo(f"  {'feature':<{width}}  {'value':>7}  {'coef':>7}  {'contrib':>7}  top words")
         for feature, value, coef, contribution in rows:
-            top_words = " ".join(words.loc[feature]) if feature in words.index else ""
-            click.echo(f"  {str(feature):<{width}}  {value:7.3f}  {coef:+7.3f}  "
+            top_words = (" ".join(map(terminal, words.loc[feature]))
+                         if feature in words.index else "")
+            click.echo(f"  {terminal(feature):<{width}}  {value:7.3f}  {coef:+7.3f}  "
                        f"{contribution:+7.3f}  {top_words}".rstrip())
-        toward = ", ".join(f"{w} ({v:+.3f})" for w, v in c["words"]["toward"]) or "none"
-        against = ", ".join(f"{w} ({v:+.3f})" for w, v in c["words"]["against"]) or "none"
-        click.echo(f"  words toward {c['label']}:  {toward}")
-        click.echo(f"  words against {c['label']}: {against}")
+        toward = ", ".join(f"{terminal(w)} ({v:+.3f})" for w, v in c["words"]["toward"]) \
+            or "none"
+        against = ", ".join(f"{terminal(w)} ({v:+.3f})" for w, v in c["words"]["against"]) \
+            or "none"
+        click.echo(f"  words toward {label}:  {toward}")
+        click.echo(f"  words against {label}: {against}")
     if doc["tokens"]:
         best = doc["classes"][0]
-        click.echo(f"\nThe text, its strongest words coloured (red: toward {best['label']}, "
+        click.echo(f"\nThe text, its strongest words coloured (red: toward "
+                   f"{terminal(best['label'])}, "
                    "blue: against):")
         click.echo(_highlight(doc, best["weights"], top))

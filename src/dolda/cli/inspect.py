@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..interpret.topics import DEFAULT_RELEVANCE
-from ._common import _echo_warnings, _library_errors
+from ._common import _echo_warnings, _library_errors, warn_inert
 from ._options import _FloatRange, _MODEL
 from ._group import main
 from ._output import FORMATS, check_format_out, write_formatted
@@ -230,7 +230,11 @@ def _topics_text(summary, shown=SIGNALS_SHOWN):
               help="Signal words shown per class in the text format (json and csv list "
                    "every one).")
 @_format_options
-def topics(model_dir, n_words, level, relevance, n_signals, fmt, out):
+@click.option("--raw-csv", is_flag=True, default=False,
+              help="Write CSV/TSV text cells exactly, without the ' that otherwise prefixes a "
+                   "cell starting with =, +, -, @, tab or CR (so that a spreadsheet does not "
+                   "run it as a formula; numbers are never prefixed).")
+def topics(model_dir, n_words, level, relevance, n_signals, fmt, out, raw_csv):
     """Show the top words of every topic, the signal topics of every class, the
     covariate effects and the signal words (a DOLDA model), or the topics of an LDA model.
 
@@ -240,9 +244,18 @@ def topics(model_dir, n_words, level, relevance, n_signals, fmt, out):
       dolda topics model/ --format json --out topics.json
     """
     out = check_format_out(fmt, out)
+    ctx = click.get_current_context(silent=True)
+    if fmt != "text":
+        warn_inert(ctx, "n_signals", "--signals", f"with --format {fmt}, which lists every "
+                   "signal word; it limits the text format")
+    if fmt != "csv":
+        warn_inert(ctx, "raw_csv", "--raw-csv", f"with --format {fmt}; it concerns csv")
     model = _load_topic_model(model_dir)
+    if not hasattr(model, "coef_interval"):
+        warn_inert(ctx, "level", "--level", f"with a {type(model).__name__} model, which has "
+                   "no coefficients")
     with _echo_warnings(), _library_errors():
         summary = topic_summary(model, n_words, level, relevance)
     frame = _topics_frame(summary) if fmt == "csv" else None
     write_formatted(fmt, out, _topics_text(summary, n_signals) if fmt == "text" else None,
-                    summary, frame)
+                    summary, frame, formula_guard=not raw_csv)

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..interpret.topics import DEFAULT_RELEVANCE
+from ..utils.escape import terminal
 from ._common import _echo_warnings, _library_errors
 from ._files import _check_model_out
 from ._models import _save_model
@@ -85,5 +86,5 @@ def lda(data, text_column, n_topics, n_iter, burn_in, alpha, beta, rare_share, m
     words = model.top_words(n_words, relevance=DEFAULT_RELEVANCE)
     width = len(f"topic {n_topics - 1}")
     for k, row in enumerate(words):
-        click.echo(f"  {f'topic {k}':<{width}}  {' '.join(row)}")
+        click.echo(f"  {f'topic {k}':<{width}}  {' '.join(map(terminal, row))}")
     click.echo(f"Model saved to {out}")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ._common import _echo_warnings, _library_errors
+from ._common import _echo_warnings, _library_errors, warn_inert
 from ._models import read_model_documents, _load_model
 from ._options import _DATA, _data_options, _MODEL
 from ._tables import DATA_FORMATS
@@ -23,7 +23,11 @@ from ._output import check_out, emit, is_stdout, write_table
                    "number, as column 'row'].")
 @click.option("--out", "-o", required=True, type=click.Path(path_type=Path),
               help="Output table (.csv, .tsv or .parquet; - writes CSV to standard output).")
-def predict(model_dir, data, text_column, covariates, encoding, id_column, out):
+@click.option("--raw-csv", is_flag=True, default=False,
+              help="Write CSV/TSV text cells exactly, without the ' that otherwise prefixes a "
+                   "cell starting with =, +, -, @, tab or CR (so that a spreadsheet does not "
+                   "run it as a formula; numbers are never prefixed).")
+def predict(model_dir, data, text_column, covariates, encoding, id_column, out, raw_csv):
     """Predict the class of every document in DATA with the model in MODEL_DIR.
 
     Writes one row per document: the row number (or --id), the predicted class
@@ -37,6 +41,9 @@ def predict(model_dir, data, text_column, covariates, encoding, id_column, out):
     import pandas as pd
 
     out = check_out(out, ("table",), inputs=[(data, "DATA file")])
+    if not is_stdout(out) and Path(out).suffix.lower() in (".parquet", ".pq", ".json"):
+        warn_inert(click.get_current_context(silent=True), "raw_csv", "--raw-csv",
+                   f"when writing {Path(out).suffix.lower()}, which is always exact")
     model, meta = _load_model(model_dir)
     text_column = text_column or meta.get("text_column")
     if text_column is None:
@@ -53,7 +60,7 @@ def predict(model_dir, data, text_column, covariates, encoding, id_column, out):
     result["predicted"] = [classes[i] for i in proba.argmax(axis=1)]
     for j, label in enumerate(classes):
         result[f"p_{label}"] = proba[:, j]
-    write_table(result, out)
+    write_table(result, out, formula_guard=not raw_csv)
     counts = result["predicted"].value_counts()
     summary = ", ".join(f"{label}: {counts.get(label, 0)}" for label in classes)
     where = "standard output" if is_stdout(out) else out

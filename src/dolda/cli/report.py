@@ -10,6 +10,7 @@ from ._common import _echo_warnings, _library_errors
 from ._models import _load_model, _model_covariates
 from ._options import _DATA, _MODEL
 from ._policy import _check_output_file
+from ._metrics import align_labels
 from ._tables import DATA_FORMATS, read_table, _labels, _require_columns, _texts
 from ._group import main
 
@@ -57,13 +58,18 @@ def report(model_dir, out, data, text_column, label_column, id_column, max_docs,
         model_cov, categorical = _model_covariates(model)
         frame = read_table(data, encoding,
                            text_columns=[c for c in model_cov if c in categorical]
-                           + ([id_column] if id_column is not None else []))
+                           + ([id_column] if id_column is not None else []),
+                           label_columns=[label_column] if label_column is not None else [])
         _require_columns(frame, [text_column], data, "--text")
         _require_columns(frame, model_cov, data)
         texts = _texts(frame, text_column, data)
         if label_column is not None:
             _require_columns(frame, [label_column], data, "--label")
-            y = _labels(frame, label_column, data)
+            import numpy as np
+
+            # labels are read as text; a model fitted on numbers names its classes by them
+            y = np.asarray(align_labels(_labels(frame, label_column, data),
+                                        model.classes_)[0], dtype=object)
         if id_column is not None:
             _require_columns(frame, [id_column], data, "--id")
             ids = frame[id_column].astype(str).tolist()

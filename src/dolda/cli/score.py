@@ -7,10 +7,11 @@ from pathlib import Path
 
 import click
 
+from ..utils.escape import terminal
 from ._common import _echo_warnings, _library_errors
 from ._models import read_model_documents, _load_model
 from ._options import _DATA, _data_options, _MODEL
-from ._tables import DATA_FORMATS
+from ._tables import DATA_FORMATS, refuse_missing_labels
 from ._group import main
 from ._metrics import align_labels, classification_scores
 from ._output import check_out, emit, write_json
@@ -49,13 +50,11 @@ def score(model_dir, data, text_column, covariates, encoding, label_column, out)
     if label_column is None:
         raise click.UsageError("the model does not record its label column; pass --label COL")
     frame, texts, X = read_model_documents(model, data, text_column, covariates, encoding,
-                                           required=[(label_column, "--label")])
+                                           required=[(label_column, "--label")],
+                                           labels=[label_column])
     labels = frame[label_column]
     missing = labels.isna() | labels.astype(str).str.strip().eq("")
-    if missing.any():
-        rows = ", ".join(str(i) for i in missing[missing].index[:5])
-        raise click.ClickException(f"label column {label_column!r} is empty at row(s) {rows}; "
-                                   "drop or label those rows")
+    refuse_missing_labels(missing.to_numpy(), label_column, data)
     y, unknown = align_labels(labels.to_numpy(), model.classes_)
     if unknown:
         raise click.ClickException(
@@ -73,8 +72,8 @@ def score(model_dir, data, text_column, covariates, encoding, label_column, out)
     emit(out, f"  probabilities {describe_proba(model)}")
     emit(out, "confusion matrix (rows: true class, columns: predicted class)")
     cm = pd.DataFrame(scores["confusion_matrix"]["matrix"],
-                      index=pd.Index([str(c) for c in classes], name="true"),
-                      columns=[str(c) for c in classes])
+                      index=pd.Index([terminal(c) for c in classes], name="true"),
+                      columns=[terminal(c) for c in classes])
     emit(out, cm.to_string())
     if out is not None:
         write_json({"model": str(model_dir), "data": str(data), "text_column": text_column,

@@ -96,7 +96,8 @@ def tune(data, text_column, label_column, covariates, grid, folds, n_iter, measu
     if covariates and label_column is None:
         raise click.BadParameter("covariates need --label (they enter the DOLDA regression)",
                                  param_hint="'--covariates'")
-    frame = read_table(data, encoding)
+    frame = read_table(data, encoding,
+                       label_columns=[label_column] if label_column is not None else [])
     _require_columns(frame, [text_column], data, "--text")
     texts = _texts(frame, text_column, data)
     y = X = None

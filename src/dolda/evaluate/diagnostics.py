@@ -428,6 +428,10 @@ def _split_single_chain(ds):
     return xr.concat([first, second], dim="chain").assign_coords(chain=[0, 1])
 
 
+#: Draws per chain (per half of a single chain) below which arviz declines R-hat and ESS.
+MIN_DRAWS_PER_CHAIN = 4
+
+
 def convergence_table(idata, var_name="eta"):
     """R-hat and effective sample sizes of every coefficient, one row each.
 
@@ -446,6 +450,8 @@ def convergence_table(idata, var_name="eta"):
         posterior has a single chain: R-hat and ESS are then computed on its
         two halves taken as two chains (split R-hat, which detects drift within
         the chain but not a second mode that the chain never visited).
+        ``attrs["too_short"]`` says why R-hat and ESS are NaN when there are fewer than
+        :data:`MIN_DRAWS_PER_CHAIN` draws per chain (empty otherwise).
     """
     import arviz as az
 
@@ -458,18 +464,27 @@ def convergence_table(idata, var_name="eta"):
     # sd would sum in float32: a NaN draw makes them NaN, as it makes R-hat and ESS NaN);
     # R-hat and ESS work on ranks
     sample = dict(dim=("chain", "draw"), dtype=np.float64, skipna=False)
+    n_draws = ds.sizes["chain"] * ds.sizes["draw"]
+    # too few draws: NaN, said in attrs["too_short"], instead of numpy's "Degrees of
+    # freedom <= 0" and arviz's shape warnings
+    nan = ds.mean(**sample) * np.nan
+    short = chains.sizes["draw"] < MIN_DRAWS_PER_CHAIN
     columns = {
-        "mean": ds.mean(**sample),
-        "sd": ds.std(ddof=1, **sample),
-        "ess_bulk": az.ess(chains, method="bulk"),
-        "ess_tail": az.ess(chains, method="tail"),
-        "r_hat": az.rhat(chains),
+        "mean": ds.mean(**sample) if n_draws else nan,
+        "sd": ds.std(ddof=1, **sample) if n_draws >= 2 else nan,
+        "ess_bulk": nan if short else az.ess(chains, method="bulk"),
+        "ess_tail": nan if short else az.ess(chains, method="tail"),
+        "r_hat": nan if short else az.rhat(chains),
     }
     frame = None
     for name, value in columns.items():
         col = value[var_name].to_series().rename(name)
         frame = col.to_frame() if frame is None else frame.join(col)
     frame.attrs["split_single_chain"] = bool(single)
+    frame.attrs["too_short"] = (
+        f"R-hat and ESS need at least {MIN_DRAWS_PER_CHAIN} draws per chain"
+        f"{' half' if single else ''}; this posterior has {chains.sizes['draw']}: they are NaN"
+        if short else "")
     return frame
 
 

@@ -178,6 +178,15 @@ def signal_stability(model, level=0.95):
                         ).set_index(["class", "topic"])
 
 
+def _nan_extreme(reduce, values) -> float:
+    """``reduce`` (nanmax, nanmin) of ``values``; NaN, without numpy's "All-NaN slice"
+    warning, when no value is finite (a chain too short for R-hat and ESS)."""
+    values = np.asarray(values, dtype=np.float64)
+    if not np.isfinite(values).any():
+        return float("nan")
+    return float(reduce(values))
+
+
 def reported_convergence(model, level=0.95) -> dict:
     """R-hat and ESS across chains of what is reported: the class levels and the topic
     contrasts of the signal topics (all contrasts when there is no signal).  A dict with
@@ -194,7 +203,8 @@ def reported_convergence(model, level=0.95) -> dict:
     if chosen.empty:
         chosen = table
     rec = model_topic_recurrence(model)
-    return {"level_rhat_max": float(np.nanmax(lv_rhat)), "level_ess_min": float(np.nanmin(lv_ess)),
+    return {"level_rhat_max": _nan_extreme(np.nanmax, lv_rhat),
+            "level_ess_min": _nan_extreme(np.nanmin, lv_ess),
             "signal_rhat_max": float(chosen["rhat"].max()),
             "signal_ess_min": float(chosen["ess"].min()),
             "signal_share_above": float(np.mean(chosen["rhat"] > RHAT_MAX)),

@@ -34,6 +34,7 @@ from ..sampler import lda as kernels
 from ..sampler import phi_mean
 from ..sampler.rng import seed_from
 from ..sampler.threads import obeys_n_jobs, using_threads
+from ..utils.fitted import NotFittedAttributes
 from ..utils.validation import (
     check_alpha,
     check_burn_in,
@@ -51,7 +52,7 @@ SAMPLERS = ("auto", "dense", "sparse")
 __all__ = ["LDA", "SAMPLERS"]
 
 
-class LDA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class LDA(NotFittedAttributes, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Latent Dirichlet Allocation by partially collapsed Gibbs sampling.
 
     The model: ``phi_k ~ Dir(beta)``, ``theta_d ~ Dir(alpha)``,

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .content import JSONBodyOnly
 from .limits import BodySizeLimit, Limits
 from .schemas import ExplainRequest, PredictRequest, make_response_models
 from ..evaluate.diagnostics import prior_name
@@ -261,6 +262,19 @@ def _check_texts(texts, limits):
             raise RequestError(f"texts[{i}] is empty")
 
 
+def _description(service) -> str:
+    """The OpenAPI description: Markdown that ReDoc and Swagger UI render as HTML, so the
+    model's directory name and class labels (from training data or a model file) go in
+    through :func:`dolda.utils.escape.markdown_text` and show as the text they are."""
+    from ..utils.escape import markdown_text
+
+    classes = service.model.classes_
+    shown = ", ".join(markdown_text(c) for c in classes[:8])
+    more = " ..." if len(classes) > 8 else ""
+    return (f"Explained predictions of the DOLDA model "
+            f"{markdown_text(service.model_dir.name)}: classes {shown}{more}.")
+
+
 def create_app(model_dir, threads=None, limits=None, warm_up=True):
     """The FastAPI application serving the DOLDA model saved in ``model_dir``.
 
@@ -296,12 +310,10 @@ def create_app(model_dir, threads=None, limits=None, warm_up=True):
     from .. import __version__
 
     app = FastAPI(title="dolda prediction service", version=__version__,
-                  description=f"Explained predictions of the DOLDA model "
-                              f"`{service.model_dir.name}`: classes "
-                              f"{', '.join(str(c) for c in service.model.classes_[:8])}"
-                              f"{' ...' if len(service.model.classes_) > 8 else ''}.")
+                  description=_description(service))
     app.state.service = service
     app.state.limits = limits
+    app.add_middleware(JSONBodyOnly)  # inside the size limit: it reads bounded bodies only
     app.add_middleware(BodySizeLimit, max_bytes=limits.max_body_bytes,
                        timeout=limits.body_timeout)
     Predictions, Explanations, Health, ModelInfo = make_response_models()

@@ -25,6 +25,7 @@ as per-column summaries and per-row sums (``dolda.models.dolda.kept``).
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.mixins import NDArrayOperatorsMixin
 
 #: dtype of the kept draws of eta, lambda and tau.
 DRAW_DTYPE = np.dtype(np.float32)
@@ -91,7 +92,19 @@ def as_word_draws(values):
     return np.clip(x, -WORD_DRAW_MAX, WORD_DRAW_MAX).astype(WORD_DRAW_DTYPE)
 
 
-class BlockDraws:
+def _dense(value):
+    """``value`` with every :class:`BlockDraws` in it (also inside lists, tuples and
+    dicts, as numpy functions take them) materialised as an ndarray."""
+    if isinstance(value, BlockDraws):
+        return value[:]
+    if isinstance(value, (list, tuple)):
+        return type(value)(_dense(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _dense(v) for k, v in value.items()}
+    return value
+
+
+class BlockDraws(NDArrayOperatorsMixin):
     """Kept draws (S, L, P) of eta stored as two blocks: the word columns ``[start, stop)``
     in float16 (:data:`WORD_DRAW_DTYPE`), every other column (intercept, covariates,
     topics) in float32 (:data:`DRAW_DTYPE`).
@@ -101,6 +114,13 @@ class BlockDraws:
     for (``draws[s0:s1]``, ``draws[:, l]``, ``draws[..., cols]``; an index per axis, applied
     axis by axis).  ``np.asarray(draws)`` builds the whole float32 (S, L, P) array: what
     the block layout avoids, so the library's own readers index slices instead.
+
+    Under numpy's idioms it stands for that array: ufuncs and arithmetic
+    (``draws * 2``, ``np.exp(draws)``), numpy functions (``np.mean(draws, axis=0)``,
+    ``np.quantile``, ``np.concatenate``), iteration over the draws and the reductions
+    ``sum``, ``mean``, ``std``, ``var``, ``min``, ``max`` materialise it and answer as
+    the dense array does; only ``mean(axis=0)`` (:func:`draw_mean`) works block by
+    block, in float64.  It is read-only: in-place operations are refused.
     """
 
     __array_priority__ = 0  # numpy converts it through __array__ when a function needs it
@@ -146,8 +166,31 @@ class BlockDraws:
                 f"{self.words.dtype}, other columns {self.rest.dtype})")
 
     def __array__(self, dtype=None, copy=None):
+        if copy is False:  # numpy 2: the caller asked for no copy, which cannot be had
+            raise ValueError("BlockDraws are stored as two blocks: an array of them is "
+                             "always a copy (use copy=None or True)")
         out = self[:]
         return out if dtype is None else out.astype(dtype, copy=False)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if any(isinstance(o, BlockDraws) for o in kwargs.get("out", ())):
+            raise TypeError("BlockDraws are read-only: write the result to an array "
+                            "(np.asarray(draws) first)")
+        return getattr(ufunc, method)(*_dense(inputs), **_dense(kwargs))
+
+    def __array_function__(self, func, types, args, kwargs):
+        return func(*_dense(args), **_dense(kwargs))
+
+    def __iter__(self):
+        for s in range(len(self)):
+            yield self[s]
+
+    def __bool__(self):
+        raise ValueError("the truth value of BlockDraws (an array) is ambiguous; use "
+                         "np.asarray(draws).any() or .all()")
+
+    def tolist(self):
+        return self[:].tolist()
 
     def _rest_columns(self, cols):
         return np.where(cols < self.start, cols, cols - self.words.shape[2])
@@ -181,11 +224,27 @@ class BlockDraws:
         del copy
         return np.asarray(self[:], dtype=dtype)
 
-    def mean(self, axis=0):
-        """:func:`draw_mean` over the draws (axis 0 only)."""
-        if axis != 0:
-            raise ValueError("BlockDraws.mean averages over the draws (axis 0) only")
-        return draw_mean(self)
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        """As ``ndarray.mean``; over the draws (``axis=0``, no other argument) block by
+        block in float64 (:func:`draw_mean`), without the whole array."""
+        if axis == 0 and dtype is None and out is None and not keepdims:
+            return draw_mean(self)
+        return self[:].mean(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        return self[:].sum(axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        return self[:].std(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        return self[:].var(axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+
+    def min(self, axis=None, out=None, keepdims=False):
+        return self[:].min(axis=axis, out=out, keepdims=keepdims)
+
+    def max(self, axis=None, out=None, keepdims=False):
+        return self[:].max(axis=axis, out=out, keepdims=keepdims)
 
     # ------------------------------------------------------------ storage
     def take_draws(self, index):

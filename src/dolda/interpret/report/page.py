@@ -9,8 +9,9 @@ markup.
 
 from __future__ import annotations
 
-import html
 import json
+
+from ...utils.escape import html_text
 
 __all__ = ["json_for_script", "esc", "render_page"]
 
@@ -31,7 +32,9 @@ def json_for_script(obj) -> str:
 
 
 def esc(value) -> str:
-    return html.escape(str(value), quote=True)
+    """``value`` as HTML text (:func:`dolda.utils.escape.html_text`, the package's one
+    HTML policy)."""
+    return html_text(value)
 
 
 def render_page(title, stamp, nav, body, bokeh_js, bokeh_script, data):

@@ -23,6 +23,22 @@ from ...utils.validation import check_positive_int
 from .inputs import INTERCEPT, topic_name  # noqa: F401 (topic_name re-exported)
 
 
+def check_level(level) -> float:
+    """A credible level: a real number strictly between 0 and 1, or a one-line error."""
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)):
+        raise TypeError(f"level must be a number in (0, 1), got {level!r}")
+    if not 0.0 < float(level) < 1.0:
+        raise ValueError(f"level must be in (0, 1) (e.g. 0.95), got {level!r}")
+    return float(level)
+
+
+def unknown_class(label, classes) -> ValueError:
+    """The error for a class label the model does not have, listing its classes as text."""
+    shown = ", ".join(repr(c.item() if hasattr(c, "item") else c) for c in list(classes)[:20])
+    more = f" and {len(classes) - 20} more" if len(classes) > 20 else ""
+    return ValueError(f"unknown class {label!r}; the model's classes are {shown}{more}")
+
+
 class DOLDAInterpretation:
     """Interpretation, diagnostics and the report of a fitted :class:`dolda.DOLDA`."""
 
@@ -50,6 +66,7 @@ class DOLDAInterpretation:
     def coef_interval(self, level=0.95):
         """Equal-tailed credible intervals of eta: two DataFrames (lower, upper) like ``coef_``."""
         check_is_fitted(self, "eta_draws_")
+        level = check_level(level)
         q = (1 - level) / 2
         lo, hi = draw_quantiles(self.eta_draws_, [q, 1 - q])
         mk = lambda a: pd.DataFrame(a, index=self.coef_.index, columns=self.coef_.columns)  # noqa: E731
@@ -88,7 +105,8 @@ class DOLDAInterpretation:
 
         check_is_fitted(self, "eta_draws_")
         if label not in set(self.classes_.tolist()):
-            raise ValueError(f"unknown class {label!r}; classes are {list(self.classes_)}")
+            raise unknown_class(label, self.classes_)
+        level = check_level(level)
         topics = [c for c in self.coef_.columns if c.startswith("topic ")]
         K, C = len(topics), int(getattr(self, "n_chains_", 1))
         l = int(np.flatnonzero(self.classes_ == label)[0])
@@ -130,7 +148,7 @@ class DOLDAInterpretation:
 
         check_is_fitted(self, "eta_draws_")
         if label not in set(self.classes_.tolist()):
-            raise ValueError(f"unknown class {label!r}; classes are {list(self.classes_)}")
+            raise unknown_class(label, self.classes_)
         lo, hi = self.coef_interval(level)
         cols = [c for c in self.coef_.columns if c != INTERCEPT and not c.startswith("topic ")]
         mean, lo, hi = self.coef_.loc[label, cols], lo.loc[label, cols], hi.loc[label, cols]

@@ -14,6 +14,7 @@ from ...design.word_features import WordFeatures
 from ...evaluate.convergence import chain_convergence, from_json, to_json
 from ...sampler.alpha import alpha_json, alpha_value
 from ...utils.draws import BlockDraws, draw_mean
+from ...utils.fitted import NotFittedAttributes
 from .options import flat_params
 
 #: Starting values of ``alpha="auto"`` and ``beta="auto"`` (:mod:`dolda.sampler.hyper`), also
@@ -60,7 +61,7 @@ def fitted_alpha(model):
     return alpha_value(alpha)
 
 
-class DOLDAState:
+class DOLDAState(NotFittedAttributes):
     """Saving and loading a fitted :class:`dolda.DOLDA` (``dolda.io``) and its skops state."""
 
     def __getstate__(self):

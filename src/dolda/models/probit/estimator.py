@@ -21,6 +21,7 @@ from ...posterior import calibration
 from ...posterior.crossfit import check_fold_rows, check_folds, crossfit_stacking
 from ...sampler import probit as gibbs
 from ...sampler.rng import chain_seed, seed_from
+from ...utils.fitted import NotFittedAttributes
 from ...sampler.threads import obeys_n_jobs
 from ...utils.draws import draw_mean, draw_quantiles
 from ...utils.validation import (
@@ -55,7 +56,7 @@ PROBA_RULES = calibration.PROBA_RULES
 ETA_SAMPLERS = ("auto",) + gibbs.ETA_SAMPLERS
 
 
-class DOProbit(ClassifierMixin, BaseEstimator):
+class DOProbit(NotFittedAttributes, ClassifierMixin, BaseEstimator):
     """Multi-class Diagonal Orthant probit regression with a Horseshoe or normal prior.
 
     For class ``l`` and row ``x_d`` the latent utility is
