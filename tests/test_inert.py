@@ -4,14 +4,28 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dolda import DOLDA
-from dolda.utils.inert import check_inert, inert_errors, inert_warnings
+from dolda.models.dolda.options import flat_defaults
+from dolda.utils.inert import check_inert as _check_inert
+from dolda.utils.inert import inert_errors as _inert_errors
+from dolda.utils.inert import inert_warnings as _inert_warnings
 
 
 def _params(**changes):
-    params = DOLDA().get_params()
+    params = flat_defaults()
     params.update(changes)
     return params
+
+
+def check_inert(params):
+    return _check_inert(params, flat_defaults())
+
+
+def inert_warnings(params):
+    return _inert_warnings(params, flat_defaults())
+
+
+def inert_errors(params):
+    return _inert_errors(params, flat_defaults())
 
 
 def test_defaults_are_never_reported():
@@ -52,7 +66,7 @@ def test_predict_burn_in_that_leaves_nothing_is_an_error():
     assert not inert_errors(_params(predict_sweeps=10, predict_burn_in=9))
 
 
-@given(st.dictionaries(st.sampled_from(sorted(DOLDA().get_params())),
+@given(st.dictionaries(st.sampled_from(sorted(flat_defaults())),
                        st.one_of(st.none(), st.integers(-3, 3), st.floats(allow_nan=True),
                                  st.text(max_size=5), st.booleans())))
 def test_any_values_give_findings_not_exceptions(changes):

@@ -18,20 +18,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["Inert", "check_inert", "inert_warnings", "inert_errors", "DEFAULTS"]
-
-#: Defaults of the options these checks read (those of ``DOLDA()``).
-DEFAULTS = {
-    "backend": "local", "client": None, "snapshot_every": 10, "phi_transport": "auto",
-    "n_words": "auto", "word_features": "log", "word_selection": "df",
-    "word_prior": "horseshoe", "word_prior_variance": 1.0,
-    "proba": "calibrated", "calibration_holdout": None,
-    "prior": "horseshoe", "slab_scale": 2.5, "slab_blocks": ("covariates", "words"),
-    "global_scales": "shared", "checkpoint": None, "checkpoint_every": 100,
-    "two_step": False, "alpha": 0.01, "beta": 0.01,
-    "predict_sweeps": 50, "predict_burn_in": None,
-}
-
+__all__ = ["Inert", "check_inert", "inert_warnings", "inert_errors"]
 
 class Inert(NamedTuple):
     """One finding: ``level`` "warning" or "error", the option ``names`` it concerns, and
@@ -42,11 +29,11 @@ class Inert(NamedTuple):
     message: str
 
 
-def _given(params, name) -> bool:
+def _given(params, name, defaults) -> bool:
     """``name`` is set to something other than its default."""
     if name not in params:
         return False
-    value, default = params[name], DEFAULTS[name]
+    value, default = params[name], defaults[name]
     if isinstance(default, tuple) and isinstance(value, (list, tuple)):
         return tuple(value) != default
     if isinstance(value, str) or isinstance(default, str) or value is None or default is None:
@@ -57,62 +44,64 @@ def _given(params, name) -> bool:
         return True
 
 
-def _listed(params, names):
-    return [n for n in names if _given(params, n)]
+def _listed(params, names, defaults):
+    return [n for n in names if _given(params, n, defaults)]
 
 
 def _show(params, names):
     return ", ".join(f"{n}={params[n]!r}" for n in names)
 
 
-def _no_words(params) -> bool:
-    n_words = params.get("n_words", DEFAULTS["n_words"])
+def _no_words(params, defaults) -> bool:
+    n_words = params.get("n_words", defaults["n_words"])
     return (not isinstance(n_words, (str, bool)) and isinstance(n_words, (int, float))
             and n_words == 0)
 
 
-def check_inert(params: dict) -> list[Inert]:
-    """The inert options of the DOLDA parameters ``params`` (names as ``get_params()``)."""
+def check_inert(params: dict, defaults: dict) -> list[Inert]:
+    """The inert options of the DOLDA options ``params`` by their flat names
+    (:func:`dolda.models.dolda.options.flat_params`), against their ``defaults``
+    (:func:`dolda.models.dolda.options.flat_defaults`)."""
     found = []
-    backend = params.get("backend", DEFAULTS["backend"])
+    backend = params.get("backend", defaults["backend"])
     if backend == "local":
-        names = _listed(params, ("client", "snapshot_every", "phi_transport"))
+        names = _listed(params, ("client", "snapshot_every", "phi_transport"), defaults)
         if names:
             found.append(Inert("warning", tuple(names), (
                 f"{_show(params, names)} only apply to backend='dask' and have no effect "
                 "with backend='local'; pass backend='dask' or drop them")))
-    if _no_words(params):
+    if _no_words(params, defaults):
         names = _listed(params, ("word_features", "word_selection", "word_prior",
-                                 "word_prior_variance"))
+                                 "word_prior_variance"), defaults)
         if names:
             found.append(Inert("warning", tuple(names), (
                 f"{_show(params, names)} configure the word covariates, and n_words=0 "
                 "has none; pass n_words > 0 (or 'auto') or drop them")))
-    elif (_given(params, "word_prior_variance")
-          and params.get("word_prior", DEFAULTS["word_prior"]) == "horseshoe"):
+    elif (_given(params, "word_prior_variance", defaults)
+          and params.get("word_prior", defaults["word_prior"]) == "horseshoe"):
         found.append(Inert("warning", ("word_prior_variance",), (
             f"word_prior_variance={params['word_prior_variance']!r} is the variance of the "
             "Gaussian word prior and has no effect with word_prior='horseshoe'; pass "
             "word_prior='normal' or 'both', or drop it")))
-    if (_given(params, "calibration_holdout")
-            and params.get("proba", DEFAULTS["proba"]) != "calibrated"):
+    if (_given(params, "calibration_holdout", defaults)
+            and params.get("proba", defaults["proba"]) != "calibrated"):
         found.append(Inert("warning", ("calibration_holdout",), (
             f"calibration_holdout={params['calibration_holdout']!r} feeds the 'calibrated' "
             f"probabilities, which proba={params['proba']!r} does not use: it keeps rows out "
             "of the chain for nothing; pass proba='calibrated' or drop it")))
-    if params.get("prior", DEFAULTS["prior"]) != "horseshoe":
-        names = _listed(params, ("slab_scale", "slab_blocks", "global_scales"))
+    if params.get("prior", defaults["prior"]) != "horseshoe":
+        names = _listed(params, ("slab_scale", "slab_blocks", "global_scales"), defaults)
         if names:
             found.append(Inert("warning", tuple(names), (
                 f"{_show(params, names)} shape the Horseshoe prior and have no effect with "
                 f"prior={params['prior']!r}; pass prior='horseshoe' or drop them")))
-    elif params.get("slab_scale", DEFAULTS["slab_scale"]) is None and _given(params,
-                                                                           "slab_blocks"):
+    elif (params.get("slab_scale", defaults["slab_scale"]) is None
+          and _given(params, "slab_blocks", defaults)):
         found.append(Inert("warning", ("slab_blocks",), (
             f"slab_blocks={params['slab_blocks']!r} names the blocks under the slab, and "
             "slab_scale=None has no slab; pass a slab_scale or drop slab_blocks")))
-    if params.get("checkpoint", DEFAULTS["checkpoint"]) is None and _given(params,
-                                                                          "checkpoint_every"):
+    if (params.get("checkpoint", defaults["checkpoint"]) is None
+            and _given(params, "checkpoint_every", defaults)):
         found.append(Inert("warning", ("checkpoint_every",), (
             f"checkpoint_every={params['checkpoint_every']!r} has no effect without "
             "checkpoint=DIR; pass a checkpoint directory or drop it")))
@@ -123,8 +112,8 @@ def check_inert(params: dict) -> list[Inert]:
             found.append(Inert("warning", tuple(learned), (
                 f"{_show(params, learned)}: the two-step model does not learn them and uses "
                 "the starting values; pass numbers or two_step=False")))
-    sweeps = params.get("predict_sweeps", DEFAULTS["predict_sweeps"])
-    burn = params.get("predict_burn_in", DEFAULTS["predict_burn_in"])
+    sweeps = params.get("predict_sweeps", defaults["predict_sweeps"])
+    burn = params.get("predict_burn_in", defaults["predict_burn_in"])
     if (isinstance(sweeps, int) and isinstance(burn, int) and not isinstance(burn, bool)
             and burn >= sweeps):
         found.append(Inert("error", ("predict_burn_in", "predict_sweeps"), (
@@ -133,11 +122,11 @@ def check_inert(params: dict) -> list[Inert]:
     return found
 
 
-def inert_warnings(params: dict) -> list[str]:
+def inert_warnings(params: dict, defaults: dict) -> list[str]:
     """The messages of the warning-level findings of :func:`check_inert`."""
-    return [f.message for f in check_inert(params) if f.level == "warning"]
+    return [f.message for f in check_inert(params, defaults) if f.level == "warning"]
 
 
-def inert_errors(params: dict) -> list[str]:
+def inert_errors(params: dict, defaults: dict) -> list[str]:
     """The messages of the error-level findings of :func:`check_inert`."""
-    return [f.message for f in check_inert(params) if f.level == "error"]
+    return [f.message for f in check_inert(params, defaults) if f.level == "error"]

@@ -103,6 +103,20 @@ def check_groups(model):
                      ("auto", "gibbs") + probit_blocks.ETA_SAMPLERS)
 
 
+def _refuse_or_warn_inert(flat):
+    """Options set where they change nothing: a warning each (an error where the fit could
+    not run), before any work (:mod:`dolda.utils.inert`)."""
+    import warnings
+
+    from ...utils.inert import check_inert
+    from .options import flat_defaults
+
+    for finding in check_inert(flat, flat_defaults()):
+        if finding.level == "error":
+            raise ValueError(finding.message)
+        warnings.warn(finding.message, UserWarning, stacklevel=4)
+
+
 def check_params(model):
     """The parameters of ``model`` (a DOLDA) checked, as a dict ``p`` the stages read; each
     refusal names the parameter as the user set it (``Prior.slab_scale``)."""
@@ -125,6 +139,7 @@ def check_params(model):
     check_choice(f["backend"], "backend", BACKENDS)
     check_choice(f["phi_transport"], n("phi_transport"), PHI_TRANSPORTS)
     checkpoint_every = check_positive_int(f["checkpoint_every"], n("checkpoint_every"))
+    _refuse_or_warn_inert(f)
     return dict(
         calibration_holdout=check_holdout(f["calibration_holdout"]),
         loglik_every=check_positive_int(f["loglik_every"], n("loglik_every")),
