@@ -5,8 +5,11 @@ Split R-hat and bulk ESS (Vehtari, Gelman, Simpson, Carpenter & Buerkner 2021; v
 :mod:`dolda.interpret.report.convergence`) of
 
 * the joint log-likelihood over the kept iterations (after the burn-in): does it drift?
-* the *signal* coefficients (those whose 95% interval of the kept draws excludes zero; the
-  :data:`MAX_COEFFICIENTS` of largest posterior |mean| when none does): have they mixed?
+* the *signal* quantities of what the fit reports (:func:`identified`: each class's level,
+  the topic contrasts, the covariate and word coefficients), those whose 95% interval of the
+  kept draws excludes zero (the :data:`MAX_COEFFICIENTS` of largest posterior |mean| when
+  none does): have they mixed?  The raw intercept and topic coefficients are not judged:
+  they move together along a direction the data cannot see.
 
 pooled over the chains (a single chain is split in halves, so a trend shows as R-hat > 1).
 The chain "looks converged" when the log-likelihood's R-hat is at most :data:`RHAT_MAX`, at
@@ -86,6 +89,25 @@ def checkpoint_of(model):
     return None
 
 
+def identified(draws, n_topics: int):
+    """The draws of what a fit reports, in place of eta's columns (S, L, P), same layout:
+    column 0 the class level ``intercept + mean_k eta_lk``, the topic columns the contrasts
+    ``eta_lk - median_j eta_lj`` (:mod:`dolda.interpret.stability`), the covariates and words as
+    they are.  The topic proportions sum to one, so the raw intercept and topic coefficients
+    wander together along a line the data cannot see: judging them would call every chain
+    unconverged for a drift no prediction or explanation shows."""
+    if n_topics <= 0:
+        return draws
+    rest = draws.rest if isinstance(draws, BlockDraws) else np.asarray(draws)
+    out = np.array(rest, dtype=np.float32, copy=True)
+    topics = np.asarray(rest[..., -n_topics:], dtype=np.float64)
+    out[..., 0] = rest[..., 0] + topics.mean(axis=-1)
+    out[..., -n_topics:] = topics - np.median(topics, axis=-1, keepdims=True)
+    if isinstance(draws, BlockDraws):
+        return BlockDraws(out, draws.words, draws.start)
+    return out
+
+
 def _largest(draws, n):
     """(S, <= n) float32: the draws of the ``n`` coefficients (flattened over class and
     column, in that order) of largest posterior |mean|; all of them when there are fewer."""
@@ -148,7 +170,8 @@ def chain_convergence(model, level=0.95) -> dict:
 
     n_chains = int(getattr(model, "n_chains_", 1))
     n_iter = int(model.n_iter_)
-    draws = model.eta_draws_
+    phi = getattr(model, "phi_", None)
+    draws = identified(model.eta_draws_, 0 if phi is None else int(phi.shape[0]))
     S = len(draws) // n_chains
     if isinstance(draws, BlockDraws):
         # the compact word block (dolda.utils.draws): only the diagnosed coefficients are
