@@ -321,7 +321,15 @@ def stability(corpus, seeds=(0, 1), n_iter=500, topics=20, options=None, tag="de
         idents.append(ident)
         print(json.dumps(row), flush=True)
     a, b = fits[0], fits[1]
-    perm, dist = st.matched_hellinger(a.phi_, b.phi_)
+    from dolda.evaluate.diagnostics import hellinger, match_topics
+
+    # topics matched by the top words a reader sees (the rule the package now uses); the
+    # Hellinger distance of those pairs beside it
+    perm, shared = match_topics(a.phi_, b.phi_, 10, a.doc_topic_counts_.sum(axis=0),
+                                b.doc_topic_counts_.sum(axis=0))
+    dist = np.diag(hellinger(np.asarray(a.phi_, np.float64),
+                             np.asarray(b.phi_, np.float64)[perm])).copy()
+    _, dist_hellinger_rule = st.matched_hellinger(a.phi_, b.phi_)
     classes = a.classes_
     K = topics
     C = a.n_chains_
@@ -349,7 +357,10 @@ def stability(corpus, seeds=(0, 1), n_iter=500, topics=20, options=None, tag="de
     # the same with all of each fit's chains pooled (what its intervals are made of)
     pl_gap = _gap_in_sd(*(st.class_levels(m.eta_draws_, K) for m in (a, b)))
     across = {
+        "top10_shared_mean": float(np.mean(shared) / 10),
+        "topics_sharing_7_of_10": float(np.mean(shared >= st.RECUR_TOP_WORDS)),
         "topics_reproduce_share": st.reproduced_share(dist),
+        "topics_reproduce_share_hellinger_matching": st.reproduced_share(dist_hellinger_rule),
         "topics_differ_over_0.5": int(np.sum(dist > 0.5)),
         "matched_hellinger_median": float(np.median(dist)),
         "signal_jaccard_raw": _jaccard(sig_a_raw, sig_b_raw),
