@@ -18,10 +18,11 @@ from ._options import (
 )
 from ._tables import DATA_FORMATS, _read_training_data
 from ._group import main
+from ._sections import SectionedCommand
 from ._output import check_out, emit, is_stdout, write_json
 
 
-@main.command(epilog=DATA_FORMATS)
+@main.command(cls=SectionedCommand, epilog=DATA_FORMATS)
 @click.argument("data", type=_DATA)
 @_data_options()
 @click.option("--label", "label_column", required=True, metavar="COL",

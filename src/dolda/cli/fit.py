@@ -27,10 +27,11 @@ from ._policy import _nested
 from ._signals import _interrupts
 from ._tables import DATA_FORMATS, _read_training_data
 from ._group import main
+from ._sections import SectionedCommand
 from ._metrics import training_accuracy
 
 
-@main.command(epilog=DATA_FORMATS)
+@main.command(cls=SectionedCommand, epilog=DATA_FORMATS)
 @click.argument("data", type=_DATA)
 @_data_options()
 @click.option("--label", "label_column", required=True, metavar="COL",
