@@ -21,14 +21,15 @@ import re
 
 import numpy as np
 
+from ..design.token_pattern import MAX_PATTERN_LENGTH, UnsafePattern as _UnsafePattern
+from ..design.token_pattern import check_safe_pattern as _check_safe_pattern
+
 #: Largest ``predict_sweeps`` / ``transform_sweeps`` a model file may ask for
 #: (a larger one would make ``predict`` run for hours).
 MAX_SWEEPS = 100_000
 #: Largest |coefficient| accepted (posterior draws of eta are O(1)-O(100); 1e300
 #: would overflow the class probabilities into NaN).
 MAX_COEF = 1e12
-#: Largest token pattern accepted (a regular expression compiled on load).
-MAX_PATTERN_LENGTH = 1_000
 #: The only dtype strings a manifest may hold: numpy's own spelling (``dtype.str``) of a
 #: boolean, integer, float or fixed-width unicode array, e.g. ``"<f8"``, ``"|b1"``, ``"<U12"``.
 DTYPE_STRING = re.compile(r"[<>|][biufU][0-9]{1,6}")
@@ -206,10 +207,11 @@ def _vocabulary(meta):
                    "meta.vocabulary.token_pattern")
     if len(pattern) > MAX_PATTERN_LENGTH:
         _fail(f"meta.vocabulary.token_pattern is longer than {MAX_PATTERN_LENGTH} characters")
-    try:
+    try:  # predict and serve run it on any text: never one that backtracks catastrophically
+        _check_safe_pattern(pattern)
         re.compile(pattern)
-    except (re.error, RecursionError, OverflowError) as exc:
-        _fail(f"meta.vocabulary.token_pattern is not a valid regular expression ({exc})")
+    except (re.error, RecursionError, OverflowError, _UnsafePattern) as exc:
+        _fail(f"meta.vocabulary.token_pattern is refused: {exc}")
     _bool(_key(vocab, "lowercase", "meta.vocabulary"), "meta.vocabulary.lowercase")
     stop = _key(vocab, "stop_words", "meta.vocabulary")
     if stop is not None and stop != "english":
