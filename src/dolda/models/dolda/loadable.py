@@ -66,6 +66,6 @@ def check_inputs(model, names, n_topics: int) -> None:
         if cov is not None:
             schema._encoder(cov.to_dict())
         if wf is not None:
-            schema._word_features(wf.to_dict(), V)
+            schema._word_features(wf.to_dict(), V, list(model.vocabulary_.words))
     except schema.SchemaError as exc:
         raise _refuse(exc) from None
