@@ -78,14 +78,18 @@ def read_stop_words(stop_words):
 
 
 def check_token_pattern(pattern) -> str:
-    """``pattern`` if it is a valid regular expression, else a one-line ValueError."""
+    """``pattern`` if it is a valid regular expression in the subset that cannot backtrack
+    catastrophically (:mod:`dolda.design.token_pattern`), else a one-line ValueError."""
+    from .token_pattern import UnsafePattern, check_safe_pattern
+
     if not isinstance(pattern, str):
         raise TypeError(f"token_pattern must be a str, got {type(pattern).__name__}")
     try:
+        check_safe_pattern(pattern)
         re.compile(pattern)
-    except re.error as exc:
-        raise ValueError(f"token_pattern {pattern!r} is not a valid regular expression: "
-                         f"{exc}") from None
+    except (re.error, UnsafePattern) as exc:
+        raise ValueError(f"token_pattern {pattern[:80]!r} is refused: "
+                         f"{' '.join(str(exc).split())}") from None
     return pattern
 
 
@@ -200,7 +204,8 @@ class Vocabulary:
 
     def _tokenize_all(self, texts):
         """Token lists (stop words removed) of every document, checking entry types."""
-        regex = re.compile(self.token_pattern)
+        # a Vocabulary built by hand or read from a file runs only safe patterns too
+        regex = re.compile(check_token_pattern(self.token_pattern))
         stop = self._stop_set()
         lower = self.lowercase
         docs = []

@@ -78,6 +78,7 @@ __all__ = [
     "read_header",
     "register_model_type",
     "save_checkpoint",
+    "save_checkpoint_manifest",
     "save_model",
 ]
 
@@ -273,6 +274,9 @@ def _write_directory(path, header: dict, arrays: dict, *, overwrite: bool,
                                 for name, a in arrays.items()}
             header["arrays_file"] = ARRAYS_FILE
             header["arrays_sha256"] = _sha256(npz)
+            if header.get("type") == CHECKPOINT_TYPE:  # a checkpoint's header is covered too
+                header[_checkpoint_schema.HEADER_SHA256] = \
+                    _checkpoint_schema.header_digest(json.loads(json.dumps(header)))
             # model.json last: a directory holding it is complete
             with open(tmp / HEADER_FILE, "w", encoding="utf-8") as fh:
                 json.dump(header, fh, indent=2, allow_nan=False)
@@ -366,6 +370,8 @@ def _read_header(path, recover: bool) -> dict:
             raise ModelFormatError(f"{header_path} lacks the required field {key!r}")
     try:
         _schema.check_header(header, ARRAYS_FILE)
+        if header["type"] == CHECKPOINT_TYPE:
+            _checkpoint_schema.check_header_digest(header)
     except _schema.SchemaError as exc:
         raise _error(header_path, exc) from None
     return header
@@ -556,6 +562,30 @@ def save_checkpoint(path, meta: dict, arrays: dict, compress: bool = False) -> P
     header = _base_header(CHECKPOINT_TYPE, arrays)
     header["meta"] = meta
     return _write_directory(path, header, arrays, overwrite=True, compress=compress)
+
+
+def save_checkpoint_manifest(path, meta: dict) -> Path:
+    """Write the manifest of a several-chain checkpoint: ``model.json`` (and an empty
+    ``arrays.npz``) in ``path``, beside the chains' own checkpoint directories, each file
+    replaced atomically (the chains' directories are left as they are).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The checkpoint directory that holds ``chain0/``, ``chain1/``, ...
+    meta : dict
+        JSON-encodable metadata (``chains``, ``chain_iterations``, ``fingerprint``, ...:
+        :func:`dolda.models.dolda.resume.manifest_meta`).
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    from .manifest import write_manifest
+
+    header = _base_header(CHECKPOINT_TYPE)
+    header["meta"] = meta
+    return write_manifest(Path(path), _to_json(header, "meta"), ARRAYS_FILE, HEADER_FILE)
 
 
 def load_checkpoint(path) -> tuple[dict, dict]:

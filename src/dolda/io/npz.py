@@ -22,6 +22,10 @@ from numpy.lib import format as npy_format
 MAX_HEADER_SIZE = 10_000
 #: Dtype kinds a model file may hold: bool, ints, unsigned, floats, fixed-width str.
 ALLOWED_KINDS = "biufU"
+#: Deflate's largest possible expansion (its maximal blocks turn 258 bytes into 2 bits:
+#: under 1032:1); a member declaring more uncompressed bytes than this many times its
+#: compressed size plus a header's is lying about its size.
+MAX_INFLATE_RATIO = 1032
 #: Environment variable overriding the cap on the total bytes of a model's arrays.
 MAX_BYTES_ENV = "DOLDA_MAX_MODEL_BYTES"
 
@@ -59,6 +63,21 @@ def _read_header(fh):
     else:
         raise ValueError(f"unsupported .npy format version {version}")
     return shape, fortran, dtype
+
+
+def _check_member_sizes(path, members, error) -> None:
+    """Every member's declared size is one its bytes on disk can hold, before any is read:
+    a stored member holds exactly its bytes, a deflated one at most
+    :data:`MAX_INFLATE_RATIO` times its compressed bytes (what the file's own size bounds)."""
+    size = os.path.getsize(path)
+    for key, info in members.items():
+        if info.compress_type == zipfile.ZIP_STORED:
+            ok = info.compress_size == info.file_size
+        else:
+            ok = info.file_size <= MAX_INFLATE_RATIO * info.compress_size + MAX_HEADER_SIZE
+        if not ok or info.header_offset + info.compress_size > size:
+            raise error(f"array {key!r} declares {info.file_size} bytes, more than its "
+                        f"{info.compress_size} bytes in the {size}-byte {path.name} can hold")
 
 
 def read_npz(path, manifest: dict, error, max_bytes: int | None = None) -> dict:
@@ -104,6 +123,7 @@ def read_npz(path, manifest: dict, error, max_bytes: int | None = None) -> dict:
         if set(members) != set(manifest):
             raise error(f"{path.name} holds arrays {sorted(members)}, but model.json lists "
                         f"{sorted(manifest)}")
+        _check_member_sizes(path, members, error)
         plans = {}
         for key, info in members.items():
             spec = manifest[key]

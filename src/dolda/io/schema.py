@@ -21,14 +21,15 @@ import re
 
 import numpy as np
 
+from ..design.token_pattern import MAX_PATTERN_LENGTH, UnsafePattern as _UnsafePattern
+from ..design.token_pattern import check_safe_pattern as _check_safe_pattern
+
 #: Largest ``predict_sweeps`` / ``transform_sweeps`` a model file may ask for
 #: (a larger one would make ``predict`` run for hours).
 MAX_SWEEPS = 100_000
 #: Largest |coefficient| accepted (posterior draws of eta are O(1)-O(100); 1e300
 #: would overflow the class probabilities into NaN).
 MAX_COEF = 1e12
-#: Largest token pattern accepted (a regular expression compiled on load).
-MAX_PATTERN_LENGTH = 1_000
 #: The only dtype strings a manifest may hold: numpy's own spelling (``dtype.str``) of a
 #: boolean, integer, float or fixed-width unicode array, e.g. ``"<f8"``, ``"|b1"``, ``"<U12"``.
 DTYPE_STRING = re.compile(r"[<>|][biufU][0-9]{1,6}")
@@ -45,6 +46,12 @@ DRAWS = "f*"
 #: format version 2): float16 only.
 WORD_DRAWS = "f2"
 INTERCEPT = "(intercept)"
+#: Smallest covariate scale and largest |mean| of a standardized column: (x - mean) / scale
+#: of a value the fit accepts (|x| <= 1e12, dolda.utils.validation) must stay finite.
+MIN_COVARIATE_SCALE = 1e-100
+MAX_COVARIATE_MEAN = 1e12
+#: Largest idf of a word column (a fit's idf is 1 + log((1 + D) / (1 + df)) <= 1 + log(1 + D)).
+MAX_IDF = 1e3
 
 
 class SchemaError(ValueError):
@@ -206,10 +213,11 @@ def _vocabulary(meta):
                    "meta.vocabulary.token_pattern")
     if len(pattern) > MAX_PATTERN_LENGTH:
         _fail(f"meta.vocabulary.token_pattern is longer than {MAX_PATTERN_LENGTH} characters")
-    try:
+    try:  # predict and serve run it on any text: never one that backtracks catastrophically
+        _check_safe_pattern(pattern)
         re.compile(pattern)
-    except (re.error, RecursionError, OverflowError) as exc:
-        _fail(f"meta.vocabulary.token_pattern is not a valid regular expression ({exc})")
+    except (re.error, RecursionError, OverflowError, _UnsafePattern) as exc:
+        _fail(f"meta.vocabulary.token_pattern is refused: {exc}")
     _bool(_key(vocab, "lowercase", "meta.vocabulary"), "meta.vocabulary.lowercase")
     stop = _key(vocab, "stop_words", "meta.vocabulary")
     if stop is not None and stop != "english":
@@ -247,8 +255,9 @@ def _positive_finite(value, where):
     return float(value)
 
 
-def _word_features(wf, n_words):
-    """A :meth:`WordFeatures.to_dict`; returns its number of columns."""
+def _word_features(wf, n_words, vocabulary=None):
+    """A :meth:`WordFeatures.to_dict` (``vocabulary``: the model's words, when known);
+    returns its number of columns."""
     from ..design.word_features import WORD_FEATURES, WORD_SELECTIONS
 
     if not isinstance(wf, dict):
@@ -257,30 +266,38 @@ def _word_features(wf, n_words):
     if "selection" in wf:  # absent in files written before word_selection existed
         _str(wf["selection"], "meta.word_features.selection", WORD_SELECTIONS)
     _int(_key(wf, "n_words", "meta.word_features"), "meta.word_features.n_words", 1, 2**31)
-    n = _word_list(wf, "meta.word_features", n_words)
+    n = _word_list(wf, "meta.word_features", n_words, vocabulary)
     if wf.get("dense") is not None:  # word_prior="both": every word's tf-idf as well
         if not isinstance(wf["dense"], dict):
             _fail("meta.word_features.dense must be an object")
-        n += _word_list(wf["dense"], "meta.word_features.dense", n_words)
+        n += _word_list(wf["dense"], "meta.word_features.dense", n_words, vocabulary)
     return n
 
 
-def _word_list(obj, where, n_words):
-    """``word_ids`` (vocabulary ids), ``words`` and ``idf`` of one list of word columns;
-    returns their number."""
+def _word_list(obj, where, n_words, vocabulary=None):
+    """``word_ids`` (distinct vocabulary ids), ``words`` (the vocabulary's words at those
+    ids) and ``idf`` of one list of word columns; returns their number."""
     ids = _key(obj, "word_ids", where)
     if not isinstance(ids, list):
         _fail(f"{where}.word_ids must be a list")
     for v in ids:
         _int(v, f"{where}.word_ids[]", 0, n_words)
     n = len(ids)
-    _str_list(_key(obj, "words", where), f"{where}.words", length=n)
+    if len(set(ids)) != n:
+        _fail(f"{where}.word_ids has duplicated ids")
+    words = _str_list(_key(obj, "words", where), f"{where}.words", length=n)
+    if vocabulary is not None:
+        for i, (j, w) in enumerate(zip(ids, words)):
+            if vocabulary[j] != w:
+                _fail(f"{where}.words[{i}] is {w[:40]!r} but word id {j} of the vocabulary "
+                      f"is {vocabulary[j][:40]!r}")
     idf = _key(obj, "idf", where)
     if not isinstance(idf, list) or len(idf) != n:
         _fail(f"{where}.idf must be a list of {n} numbers")
     for v in idf:
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
-            _fail(f"{where}.idf must hold finite numbers")
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) \
+                or not 0 < v <= MAX_IDF:
+            _fail(f"{where}.idf must hold numbers in (0, {MAX_IDF:g}], got {v!r}")
     return n
 
 
@@ -333,9 +350,11 @@ def _encoder(enc):
             _fail(f"{where}.{key} must have one entry per numeric column")
         for c, v in block.items():
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) \
-                    or (key == "scale" and v <= 0):
-                _fail(f"{where}.{key}[{c!r}] must be a finite number"
-                      + (" > 0" if key == "scale" else "") + f", got {v!r}")
+                    or (key == "scale" and v < MIN_COVARIATE_SCALE) \
+                    or (key == "mean" and abs(v) > MAX_COVARIATE_MEAN):
+                _fail(f"{where}.{key}[{c!r}] must be a finite number "
+                      + (f">= {MIN_COVARIATE_SCALE:g}" if key == "scale"
+                         else f"of magnitude <= {MAX_COVARIATE_MEAN:g}") + f", got {v!r}")
     _str_list(_key(enc, "feature_names_out", where), f"{where}.feature_names_out",
               length=n_out)
     _bool(_key(enc, "sparse", where), f"{where}.sparse")
@@ -443,7 +462,7 @@ def _dolda_manifest(cls, meta, manifest):
     n_cov = 0 if cov is None else _encoder(cov)
     _selected_covariates(params.get("covariate_columns"), cov)
     wf = meta.get("word_features")
-    n_wf = 0 if wf is None else _word_features(wf, n_words)
+    n_wf = 0 if wf is None else _word_features(wf, n_words, meta["vocabulary"]["words"])
     if "alpha_" in meta:  # the (possibly learned) Dirichlet priors of the chain
         _dirichlet_alpha(meta["alpha_"], "meta.alpha_", K)
     if "beta_" in meta:
@@ -466,6 +485,7 @@ def _dolda_manifest(cls, meta, manifest):
     shapes = _Shapes(manifest)
     horseshoe = params.get("prior", "horseshoe") == "horseshoe"
     S = _dolda_draws(shapes, manifest, n_classes, P, n_wf, horseshoe)
+    _kept_at_most(S, n_iter * n_chains)
     shapes.need("phi", [K, n_words], kinds="f*")
     counts = shapes.need("doc_topic_counts", [None, K], kinds="iu", optional=True)
     shapes.need("loglik", [n_chains, n_iter, 2])
@@ -477,6 +497,13 @@ def _dolda_manifest(cls, meta, manifest):
                  "stacking", "training_loglik"])
     del n_tokens
     return {"n_topics": K, "n_docs": None if counts is None else counts[0]}
+
+
+def _kept_at_most(S, total):
+    """A chain keeps at most one draw per iteration: S <= n_iter x n_chains."""
+    if S > total:
+        _fail(f"array 'eta_draws' holds {S} draws, more than the {total} iterations "
+              "(n_iter x n_chains) the file says were run")
 
 
 def _dolda_draws(shapes, manifest, n_classes, P, n_wf, horseshoe):
@@ -549,6 +576,7 @@ def _probit_manifest(cls, meta, manifest):
         _fail("a DOProbit needs at least one column (features or intercept)")
     shapes = _Shapes(manifest)
     S = shapes.need("eta_draws", [None, n_classes, P], kinds=DRAWS)[0]
+    _kept_at_most(S, n_iter * n_chains)
     horseshoe = params.get("prior", "horseshoe") == "horseshoe"
     shapes.need("tau_draws", [S, n_classes], kinds=DRAWS, optional=not horseshoe)
     shapes.need("lambda_draws", [S, n_classes, n_features], kinds=DRAWS,

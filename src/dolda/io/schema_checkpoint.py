@@ -6,15 +6,62 @@ the arrays' values are checked by :func:`dolda.io.schema_values.check_values`.
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import numpy as np
 
 from .schema import (DRAWS, WORD_DRAWS, WORD_ROWS, _dict, _dirichlet_alpha, _fail, _int, _key,
                      _positive_finite, _scale_axis, _Shapes, _word_rows)
 
+#: The header field holding the checksum of a checkpoint's header (with its arrays' one).
+HEADER_SHA256 = "header_sha256"
+
+
+def header_digest(header: dict) -> str:
+    """SHA-256 of ``header`` without its own :data:`HEADER_SHA256`, in canonical JSON:
+    it covers ``arrays_sha256`` and so the whole checkpoint."""
+    body = {k: v for k, v in header.items() if k != HEADER_SHA256}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def check_header_digest(header: dict) -> None:
+    """A checkpoint's header is the one its writer wrote (an edited iteration counter or
+    fingerprint would otherwise be resumed as if it were)."""
+    meta = header.get("meta")
+    stored = header.get(HEADER_SHA256)
+    if stored is None:
+        if isinstance(meta, dict) and ("fingerprint" in meta or "chains" in meta):
+            _fail(f"the checkpoint lacks its header checksum {HEADER_SHA256!r}")
+        return
+    if not isinstance(stored, str) or stored != header_digest(header):
+        _fail("checksum mismatch of the checkpoint's header: it was modified after saving")
+
+
+def _chains_manifest(meta: dict, manifest: dict) -> dict:
+    """The manifest of a several-chain checkpoint (:mod:`dolda.models.dolda.resume`)."""
+    n = _int(meta["chains"], "meta.chains", 2, 2**20)
+    n_iter = _int(_key(meta, "n_iter", "meta"), "meta.n_iter", 1, 2**40)
+    done = _key(meta, "chain_iterations", "meta")
+    if not isinstance(done, list) or len(done) != n:
+        _fail(f"meta.chain_iterations must be a list of {n} iterations")
+    for k in done:
+        _int(k, "meta.chain_iterations[]", 0, n_iter + 1)
+    _int(_key(meta, "next_iteration", "meta"), "meta.next_iteration", 0, n_iter + 1)
+    _dict(_key(meta, "fingerprint", "meta"), "meta.fingerprint")
+    _dict(_key(meta, "params", "meta"), "meta.params")
+    if manifest:
+        _fail(f"a several-chain checkpoint's manifest holds no arrays, got {sorted(manifest)}")
+    return {}
 
 
 def check_checkpoint_manifest(meta: dict, manifest: dict) -> dict:
-    """A DOLDA chain checkpoint (meta with ``next_iteration``); others are free-form."""
+    """A DOLDA chain checkpoint (meta with ``next_iteration``), or the manifest of a
+    several-chain one (meta with ``chains``); others are free-form."""
+    if "chains" in meta:
+        return _chains_manifest(meta, manifest)
     if "next_iteration" not in meta:
         return {}
     n_iter = _int(_key(meta, "n_iter", "meta"), "meta.n_iter", 1, 2**40)
@@ -23,6 +70,8 @@ def check_checkpoint_manifest(meta: dict, manifest: dict) -> dict:
     n_tokens = _int(_key(meta, "n_tokens", "meta"), "meta.n_tokens", 0, 2**48)
     n_docs = _int(_key(meta, "n_docs", "meta"), "meta.n_docs", 0, 2**40)
     _dict(_key(meta, "params", "meta"), "meta.params")
+    if "fingerprint" in meta:
+        _dict(meta["fingerprint"], "meta.fingerprint")
     shapes = _Shapes(manifest)
     shapes.need("z", [n_tokens], kinds="iu")
     K = shapes.need("ndk", [n_docs, None], kinds="iu")[1]

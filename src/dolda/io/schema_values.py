@@ -89,6 +89,9 @@ def check_values(tag: str, facts: dict, arrays: dict, checkpoint=False) -> None:
             _fail("array 'stacking' has NaN or infinite values")
         if np.abs(stacking[:, 1:]).max() > MAX_COEF:
             _fail(f"array 'stacking' has weights beyond {MAX_COEF:.0e} in magnitude")
+        if not np.any(np.isfinite(stacking[:, 0])):  # every class's probability 0/0
+            _fail("array 'stacking' gives no class a finite intercept (column 0 is -inf "
+                  "throughout)")
     pointwise = arrays.get("training_loglik")
     if pointwise is not None and not np.all(pointwise <= 0):  # NaN fails too
         _fail("array 'training_loglik' must hold log-probabilities (<= 0, not NaN)")
@@ -98,6 +101,9 @@ def check_values(tag: str, facts: dict, arrays: dict, checkpoint=False) -> None:
         _simplex_rows(arrays, "phi", axis=0 if checkpoint else 1)
         if not checkpoint:
             _every_word_emitted(arrays, "phi")
+            if arrays["phi"].size and arrays["phi"].min() <= 0:  # a reduction, no temporary
+                _fail("array 'phi' has values <= 0, and a fitted model's phi is positive "
+                      "everywhere (the posterior mean of every topic's word distribution)")
     z = arrays.get("z")
     K = facts.get("n_topics")
     if z is not None and K is not None and z.size and (z.min() < 0 or z.max() >= K):

@@ -30,6 +30,8 @@ from ...sampler.threads import using_threads
 from ...utils.phases import phase
 from ...utils.validation import check_checkpoint_fits
 from .kept import KeptDraws, SingletonRows
+from .resume import RESUME_PRIOR_PARAMS, check_resume  # noqa: F401 - callers import them here
+from . import resume as _resume
 from .state import alpha_mode
 from .options import flat_params, flat_value
 
@@ -60,6 +62,33 @@ def run_chains(model, design, p, resume):
                                      model.eta_sampler_, model.phi_sampler,
                                      p["loglik_every"], design.n_word_columns)
     base_seed = seed_from(model.random_state)
+    n_chains = p["n_chains"]
+    several = n_chains > 1
+    done = [0] * n_chains
+    chain_dirs = [None] * n_chains
+    fingerprint = None
+    if several and (resume is not None or model.checkpoint is not None):
+        fingerprint = _resume.fingerprint(model, design.data)
+    if resume is not None and several:  # the manifest and every chain checked before any runs
+        from ... import io
+
+        meta, _ = io.load_checkpoint(resume)
+        _resume.check_manifest(model, meta, design.data, n_chains, p["n_iter"], str(resume),
+                               fingerprint)
+        chain_dirs = [_chain_dir(resume, c) for c in range(n_chains)]
+        for c, d in enumerate(chain_dirs):
+            if d is not None:
+                chain_meta = io.read_header(d)["meta"]
+                check_resume(model, chain_meta, design.data, p["n_iter"], str(d), fingerprint)
+                done[c] = int(chain_meta["next_iteration"])
+    manifest = None
+    if model.checkpoint is not None and several:
+        def manifest(c, next_iteration):
+            from ... import io
+
+            done[c] = int(next_iteration)
+            io.save_checkpoint_manifest(model.checkpoint, _resume.manifest_meta(
+                model, n_chains, done, p["n_iter"], fingerprint))
     chains = []
     # the progress bar shows the chain: its phase is logged, not echoed
     with phase(f"sampling {p['n_iter']} iterations x {p['n_chains']} chain(s)", show=False):
@@ -68,13 +97,27 @@ def run_chains(model, design, p, resume):
             if ckpt is not None and p["n_chains"] > 1:
                 ckpt = Path(ckpt) / f"chain{c}"
             chain_resume = resume
-            if resume is not None and p["n_chains"] > 1:
-                chain_resume = Path(resume) / f"chain{c}"
-                if not (chain_resume / "model.json").exists():
-                    chain_resume = None  # this chain had not started
+            if resume is not None and several:
+                chain_resume = chain_dirs[c]  # None: this chain had not started
+            if manifest is not None and c == 0:
+                manifest(0, done[0])  # before the first chain runs: resumable from now on
             chains.append(run_chain(model, design.data, config, p, chain_seed(base_seed, c),
-                                    chain_resume, ckpt, c))
+                                    chain_resume, ckpt, c,
+                                    None if manifest is None else
+                                    (lambda it, c=c: manifest(c, it))))
     return chains
+
+
+def _chain_dir(resume, c):
+    """Chain ``c``'s checkpoint in the several-chain checkpoint ``resume``: its directory,
+    or None when that chain had not written one (a complete copy left beside a missing
+    directory by a killed replacement counts: :mod:`dolda.io.atomic`)."""
+    from ... import io
+    from ...io import atomic
+
+    path = Path(resume) / f"chain{c}"
+    found = atomic.readable_path(path, io._is_complete)
+    return path if (found / io.HEADER_FILE).is_file() else None
 
 
 class FitInterrupted(KeyboardInterrupt):
@@ -179,11 +222,12 @@ class _DeferredInterrupt:
         return False
 
 
-def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
+def run_chain(model, data, config, p, seed, resume, checkpoint, chain, saved_hook=None):
     """Run (or resume) chain number ``chain`` of ``model`` (a DOLDA) on ``data``.
 
     ``p`` are the checked parameters, ``checkpoint`` where to write checkpoints (or
-    None), ``resume`` a checkpoint to continue or extend.  Returns the chain's
+    None), ``resume`` a checkpoint to continue or extend, ``saved_hook(next_iteration)``
+    is called after each checkpoint (the several-chain manifest).  Returns the chain's
     draws as a dict (eta, tau and lambda draws, the posterior-mean Phi, n_dk,
     the log-likelihood trace, iteration seconds, alpha and beta).
     """
@@ -216,6 +260,7 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
         meta, arr = io.load_checkpoint(resume)
         check_resume(model, meta, data, n_iter)
         check_checkpoint_fits(arr, len(data.y), len(data.tokens), data.n_classes, n_cols, K)
+        _resume.check_chain_arrays(arr, data, K)
         start = int(meta["next_iteration"])
         if int(meta["seed"]) != seed:
             raise ValueError(f"the checkpoint {resume} belongs to a chain with another "
@@ -264,11 +309,14 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
         runner.config = runner.config._replace(alpha=alpha_value(meta["alpha"]),
                                                beta=meta["beta"])
 
+    fingerprint = None if checkpoint is None else _resume.fingerprint(model, data)
+
     def save_checkpoint(next_iteration):
         z, ndk = runner.topics()
         meta = {"seed": seed, "next_iteration": int(next_iteration), "n_iter": n_iter,
                 "n_tokens": int(len(data.tokens)), "n_docs": int(len(data.y)),
                 "params": io.encode_params(flat_params(model)),
+                "fingerprint": fingerprint,
                 "alpha": alpha_json(runner.config.alpha),
                 "beta": float(runner.config.beta)}
         arrays = {"z": z, "ndk": ndk, "phi": runner.phi(),
@@ -278,6 +326,8 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain):
                   "loglik": loglik, **phi_mean.to_arrays(phi_acc)}
         written = io.save_checkpoint(checkpoint, meta, arrays)
         saved[0] = int(next_iteration)
+        if saved_hook is not None:
+            saved_hook(int(next_iteration))
         return written
 
     saved = [start if resume is not None and checkpoint is not None
@@ -391,44 +441,3 @@ def warm_start(state, seed, data, config, n_sweeps, from_state=False):
     state.phi[:] = lda.phi_wk
     # a Pólya-urn chain derives its sparse Phi from this dense one at its first step
     return state._replace(phi_sparse=None)
-
-
-#: The parameters that define the posterior's prior: a resumed chain keeps them.
-RESUME_PRIOR_PARAMS = ("prior", "prior_variance", "slab_scale", "slab_blocks",
-                       "global_scales", "word_prior", "word_prior_variance")
-
-
-def _prior_param(params, name):
-    """A prior parameter as the chain read it (``slab_blocks`` normalised, and moot
-    without a slab)."""
-    if name != "slab_blocks":
-        return params.get(name)
-    if params.get("slab_scale") is None:
-        return None
-    from .params import check_slab_blocks
-
-    return check_slab_blocks(params.get("slab_blocks", "all"))
-
-
-def check_resume(model, meta, data, n_iter):
-    """A checkpoint must belong to this data; a longer ``n_iter`` must be a valid extension."""
-    if meta.get("n_tokens") != len(data.tokens) or meta.get("n_docs") != len(data.y):
-        raise ValueError(
-            "the checkpoint was written for other data: it has "
-            f"{meta.get('n_docs')} documents and {meta.get('n_tokens')} tokens, the data "
-            f"given has {len(data.y)} and {len(data.tokens)}")
-    from ... import io
-
-    if "params" in meta:  # the prior the chain was sampled under must not change mid-chain
-        saved = io.params_as_saved(type(model), meta["params"])
-        mine = flat_params(model)
-        for name in RESUME_PRIOR_PARAMS:
-            if name in saved and _prior_param(saved, name) != _prior_param(mine, name):
-                raise ValueError(
-                    f"the checkpoint's chain was sampled with {name}={saved[name]!r} and this "
-                    f"model has {name}={mine[name]!r}: resume with the prior the "
-                    f"chain began with ({name}={saved[name]!r})")
-    if meta.get("n_iter") != n_iter:
-        from .extend import check_extension
-
-        check_extension(meta, n_iter, model)

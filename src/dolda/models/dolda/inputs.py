@@ -58,6 +58,9 @@ def fit_design(model, X, y, covariates, p) -> FitDesign:
     ``y``, build the corpus, ``[1, X, words]`` and the prior; sets the fitted vocabulary,
     ``classes_``, covariate encoder, word features, ``eta_sampler_``, ``feature_names_``,
     ``scale_blocks_`` and ``n_tokens_``."""
+    from .loadable import check_inputs, check_options
+
+    check_options(model)  # options a model file could not hold: refused before any work
     texts, covariates = split_documents(X, model.text_column, model.covariate_columns,
                                         covariates)
     if y is None:
@@ -74,6 +77,7 @@ def fit_design(model, X, y, covariates, p) -> FitDesign:
     Xd, names = add_word_features(model, corpus, Xd, names, p, y_index)
     n_word_columns = Xd.shape[1] - n_before_words
     K = p["n_topics"]
+    check_inputs(model, names, K)  # names and fitted inputs a model file could not hold
     check_fit_sizes(model.classes_, y_index, K, corpus, Xd.shape[1] + K, p, n_word_columns)
     if p["topic_init"] == "nmf" and not model.two_step:
         from ...sampler.topic_start import check_nmf_start
