@@ -305,7 +305,7 @@ def test_dask_workers_repeat_the_phi_draw_from_its_counts(client, corpus, z_samp
                   **kw).fit(corpus.texts, corpus.y)
     assert sent_counts == [False] * 8
     _assert_same_chain(local, dense)
-    assert dense.get_params()["phi_transport"] == "dense"
+    assert dense.get_params()["backend__phi_transport"] == "dense"
 
 
 @pytest.mark.parametrize("sampler", ["dense", "sparse"])

@@ -64,15 +64,19 @@ def test_signal_topics_report_recurrence_and_drop_unstable_topics(two_chains, tm
     assert len(table) > 0
     top = table.index[0]
     k = int(top.split()[-1])
-    saved = m.topic_hellinger_.copy()
+    assert m.topic_shared_words_.shape == (2, 4) and np.all(m.topic_shared_words_[0] == 10)
+    saved = m.topic_shared_words_.copy()
     try:
-        m.topic_hellinger_[1, k] = 0.9  # chain 1 does not find this topic: unstable
+        # chain 1's matched topic shares 3 of the 10 top words: not found again, unstable
+        m.topic_shared_words_[1, k] = 3
         assert top not in m.signal_topics(label).index
         stab = st.signal_stability(m)
         assert not stab.loc[(label, top), "stable"]
         assert stab.loc[(label, top), "recurrence"] == 0.5
+        m.topic_shared_words_[1, k] = st.RECUR_TOP_WORDS  # 7 of 10: the same topic
+        assert top in m.signal_topics(label).index
     finally:
-        m.topic_hellinger_[:] = saved
+        m.topic_shared_words_[:] = saved
     assert top in m.signal_topics(label).index
     # the reported figures the convergence verdict carries
     rep = m.convergence_

@@ -67,7 +67,7 @@ def run_chains(model, design, p, resume):
     done = [0] * n_chains
     chain_dirs = [None] * n_chains
     fingerprint = None
-    if several and (resume is not None or model.checkpoint is not None):
+    if several and (resume is not None or flat_value(model, "checkpoint") is not None):
         fingerprint = _resume.fingerprint(model, design.data)
     if resume is not None and several:  # the manifest and every chain checked before any runs
         from ... import io
@@ -82,12 +82,12 @@ def run_chains(model, design, p, resume):
                 check_resume(model, chain_meta, design.data, p["n_iter"], str(d), fingerprint)
                 done[c] = int(chain_meta["next_iteration"])
     manifest = None
-    if model.checkpoint is not None and several:
+    if flat_value(model, "checkpoint") is not None and several:
         def manifest(c, next_iteration):
             from ... import io
 
             done[c] = int(next_iteration)
-            io.save_checkpoint_manifest(model.checkpoint, _resume.manifest_meta(
+            io.save_checkpoint_manifest(flat_value(model, "checkpoint"), _resume.manifest_meta(
                 model, n_chains, done, p["n_iter"], fingerprint))
     chains = []
     # the progress bar shows the chain: its phase is logged, not echoed

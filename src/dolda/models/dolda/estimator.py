@@ -249,7 +249,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
             return _options.flat_value(self, name)
         if name == "two_step":
             return type(self)._two_step
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return super().__getattr__(name)  # a fitted attribute before fit: NotFittedError
 
     def set_params(self, **params):
         """Set parameters, as scikit-learn's; ``group__field`` reaches a field of a group left
