@@ -154,7 +154,29 @@ def throughput_table(root: Path = ROOT) -> str:
     return "\n".join(lines)
 
 
-TABLES = {"accuracy": accuracy_table, "throughput": throughput_table}
+def _brief(table):
+    """A table for README: no result-file column and no source line (README links the
+    results page once; the page names every file)."""
+    def make(root: Path = ROOT) -> str:
+        out = []
+        drop = None
+        for line in table(root).splitlines():
+            if line.startswith("|"):
+                cells = line.strip("|").split("|")
+                if drop is None and "result file" in [c.strip() for c in cells]:
+                    drop = [c.strip() for c in cells].index("result file")
+                if drop is not None and len(cells) > drop:
+                    cells = cells[:drop] + cells[drop + 1:]
+                line = "|" + "|".join(cells) + "|"
+            else:
+                line = re.sub(r"\s*(Source: .*|Result files under .*)$", "", line)
+            out.append(line)
+        return "\n".join(out)
+    return make
+
+
+TABLES = {"accuracy": accuracy_table, "throughput": throughput_table,
+          "accuracy_brief": _brief(accuracy_table), "throughput_brief": _brief(throughput_table)}
 _BLOCK = re.compile(r"(<!-- generated:(\w+) -->\n)(?:.*?\n)?(<!-- /generated:\2 -->)", re.S)
 
 
