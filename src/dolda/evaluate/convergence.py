@@ -18,11 +18,11 @@ most :data:`SHARE_MAX` have a bulk ESS below :data:`ESS_MIN`, with at least
 :data:`MIN_KEPT_DRAWS` kept draws per chain.  The log-likelihood's ESS is reported, not
 required: its mean is never used, only its drift matters, and a topic model's log-likelihood
 is so autocorrelated that an ESS bar of 100 failed every chain shorter than about 200
-kept draws (issue 36).  A Horseshoe model has hundreds of coefficients pinned near zero
+kept draws.  A Horseshoe model has hundreds of coefficients pinned near zero
 that mix slowly without changing any prediction: they are reported (``coef_share_above``),
 not judged.  With several chains, the topics must also agree: when more than
-:data:`SHARE_MAX` of the topics are not found again (matched Hellinger distance < 0.3) in 75% of
-the chains (:mod:`dolda.interpret.stability`), the chains are in different modes and the
+:data:`SHARE_MAX` of the topics are not found again (their matched topic sharing 7 of their 10
+top words) in 75% of the chains (:mod:`dolda.interpret.stability`), the chains are in different modes and the
 verdict is "not converged".  These are heuristics: they can miss non-convergence, never prove
 convergence.
 

@@ -1,5 +1,5 @@
 """What a fit identifies and what repeats: topic contrasts, topic recurrence across chains,
-cross-chain R-hat and ESS of the reported quantities, signals that repeat (issue 32).
+cross-chain R-hat and ESS of the reported quantities, signals that repeat.
 
 The topic proportions of a document sum to one, so the likelihood cannot tell
 ``(intercept + c, every topic coefficient - c)`` from the original for any ``c``: a single

@@ -85,7 +85,7 @@ __all__ = [
 #: Value of the ``"format"`` field of every ``model.json``.
 FORMAT_NAME = "dolda-model"
 #: The newest on-disk format version this dolda reads.  Version 2: the compact word block
-#: of DOLDA's draws (``eta_word_draws`` float16, ``lambda_word_stats``, issue 33), which a
+#: of DOLDA's draws (``eta_word_draws`` float16, ``lambda_word_stats``), which a
 #: version-1 reader would not know how to read; files without it are written as version
 #: :data:`FORMAT_VERSION_PLAIN`, so that an older dolda still reads them.
 FORMAT_VERSION = 2

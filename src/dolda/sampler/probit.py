@@ -108,7 +108,7 @@ class ProbitPrior(NamedTuple):
         DOLDA's covariates, words, topics): each class has one global scale per block,
         ``tau_{lg}``, each with its own half-Cauchy prior and auxiliary ``xi_{lg}``, so
         thousands of word columns do not set the scale of the K topic columns
-        (issue 32).  ``tau2`` and ``xi`` are then (L, G).
+        ``tau2`` and ``xi`` are then (L, G).
     slab : float, float array (P,) or None
         None: the Horseshoe as the paper has it.  Otherwise ``s^2``, the variance of a
         Gaussian slab multiplying the Horseshoe on every shrunk column, or per column

@@ -36,8 +36,8 @@ def limit_spin_wait(environ=os.environ) -> bool:
     throttles only when there are more threads than CPUs in the affinity mask, never for
     the load of other processes).  An iteration runs a dozen parallel regions; on a shared
     machine the spinning thread burns the CPU share the working one needs, and the fit
-    slowed 9x beside 4 busy loops on 2 cores where a fair share predicts 3x (issue 37;
-    ``benchmarks/results/contention.md``).  Sleeping at once (``OMP_WAIT_POLICY=PASSIVE``)
+    slowed 9x beside 4 busy loops on 2 cores where a fair share predicts 3x
+    (``benchmarks/results/contention.md``).  Sleeping at once (``OMP_WAIT_POLICY=PASSIVE``)
     costs a futex wake per region: the exact-posterior z-sweep tests, thousands of tiny
     regions, took 36 s against 6.3 s spinning on an idle machine; :data:`SPIN_ROUNDS`
     rounds took 6.8-7.4 s (3,000-30,000), so a short spin keeps the idle speed.

@@ -14,7 +14,7 @@ linear predictors convert one slice of draws at a time, never all of them at onc
 Model files written before the draws were float32 keep their float64 draws as saved
 (every reader accepts both).
 
-The word block (issue 33).  With word covariates the draws of the word columns'
+The word block.  With word covariates the draws of the word columns'
 coefficients are most of the draws (S x L x 83,488 on 20 Newsgroups with every kept word:
 1.67 GB in float32), so a DOLDA fit keeps them in float16 (:data:`WORD_DRAW_DTYPE`,
 relative rounding at most 2**-11) beside the other columns in float32, as one
@@ -73,7 +73,7 @@ def draw_quantiles(draws, q):
 
 
 # ------------------------------------------------------------------ the word block
-#: dtype of the kept draws of the word covariates' coefficients (issue 33): 2 bytes.
+#: dtype of the kept draws of the word covariates' coefficients: 2 bytes.
 WORD_DRAW_DTYPE = np.dtype(np.float16)
 
 #: Largest magnitude a float16 word draw holds (beyond it, stored at this bound).

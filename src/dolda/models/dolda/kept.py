@@ -90,7 +90,7 @@ class KeptDraws:
                        (None if arr.get("lambda_word_sums") is None
                         else np.array(arr["lambda_word_sums"], dtype=np.float64)),
                        start, window_from)
-        # the layout before issue 33: every column in eta_draws / lambda_draws
+        # the layout without a word block: every column in eta_draws / lambda_draws
         eta, words = split_columns(arr["eta_draws"], start, stop)
         lam = arr.get("lambda_draws")
         sums = None
