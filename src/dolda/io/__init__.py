@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from . import atomic as _atomic, npz as _npz, schema as _schema, schema_values as _values
+from .atomic import fsync_dir as _fsync_dir, umask as _umask
 from . import schema_checkpoint as _checkpoint_schema
 from .codec import (
     ModelFormatError,
@@ -181,32 +182,6 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: fh.read(_CHUNK), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # e.g. Windows: directories cannot be opened
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _umask() -> int:
-    # os.umask() can only be read by setting it, which races with other threads;
-    # Linux reports it in /proc, elsewhere assume the common 022.
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    return 0o022
 
 
 def _chmod_like_mkdir(path: Path) -> None:

@@ -221,3 +221,31 @@ def _between_renames(path: Path) -> None:
     Does nothing; the kill tests replace it (in a child process) to land a
     SIGKILL exactly between the two renames.
     """
+
+
+def fsync_dir(path: Path) -> None:
+    """Flush a directory's entries to disk (a rename is durable only then)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # e.g. Windows: directories cannot be opened
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def umask() -> int:
+    """The process's file-mode creation mask, read without setting it."""
+    # os.umask() can only be read by setting it, which races with other threads;
+    # Linux reports it in /proc, elsewhere assume the common 022.
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022

@@ -37,7 +37,7 @@ def _replace_file(path: Path, data: bytes) -> None:
 
 
 def _umask() -> int:
-    from . import _umask as umask
+    from .atomic import umask
 
     return umask()
 
@@ -53,7 +53,7 @@ def write_manifest(path: Path, header: dict, arrays_file: str, header_file: str)
     an empty ``path/arrays_file``; returns ``path``."""
     import hashlib
 
-    from . import _fsync_dir
+    from .atomic import fsync_dir as _fsync_dir
 
     path.mkdir(parents=True, exist_ok=True)
     for leftover in path.glob(f".{header_file}.tmp-*"):  # of a killed write

@@ -1,3 +1,4 @@
+# size: the model-file schema reads as one list of every field and its bounds; its value checks live in schema_values.py and the checkpoint's in schema_checkpoint.py
 """The schema of model files, checked on load: a model file is untrusted input.
 
 Every field of ``model.json`` and every array of ``arrays.npz`` is checked for

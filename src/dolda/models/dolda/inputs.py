@@ -77,8 +77,8 @@ def fit_design(model, X, y, covariates, p) -> FitDesign:
     Xd, names = add_word_features(model, corpus, Xd, names, p, y_index)
     n_word_columns = Xd.shape[1] - n_before_words
     K = p["n_topics"]
-    check_inputs(model, names, K)  # names and fitted inputs a model file could not hold
     check_fit_sizes(model.classes_, y_index, K, corpus, Xd.shape[1] + K, p, n_word_columns)
+    check_inputs(model, names, K)  # names and fitted inputs a model file could not hold
     if p["topic_init"] == "nmf" and not model.two_step:
         from ...sampler.topic_start import check_nmf_start
 

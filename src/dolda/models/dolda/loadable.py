@@ -44,6 +44,15 @@ def _first_duplicate(names):
     return None
 
 
+_TOPIC = re.compile(r"topic (0|[1-9][0-9]*)")
+
+
+def _topic_index(name, n_topics: int):
+    """``k`` when ``name`` is the name of one of the model's topics, ``topic k``, else None."""
+    match = _TOPIC.fullmatch(str(name))
+    return int(match.group(1)) if match and int(match.group(1)) < n_topics else None
+
+
 def check_inputs(model, names, n_topics: int) -> None:
     """The fitted vocabulary, covariate encoder and word features, and the model's column
     ``names`` (intercept, covariates, words, topics) pass the load-time schema."""
@@ -54,13 +63,15 @@ def check_inputs(model, names, n_topics: int) -> None:
     wf = getattr(model, "word_features_", None)
     n_cov = 0 if cov is None else len(cov.get_feature_names_out())
     n_wf = 0 if wf is None else len(wf.get_feature_names_out())
-    full = list(names) + [f"topic {k}" for k in range(K)]
-    clash = _first_duplicate(full)
-    if clash is not None:
-        i, j = clash
-        kinds = (["the intercept"] + ["a covariate column"] * n_cov + ["a word column"] * n_wf
-                 + ["a topic"] * K)
-        raise ValueError(f"the model column name {full[j]!r} is given to both {kinds[i]} and "
+    names = list(names)
+    kinds = ["the intercept"] + ["a covariate column"] * n_cov + ["a word column"] * n_wf
+    kinds += ["a column"] * (len(names) - len(kinds))
+    clash = _first_duplicate(names)
+    topic = next((j for j, name in enumerate(names) if _topic_index(name, K) is not None), None)
+    if clash is not None or topic is not None:
+        i, j = clash if clash is not None else (None, topic)
+        other = kinds[i] if i is not None else "a topic"
+        raise ValueError(f"the model column name {names[j]!r} is given to both {other} and "
                          f"{kinds[j]}: rename that covariate column (or level) so that every "
                          "column of the model has its own name")
     try:
