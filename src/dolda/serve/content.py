@@ -10,7 +10,7 @@ the offset of a byte that is not UTF-8.
 
 from __future__ import annotations
 
-from .limits import _send_error
+from .limits import _send_error, replaying
 
 __all__ = ["JSONBodyOnly", "ACCEPTED_TYPE"]
 
@@ -73,13 +73,4 @@ class JSONBodyOnly:
                                          f"0x{body[exc.start]:02x} at offset {exc.start}; "
                                          "JSON bodies must be UTF-8")
             return
-        replayed = False
-
-        async def replay():
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)

@@ -115,16 +115,22 @@ class BodySizeLimit:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        replayed = False
+        await self.app(scope, replaying(body, receive), send)
 
-        async def replay():
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
 
-        await self.app(scope, replay, send)
+def replaying(body: bytes, receive):
+    """An ASGI ``receive`` that hands the app the ``body`` already read, then defers to
+    ``receive`` (a middleware that read the body must give it to the app again)."""
+    replayed = False
+
+    async def replay():
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 async def _send_error(send, status, message):
