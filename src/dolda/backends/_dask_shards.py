@@ -71,6 +71,10 @@ def _same(value):
     return value
 
 
+class WorkerLeft(RuntimeError):
+    """A worker left between the scheduler's list of workers and a placement on it."""
+
+
 def _worker_loss_errors():
     """Exception types that mean "a worker (or its data) is gone", not a bug in a task."""
     from distributed import TimeoutError as DaskTimeoutError
@@ -78,7 +82,7 @@ def _worker_loss_errors():
     from distributed.scheduler import KilledWorker
 
     errors = [KilledWorker, CommClosedError, concurrent.futures.CancelledError, OSError,
-              DaskTimeoutError]
+              DaskTimeoutError, WorkerLeft]
     try:
         from distributed.client import FutureCancelledError
 
@@ -264,7 +268,10 @@ class ShardedDaskChain:
         self._workers = [workers[s % len(workers)] for s in range(len(self.shards))]
         self._shard_futures, self._states = [], []
         for s, (shard, z, worker) in enumerate(zip(self.shards, z_parts, self._workers)):
-            shard_f, z_f = self.client.scatter([shard, z], workers=[worker], hash=False)
+            try:
+                shard_f, z_f = self.client.scatter([shard, z], workers=[worker], hash=False)
+            except KeyError as exc:  # the scheduler dropped that worker a moment ago
+                raise WorkerLeft(f"worker {worker} left while its shard was placed") from exc
             self._shard_futures.append(shard_f)
             self._states.append(self.client.submit(
                 _start, shard_f, z_f, self.n_topics, key=self._key("start", s),
