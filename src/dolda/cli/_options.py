@@ -139,12 +139,14 @@ _DEF = flat_defaults()
 def _model_options(func):
     """The DOLDA options shared by ``fit`` and ``evaluate``."""
     options = [
-        click.option("--topics", "-k", "n_topics", type=click.IntRange(min=2), default=_DEF["n_topics"],
+        click.option("--topics", "-k", "n_topics", type=click.IntRange(min=2),
+                     default=_DEF["n_topics"],
                      show_default=True, help="Number of topics K."),
         click.option("--prior", type=click.Choice(["horseshoe", "normal"]),
                      default=_DEF["prior"], show_default=True,
                      help="Prior of the regression coefficients."),
-        click.option("--iterations", "-n", "n_iter", type=click.IntRange(min=1), default=_DEF["n_iter"],
+        click.option("--iterations", "-n", "n_iter", type=click.IntRange(min=1),
+                     default=_DEF["n_iter"],
                      show_default=True, help="Gibbs iterations, burn-in included."),
         click.option("--burn-in", "burn_in", type=click.IntRange(min=0), default=None,
                      help="Iterations discarded before averaging  [default: half]."),
@@ -155,10 +157,12 @@ def _model_options(func):
         click.option("--beta", type=_POSITIVE_OR_AUTO, default=_DEF["beta"], show_default=True,
                      help="Dirichlet prior of the topics, or 'auto' (learned during the "
                           "burn-in)."),
-        click.option("--rare-share", type=_FloatRange(0, 1, max_open=True), default=_DEF["rare_share"],
+        click.option("--rare-share", type=_FloatRange(0, 1, max_open=True),
+                     default=_DEF["rare_share"],
                      show_default=True, help="Share of tokens, made of the rarest words, that "
                      "are removed from the vocabulary."),
-        click.option("--min-df", type=click.IntRange(min=1), default=_DEF["min_df"], show_default=True,
+        click.option("--min-df", type=click.IntRange(min=1), default=_DEF["min_df"],
+                     show_default=True,
                      help="Drop words found in fewer documents."),
         click.option("--max-df", type=_FloatRange(0, 1, min_open=True), default=_DEF["max_df"],
                      show_default=True,
@@ -200,7 +204,8 @@ def _model_options(func):
                           "rows]."),
         click.option("--global-scales", "global_scales", type=click.Choice(["shared", "block"]),
                      default=_DEF["global_scales"], hidden=True,
-                     help="Experimental: the Horseshoe's global scale: one per class over all columns "
+                     help="Experimental: the Horseshoe's global scale: one per class over all "
+                          "columns "
                           "(the paper's), or one per class and block (covariates, words, "
                           "topics), so that many word columns do not set the topics' "
                           "shrinkage."),
@@ -213,10 +218,12 @@ def _model_options(func):
                           "tfidf), or both: the --words words under the Horseshoe plus "
                           "every word's tf-idf under the Gaussian."),
         click.option("--word-prior-variance", "word_prior_variance",
-                     type=click.FloatRange(min=0, min_open=True), default=_DEF["word_prior_variance"],
+                     type=click.FloatRange(min=0, min_open=True),
+                     default=_DEF["word_prior_variance"],
                      show_default=True,
                      help="The variance of --word-prior normal."),
-        click.option("--slab-scale", "slab_scale", type=_SlabScale(), default=str(_DEF["slab_scale"]),
+        click.option("--slab-scale", "slab_scale", type=_SlabScale(),
+                     default=str(_DEF["slab_scale"]),
                      show_default=True, metavar="S|none",
                      help="A Gaussian slab N(0, S^2) on the shrunk coefficients of "
                           "--slab-blocks (the regularised Horseshoe): a rare word the data "
@@ -231,9 +238,11 @@ def _model_options(func):
                      help="Start of the topics: uniform at random on the seed, or one "
                           "deterministic start from an NMF of the training tf-idf (the same "
                           "for every seed)."),
-        click.option("--init-iter", "init_iter", type=click.IntRange(min=0), default=_DEF["init_iter"],
+        click.option("--init-iter", "init_iter", type=click.IntRange(min=0),
+                     default=_DEF["init_iter"],
                      hidden=True, metavar="N",
-                     help="Experimental: iterations of unsupervised LDA run before the supervised chain, "
+                     help="Experimental: iterations of unsupervised LDA run before the supervised "
+                          "chain, "
                           "which starts from their topics (never kept as draws)."),
         click.option("--seed", type=_SEED, default=0, show_default=True,
                      help="Random seed; the same seed gives the same chain for any --threads."),

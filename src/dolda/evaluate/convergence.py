@@ -22,7 +22,8 @@ kept draws.  A Horseshoe model has hundreds of coefficients pinned near zero
 that mix slowly without changing any prediction: they are reported (``coef_share_above``),
 not judged.  With several chains, the topics must also agree: when more than
 :data:`SHARE_MAX` of the topics are not found again (their matched topic sharing 7 of their 10
-top words) in 75% of the chains (:mod:`dolda.interpret.stability`), the chains are in different modes and the
+top words) in 75% of the chains (:mod:`dolda.interpret.stability`), the chains are in
+different modes and the
 verdict is "not converged".  These are heuristics: they can miss non-convergence, never prove
 convergence.
 

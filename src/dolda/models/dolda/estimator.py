@@ -106,7 +106,8 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         Keep every ``thin``-th draw of eta after the burn-in.
     n_chains : int, default=1
         Independent chains; their topics are matched to chain 0's by their top words
-        (Hungarian assignment) and their draws pooled; ``convergence_`` and :meth:`to_inference_data` compare them.
+        (Hungarian assignment) and their draws pooled; ``convergence_`` and
+        :meth:`to_inference_data` compare them.
     topic_init : {"random", "nmf"}, default="random"
         Where the topic indicators start: uniformly at random on the chain's seed, or one
         deterministic start from a non-negative factorisation of the document-term matrix,

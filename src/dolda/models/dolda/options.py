@@ -78,8 +78,9 @@ class Prior(_Group):
         ``slab_blocks``, so that a word seen in a few documents cannot wander to a huge
         coefficient (the signal words then agree better between seeds:
         ``docs/decisions``).  None: the paper's Horseshoe without a slab.
-    slab_blocks : "all" or tuple of {"covariates", "words", "topics"}, default=("covariates", "words")
-        The columns under the slab; by default not the topics.
+    slab_blocks : "all" or tuple of str, default=("covariates", "words")
+        The columns under the slab, some of "covariates", "words", "topics"; by default
+        not the topics.
     """
 
     def __init__(self, kind="horseshoe", variance=100.0, slab_scale=2.5,
