@@ -34,6 +34,9 @@ def summarize(model, chains, design, p):
     """Stage 4 of ``model.fit``: pool ``chains`` (the list is emptied, so that the chains'
     arrays are freed), then the training pointwise log-likelihood, the calibration map and
     the convergence verdict (``design``: :class:`dolda.models.dolda.inputs.FitDesign`)."""
+    with phase(f"stacking weights of the {len(chains)} chain(s) (PSIS-LOO of the training "
+               "labels)", model.progress):
+        stack_chains(model, chains, design.Xd, design.y_index)
     with phase("pooling the draws and the topic-word distributions", model.progress):
         combine_chains(model, chains, p["n_iter"])
         chains.clear()
@@ -45,6 +48,48 @@ def summarize(model, chains, design, p):
         model.training_loglik_ = training_pointwise_loglik(model, design.Xd, design.y_index)
     fit_calibration_map(model, design.corpus, design.Xd, design.y_index, design.held)
     report_convergence(model)
+
+
+def _every(draws, step):
+    """Every ``step``-th draw of ``draws`` (an array or a compact :class:`BlockDraws`)."""
+    if step == 1:
+        return draws
+    if isinstance(draws, BlockDraws):
+        return BlockDraws(draws.rest[::step], draws.words[::step], draws.start)
+    return draws[::step]
+
+
+def stack_chains(model, chains, Xd, y_index):
+    """``chain_weights_`` (C,), ``effective_chains_`` and ``chain_loo_`` (per chain: its
+    elpd_loo and Pareto k counts): each chain scored by the PSIS-LOO log predictive density
+    of the training labels under its own topic counts and draws, and the chains stacked
+    (:mod:`dolda.posterior.chain_stacking`).  A chain's draws are thinned evenly so that
+    draws x documents stays within :data:`dolda.evaluate.diagnostics.MAX_POINTWISE`."""
+    import scipy.sparse as sp
+
+    from ...evaluate.diagnostics import MAX_POINTWISE, pointwise_do_loglik
+    from ...posterior.chain_stacking import chain_stacking
+
+    n_docs = len(y_index)
+    logliks = []
+    for ch in chains:
+        counts = np.asarray(ch["ndk"], dtype=np.float64)
+        zbar = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
+        U = (sp.hstack([Xd, zbar], format="csr") if sp.issparse(Xd)
+             else np.hstack([np.asarray(Xd, dtype=np.float64), zbar]))
+        draws = ch["eta_draws"]
+        step = max(1, int(np.ceil(len(draws) * n_docs * len(chains) / MAX_POINTWISE)))
+        logliks.append(pointwise_do_loglik(U, _every(draws, step), y_index))
+    if min(len(ll) for ll in logliks) < 2:  # a chain of one kept draw: nothing to stack on
+        model.chain_weights_ = np.full(len(chains), 1.0 / len(chains))
+        model.effective_chains_ = float(len(chains))
+        model.chain_loo_ = None
+        return
+    out = chain_stacking(logliks)
+    model.chain_weights_ = out["weights"]
+    model.effective_chains_ = out["effective_chains"]
+    model.chain_loo_ = {"elpd_loo": out["elpd_loo"], "stacked_elpd_loo": out["stacked_elpd_loo"],
+                        "pareto_k": out["pareto_k"]}
 
 
 def report_convergence(model):
