@@ -150,3 +150,40 @@ def test_the_value_survives_save_and_load(sim, tmp_path):
     np.testing.assert_array_equal(back.stacking_, model.stacking_)
     np.testing.assert_allclose(back.predict_proba(sim.texts[:20]),
                                model.predict_proba(sim.texts[:20]), atol=1e-12)
+
+
+def test_cli_time_column_sorts_the_rows_and_calibrates_for_drift(sim, tmp_path):
+    import pandas as pd
+    from click.testing import CliRunner
+
+    import dolda
+    from dolda.cli import main
+
+    rng = np.random.default_rng(0)
+    days = pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.permutation(len(sim.y)), "D")
+    frame = pd.DataFrame({"text": sim.texts, "label": sim.y,
+                          "created": days.strftime("%Y-%m-%d")})
+    data = tmp_path / "train.csv"
+    frame.to_csv(data, index=False)
+    out = tmp_path / "model"
+    args = ["fit", str(data), "--text", "text", "--label", "label", "--topics", "3",
+            "--iterations", "40", "--words", "0", "--quiet", "--threads", "1", "--seed", "5"]
+    result = CliRunner().invoke(main, args + ["--time-column", "created", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "latest 20% of the training rows, given in time order" in result.output
+    model = dolda.load(out)
+    assert model.calibration_holdout == "time"
+    # the same fit through the library on the rows sorted by date
+    order = np.argsort(days.to_numpy(), kind="stable")
+    lib = flat_dolda(calibration_holdout="time", n_topics=3, n_iter=40, n_words=0,
+                     progress=False, n_jobs=1, random_state=5).fit(
+        [sim.texts[i] for i in order], np.asarray(sim.y)[order])
+    np.testing.assert_allclose(model.stacking_, lib.stacking_, atol=1e-10)
+    bad = CliRunner().invoke(main, args + ["--time-column", "nope", "--out",
+                                           str(tmp_path / "m2")])
+    assert bad.exit_code != 0 and "nope" in bad.output
+    frame.loc[3, "created"] = "not a date"
+    frame.to_csv(tmp_path / "bad.csv", index=False)
+    bad = CliRunner().invoke(main, ["fit", str(tmp_path / "bad.csv")] + args[2:]
+                             + ["--time-column", "created", "--out", str(tmp_path / "m3")])
+    assert bad.exit_code != 0 and "time-column" in bad.output
