@@ -111,3 +111,29 @@ def test_new_scores_are_importable_from_calibration():
 
     assert calibration.brier_score is r.brier_score
     assert calibration.ece_interval is r.ece_interval
+
+
+def test_plain_sentence_reads_the_numbers():
+    # 10 rows said 0.8 (8 right), 5 rows said 0.6 (all right): the 80% tenth is the fullest
+    p = np.vstack([_proba(np.full(10, 0.8), np.zeros(10, dtype=int)),
+                   _proba(np.full(5, 0.6), np.zeros(5, dtype=int))])
+    y = np.array([0] * 8 + [1] * 2 + [0] * 5)
+    text = r.plain_sentence(p, y, "the held-out rows")
+    assert text.startswith("When the model says about 80%, it was right 80% of the time on "
+                           "the held-out rows: 10 of 15 rows")
+    assert "about as often as it says" in text
+    assert "said 73% on average and was right 87%" in text
+    y2 = np.array([0] * 4 + [1] * 6 + [0] * 5)
+    assert "right 40% of the time" in r.plain_sentence(p, y2)
+    assert "overconfident" in r.plain_sentence(p, y2)
+
+
+def test_calibration_figures_agree_with_the_single_scores():
+    rng = np.random.default_rng(7)
+    p = rng.dirichlet(np.ones(3), size=80)
+    y = rng.integers(0, 3, 80)
+    f = r.calibration_figures(p, y)
+    assert f["brier"] == r.brier_score(p, y)
+    assert f["ece"] == r.expected_calibration_error(p, y, 15)
+    assert (f["ece_equal_mass"], f["ece_equal_mass_low"], f["ece_equal_mass_high"]) == \
+        r.ece_interval(p, y, 15, 200, 0.9, 0)
