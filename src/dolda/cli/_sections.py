@@ -11,7 +11,7 @@ import click
 
 #: Option (its parameter name) -> heading; options not listed go under "Other".
 SECTIONS = {
-    "Data": ("data", "text_column", "label_column", "covariates", "encoding"),
+    "Data": ("data", "text_column", "label_column", "covariates", "encoding", "time_column"),
     "Model": ("n_topics", "alpha", "beta", "n_chains", "topic_init", "seed", "two_step",
               "calibration_holdout"),
     "Chain": ("n_iter", "burn_in", "threads", "quiet"),

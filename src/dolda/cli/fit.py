@@ -36,6 +36,12 @@ from ._metrics import training_accuracy
 @_data_options()
 @click.option("--label", "label_column", required=True, metavar="COL",
               help="Column holding the class labels.")
+@click.option("--time-column", "time_column", default=None, metavar="COL",
+              help="Column of the rows' dates or times (or any number that orders them): the "
+                   "rows are sorted by it (stably) and the probabilities are calibrated for "
+                   "drift, on the latest 20% of the rows (calibration_holdout='time'; with "
+                   "--calibration-holdout SHARE, that share of the latest rows is held out of "
+                   "the chain instead).  Without it the rows' order is never read.")
 @_model_options
 @click.option("--checkpoint", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory where the chain is saved every --checkpoint-every iterations "
@@ -54,8 +60,9 @@ from ._metrics import training_accuracy
               help="Independent chains (run one after another); with 2 or more the worst "
                    "R-hat of the topic coefficients is reported.")
 @_cluster_options
-def fit(data, text_column, label_column, covariates, encoding, checkpoint, checkpoint_every,
-        resume, out, overwrite, scheduler, n_shards, phi_transport, connect_timeout, **opts):
+def fit(data, text_column, label_column, covariates, encoding, time_column, checkpoint,
+        checkpoint_every, resume, out, overwrite, scheduler, n_shards, phi_transport,
+        connect_timeout, **opts):
     """Fit DOLDA to the documents in DATA and save the model in --out.
 
     \b
@@ -95,8 +102,15 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
                                      param_hint="'--resume'") from None
     frame, texts, y, X = _read_training_data(data, text_column, label_column, covariates,
                                              encoding)
+    model_opts = dict(opts)
+    if time_column is not None:
+        frame, texts, y, X = _in_time_order(frame, texts, y, X, time_column, data)
+        if model_opts.get("calibration_holdout") is None:
+            model_opts["calibration_holdout"] = "time"
+        opts["time_column"] = time_column  # for the resume commands
     n_chains = opts.pop("n_chains")
-    model = _estimator(opts, n_chains=n_chains,
+    model_opts.pop("n_chains")
+    model = _estimator(model_opts, n_chains=n_chains,
                        checkpoint=None if checkpoint is None else str(checkpoint),
                        checkpoint_every=checkpoint_every, n_shards=n_shards,
                        phi_transport=phi_transport,
@@ -134,7 +148,8 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
                 click.echo(f"Scoring the {len(texts)} training documents...", err=True)
                 accuracy = float((model.predict(texts, covariates=X) == y).mean())
     cli_meta = {"text_column": text_column, "label_column": label_column,
-                "covariates": list(covariates), "data": str(data), "n_docs": len(texts)}
+                "covariates": list(covariates), "data": str(data), "n_docs": len(texts),
+                "time_column": time_column}
     _save_model(model, out, cli_meta)
     ran = model.n_iter_ - start
     rate = model.n_tokens_ * ran / seconds if seconds > 0 else float("nan")
@@ -165,6 +180,36 @@ def fit(data, text_column, label_column, covariates, encoding, checkpoint, check
         click.echo(f"  worst R-hat       {rhat:.3f} over the topic coefficients, "
                    f"{model.n_chains_} chains{flag}")
     click.echo(f"Model saved to {out}")
+
+
+def _in_time_order(frame, texts, y, X, time_column, data):
+    """``(frame, texts, y, X)`` sorted (stably) by ``frame[time_column]``: numbers as numbers,
+    anything else read as dates; a missing or unreadable value is refused."""
+    import numpy as np
+    import pandas as pd
+
+    if time_column not in frame.columns:
+        raise click.BadParameter(f"{data} has no column {time_column!r}",
+                                 param_hint="'--time-column'")
+    values = frame[time_column]
+    if not pd.api.types.is_numeric_dtype(values):
+        try:
+            values = pd.to_datetime(values, utc=True, format="mixed")
+        except (ValueError, TypeError) as exc:
+            raise click.BadParameter(f"column {time_column!r} holds values that are neither "
+                                     f"numbers nor dates ({' '.join(str(exc).split())[:120]})",
+                                     param_hint="'--time-column'") from None
+    missing = pd.isna(values).to_numpy()
+    if missing.any():
+        raise click.BadParameter(f"column {time_column!r} is empty on {int(missing.sum())} "
+                                 f"row(s), the first row {int(np.flatnonzero(missing)[0]) + 2} "
+                                 "of the file: every row needs a time to be put in order",
+                                 param_hint="'--time-column'")
+    order = np.argsort(values.to_numpy(), kind="stable")
+    from ..posterior.holdout import _rows
+
+    return (frame.iloc[order].reset_index(drop=True), [texts[i] for i in order],
+            np.asarray(y)[order], _rows(X, order))
 
 
 def _interrupted_message(checkpoint, resume_command) -> str:
@@ -226,6 +271,8 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
         args += ["--covariates", ",".join(covariates)]
     if encoding.lower() not in ("utf-8", "utf8"):
         args += ["--encoding", encoding]
+    if opts.get("time_column") is not None:
+        args += ["--time-column", opts["time_column"]]
     args += ["--topics", str(opts["n_topics"]), "--prior", opts["prior"],
              "--iterations", str(opts["n_iter"])]
     if opts["burn_in"] is not None:

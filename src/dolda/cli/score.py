@@ -1,5 +1,6 @@
-"""``dolda score``: accuracy, macro-F1, log loss and confusion matrix of a saved model
-on a labelled table."""
+"""``dolda score``: accuracy, macro-F1, log loss, Brier score, calibration errors (equal-width
+and equal-mass ECE with its bootstrap interval, in a plain sentence too) and confusion matrix
+of a saved model on a labelled table."""
 
 from __future__ import annotations
 
@@ -30,13 +31,17 @@ def score(model_dir, data, text_column, covariates, encoding, label_column, out)
     """Score the model in MODEL_DIR on the labelled documents in DATA.
 
     Predicts every row and compares with the true class: accuracy, macro-F1,
-    log loss (of the predicted probabilities) and the confusion matrix.  --text,
+    log loss and Brier score (of the predicted probabilities), the expected
+    calibration error (15 equal-width bins; 15 equal-mass bins with a bootstrap
+    90% interval), a sentence saying how often the model was right when it said
+    a given probability, and the confusion matrix.  --text,
     --label and --covariates default to the columns the model was fitted on.
 
     \b
     Example:
       dolda score model/ test.csv --text review --label rating --out scores.json
     """
+    import numpy as np
     import pandas as pd
 
     from ..posterior.calibration import describe_proba, proba_rule
@@ -63,12 +68,28 @@ def score(model_dir, data, text_column, covariates, encoding, label_column, out)
     with _echo_warnings(), _library_errors():
         proba = model.predict_proba(texts, covariates=X)
     scores = classification_scores(y, proba, model.classes_)
+    from ..posterior.reliability import calibration_figures, plain_sentence
+
+    y_index = _class_columns(y, model.classes_)
+    figures = calibration_figures(proba, y_index)
+    sentence = plain_sentence(proba, y_index, "these rows")
+    scores.update(brier=figures["brier"], ece=figures["ece"],
+                  ece_equal_mass=figures["ece_equal_mass"],
+                  ece_equal_mass_interval=[figures["ece_equal_mass_low"],
+                                           figures["ece_equal_mass_high"]],
+                  calibration_sentence=sentence)
     classes = scores["confusion_matrix"]["labels"]
     rule, kind = proba_rule(model)
     emit(out, f"Scored {scores['n_docs']} documents of {data} with the model in {model_dir}")
     emit(out, f"  accuracy  {scores['accuracy']:.3f}")
     emit(out, f"  macro-F1  {scores['macro_f1']:.3f}")
     emit(out, f"  log loss  {scores['log_loss']:.3f}")
+    emit(out, f"  Brier     {scores['brier']:.3f}")
+    emit(out, f"  ECE       {scores['ece']:.3f} (15 equal-width bins); "
+              f"{scores['ece_equal_mass']:.3f} (15 equal-mass bins, bootstrap 90% "
+              f"{scores['ece_equal_mass_interval'][0]:.3f}-"
+              f"{scores['ece_equal_mass_interval'][1]:.3f})")
+    emit(out, f"  {sentence}")
     emit(out, f"  probabilities {describe_proba(model)}")
     emit(out, "confusion matrix (rows: true class, columns: predicted class)")
     cm = pd.DataFrame(scores["confusion_matrix"]["matrix"],
@@ -81,3 +102,11 @@ def score(model_dir, data, text_column, covariates, encoding, label_column, out)
                     **scores}, out)
         if str(out) != "-":
             click.echo(f"Scores written to {out}")
+
+
+def _class_columns(y, classes):
+    """Columns of ``classes`` of the labels ``y`` (values of ``classes``, :func:`align_labels`)."""
+    import numpy as np
+
+    index = {c: i for i, c in enumerate(np.asarray(classes).tolist())}
+    return np.array([index[v] for v in y], dtype=np.int64)

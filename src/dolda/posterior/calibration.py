@@ -30,9 +30,12 @@ from .predictors import (  # noqa: F401 (importable from here)
 from .reliability import (  # noqa: F401 (importable from here)
     Reliability,
     _check,
+    brier_score,
     calibration_slope,
     calibration_summary,
+    ece_interval,
     expected_calibration_error,
+    expected_calibration_error_equal_mass,
     fit_temperature,
     log_loss,
     plot_reliability,
@@ -374,10 +377,15 @@ def describe_proba(model):
     if rule == "calibrated":
         holdout = getattr(model, "calibration_holdout", None)
         folds = getattr(model, "calibration_folds", None)
+        scope = ("per-class " if is_per_class(model.stacking_) else "")
         if folds:
             return (f"calibrated map on {_MAP_INPUTS[kind]} ({kind}), fitted and chosen on "
                     f"cross-fitted predictors ({folds} folds of the training rows, each "
                     "predicted by a chain on the others)")
+        if holdout == "time":
+            return (f"{scope}calibrated map on {_MAP_INPUTS[kind]} ({kind}), chosen by "
+                    "leave-one-out log score, then rescaled (a temperature and per-class "
+                    "biases) on the latest 20% of the training rows, given in time order")
         if holdout:
             return (f"calibrated map on {_MAP_INPUTS[kind]} ({kind}), fitted and chosen on "
                     f"the latest {holdout:.0%} of the training rows, held out of the chain")

@@ -27,15 +27,28 @@ logger = logging.getLogger(__name__)
 MAX_HOLDOUT = 0.5
 
 
+#: ``calibration_holdout="time"``: the rows are in time order; the chain sees every row and the
+#: map is rescaled on the latest ones (:mod:`dolda.posterior.drift`).
+TIME_ORDER = "time"
+
+
 def check_holdout(value):
-    """``calibration_holdout``: None, or a share in ``(0, MAX_HOLDOUT]``; returns it as float."""
-    if value is None:
-        return None
+    """``calibration_holdout``: None, ``"time"`` (:data:`TIME_ORDER`), or a share in
+    ``(0, MAX_HOLDOUT]``; returns it (a share as float)."""
+    if value is None or (isinstance(value, str) and value == TIME_ORDER):
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
             0.0 < float(value) <= MAX_HOLDOUT):
-        raise ValueError(f"calibration_holdout must be None or a share in (0, {MAX_HOLDOUT}] "
-                         f"of the training rows, got {value!r}")
+        raise ValueError(f"calibration_holdout must be None, {TIME_ORDER!r} (rows in time "
+                         f"order: every row in the chain, the map rescaled on the latest) or a "
+                         f"share in (0, {MAX_HOLDOUT}] of the training rows held out of the "
+                         f"chain, got {value!r}")
     return float(value)
+
+
+def holds_out(value):
+    """Whether ``calibration_holdout`` keeps rows out of the chain (a share)."""
+    return value is not None and value != TIME_ORDER
 
 
 def _rows(values, index):

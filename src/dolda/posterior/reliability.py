@@ -109,6 +109,62 @@ def expected_calibration_error(proba, y, n_bins=15):
     return float(np.sum(weights * np.abs(curve.accuracy - curve.confidence)))
 
 
+def _equal_mass_ece(confidence, correct, n_bins):
+    """Equal-mass ECE of sorted-or-not ``confidence`` and 0/1 ``correct`` (numpy arrays)."""
+    order = np.argsort(confidence, kind="stable")
+    n = len(order)
+    n_bins = max(1, min(int(n_bins), n))
+    # bin b holds the sorted rows [floor(b n / B), floor((b + 1) n / B))
+    bounds = (np.arange(n_bins + 1) * n) // n_bins
+    which = np.repeat(np.arange(n_bins), np.diff(bounds))
+    gap = (np.bincount(which, weights=confidence[order], minlength=n_bins)
+           - np.bincount(which, weights=correct[order], minlength=n_bins))
+    return float(np.abs(gap).sum() / n)
+
+
+def expected_calibration_error_equal_mass(proba, y, n_bins=15):
+    """Top-label ECE over ``n_bins`` bins of (nearly) equal numbers of rows, sorted by
+    confidence: ``sum_b (n_b / D) |accuracy_b - confidence_b|`` (Roelofs et al. 2022: less
+    biased than equal-width bins, where most rows crowd into a few bins).  Bin ``b`` holds
+    the sorted rows ``floor(b D / B) .. floor((b + 1) D / B) - 1``; ties in confidence keep
+    the rows' order."""
+    proba, y = _check(proba, y)
+    if not len(y):
+        return float("nan")
+    confidence = proba.max(axis=1)
+    correct = (np.argmax(proba, axis=1) == y).astype(np.float64)
+    return _equal_mass_ece(confidence, correct, n_bins)
+
+
+def ece_interval(proba, y, n_bins=15, n_boot=200, level=0.9, seed=0):
+    """``(ece, low, high)``: the equal-mass ECE and its bootstrap ``level`` interval (the
+    rows resampled with replacement ``n_boot`` times, seeded; percentiles of the
+    resampled ECEs)."""
+    proba, y = _check(proba, y)
+    confidence = proba.max(axis=1)
+    correct = (np.argmax(proba, axis=1) == y).astype(np.float64)
+    ece = _equal_mass_ece(confidence, correct, n_bins)
+    rng = np.random.default_rng(seed)
+    n = len(y)
+    boots = np.empty(int(n_boot))
+    for i in range(int(n_boot)):
+        pick = rng.integers(0, n, n)
+        boots[i] = _equal_mass_ece(confidence[pick], correct[pick], n_bins)
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(boots, [tail, 1.0 - tail])
+    return ece, float(low), float(high)
+
+
+def brier_score(proba, y):
+    """Multi-class Brier score: ``mean_d sum_l (p_dl - [y_d = l])^2`` (0 is perfect, 2 the
+    worst; Brier 1950)."""
+    proba, y = _check(proba, y)
+    if not len(y):
+        return float("nan")
+    sq = np.square(proba).sum(axis=1)
+    return float(np.mean(sq - 2.0 * proba[np.arange(len(y)), y] + 1.0))
+
+
 def calibration_summary(proba, y, n_bins=15):
     """Accuracy, log loss, ECE and calibration slope as a dict of floats."""
     proba, y = _check(proba, y)
@@ -145,3 +201,44 @@ def plot_reliability(curves, ax=None, n_bins=None):
     ax.set_ylim(0, 1)
     ax.legend(fontsize=8, loc="upper left")
     return ax
+
+
+def calibration_figures(proba, y, n_bins=15, n_boot=200, seed=0):
+    """The figures ``dolda score``, the report and ``experiments/calibration_peers.py`` show:
+    accuracy, log loss, Brier score, ECE over ``n_bins`` equal-width bins and over
+    ``n_bins`` equal-mass bins with its bootstrap 90% interval (seeded), and the mean stated
+    probability of the predicted class; a dict of floats."""
+    proba, y = _check(proba, y)
+    ece_mass, low, high = ece_interval(proba, y, n_bins, n_boot, 0.9, seed)
+    return {"accuracy": float(np.mean(np.argmax(proba, axis=1) == y)),
+            "log_loss": log_loss(proba, y), "brier": brier_score(proba, y),
+            "ece": expected_calibration_error(proba, y, n_bins), "ece_equal_mass": ece_mass,
+            "ece_equal_mass_low": low, "ece_equal_mass_high": high,
+            "mean_confidence": float(np.mean(proba.max(axis=1))), "n_bins": int(n_bins)}
+
+
+def plain_sentence(proba, y, rows="the scored rows"):
+    """One sentence a reader without statistics can check, from the numbers: the stated
+    probability of the predicted class in its most populated tenth (0.5-0.6, ..., 0.9-1.0;
+    below 0.5 only when no row is above), against the share of those rows that were right,
+    then the same over every row.  E.g. "When the model says about 80%, it was right 78% of
+    the time (412 of the 1,000 scored rows said 70-90%...)"."""
+    proba, y = _check(proba, y)
+    if not len(y):
+        return "No row was scored."
+    conf = proba.max(axis=1)
+    correct = np.argmax(proba, axis=1) == y
+    tenth = np.minimum((conf * 10).astype(int), 9)
+    counts = np.bincount(tenth, minlength=10)
+    upper = counts.copy()
+    upper[:5] = 0
+    b = int(np.argmax(upper if upper.any() else counts))
+    inside = tenth == b
+    said, right, n = conf[inside].mean(), correct[inside].mean(), int(inside.sum())
+    verdict = ("about as often as it says" if abs(said - right) < 0.05 else
+               "less often than it says (overconfident)" if right < said else
+               "more often than it says (underconfident)")
+    return (f"When the model says about {said:.0%}, it was right {right:.0%} of the time "
+            f"on {rows}: {n:,} of {len(y):,} rows had a stated probability between "
+            f"{b / 10:.0%} and {(b + 1) / 10:.0%}, so it is right {verdict} there. Over "
+            f"all rows it said {conf.mean():.0%} on average and was right {correct.mean():.0%}.")

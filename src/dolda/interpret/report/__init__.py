@@ -17,9 +17,11 @@ over embedded JSON.  It stays readable at 50+ classes and 100+ topics:
   ``report.html#doc=ID`` document ID.
 * **Accuracy** (with ``y``): the most frequent confusions (the full matrix only
   for few classes) and per-class recall and precision.
-* **Calibration** (with ``y``): the probability rule and calibration map in
-  words (also among the model's facts), a reliability diagram and the expected
-  calibration error.
+* **Calibration** (with ``y``): one plain sentence ("when the model says about 80%, it was
+  right 78% of the time ..."), the probability rule and calibration map in words (also among
+  the model's facts), a reliability diagram (other models' curves beside it with
+  ``reference_proba``), the expected calibration error (15 equal-width and 15 equal-mass
+  bins with a bootstrap interval), the Brier score and log loss, as ``dolda score``.
 * **Convergence**: a verdict in plain words with advice ("run about N more
   iterations ..."), the log-likelihood trace and the worst coefficients.
 
@@ -132,11 +134,12 @@ def _class_data(model, level, n_words=6, max_rows=12):
     return out
 
 
-def _accuracy_sections(model, y, predicted, proba, doc_ids, explained_of, classes_data):
+def _accuracy_sections(model, y, predicted, proba, doc_ids, explained_of, classes_data,
+                       reference_proba=None):
     """HTML of the accuracy and calibration sections, and their Bokeh figures."""
     from sklearn.metrics import confusion_matrix, f1_score
 
-    from .figures import confusion_heatmap, reliability_diagram
+    from .figures import confusion_heatmap
 
     labels = [str(c) for c in model.classes_]
     y = np.asarray([str(v) for v in y], dtype=object)
@@ -189,33 +192,74 @@ def _accuracy_sections(model, y, predicted, proba, doc_ids, explained_of, classe
         parts.append("{{fig:confusion}}")
     accuracy_html = "".join(parts)
 
-    conf = proba.max(axis=1)
-    correct = (predicted == y).astype(float)
-    edges = np.linspace(0, 1, 11)
-    which = np.clip(np.digitize(conf, edges[1:-1]), 0, 9)
-    bins = [(float(conf[which == b].mean()), float(correct[which == b].mean()),
-             int(np.sum(which == b))) for b in range(10) if np.any(which == b)]
-    ece = float(sum(n * abs(c - a) for c, a, n in bins) / len(conf))
-    mean_conf = float(conf.mean())
+    calib_html, ece, more = _calibration_section(model, y, proba, labels, accuracy,
+                                                 reference_proba)
+    figures.update(more)
+    return accuracy_html, calib_html, figures, {"accuracy": accuracy, "macro_f1": macro_f1,
+                                                 "ece": ece}
+
+
+def _calibration_section(model, y, proba, labels, accuracy, reference_proba=None):
+    """HTML of the calibration section (the rule named, the figures of ``dolda score``, one
+    plain sentence and the reliability diagram, with the curves of ``reference_proba``
+    ``{name: (D, L) probabilities in the model's classes}`` beside the model's), its
+    15-bin ECE and its figure."""
+    from ...posterior.reliability import (
+        calibration_figures,
+        plain_sentence,
+        reliability_curve,
+    )
+    from .figures import reliability_diagram
+
+    known = np.isin(y, labels)
+    index = {c: i for i, c in enumerate(labels)}
+    y_index = np.array([index[v] for v in y[known]], dtype=np.int64)
+    p = np.asarray(proba, dtype=np.float64)[known]
+    if not len(y_index):
+        return "<p>No labelled document has a class of the model.</p>", float("nan"), {}
+    f = calibration_figures(p, y_index)
+    curve = reliability_curve(p, y_index, 15)
+    name = "DOLDA (" + _method_name(model) + ")"
+    others = {}
+    for other, q in (reference_proba or {}).items():
+        c = reliability_curve(np.asarray(q, dtype=np.float64)[known], y_index, 15)
+        others[str(other)] = (c.confidence.tolist(), c.accuracy.tolist())
+    figure = reliability_diagram(curve.confidence.tolist(), curve.accuracy.tolist(),
+                                 curve.count.tolist(), name=name, others=others)
+    mean_conf = f["mean_confidence"]
     if mean_conf > accuracy + 0.05:
         words = "overconfident: its stated probabilities are higher than its hit rate"
     elif mean_conf < accuracy - 0.05:
         words = "underconfident: it is right more often than it says"
     else:
         words = "about as confident as it is accurate"
-    figures["reliability"] = reliability_diagram([b[0] for b in bins], [b[1] for b in bins],
-                                                 [b[2] for b in bins])
-    rows = [[f"{c:.2f}", f"{a:.2f}", n] for c, a, n in bins]
-    calib_html = (f"<p>Probabilities: {esc(describe_proba(model))} (docs/CALIBRATION.md, "
-                  "&ldquo;The map's inputs&rdquo;).</p>"
-                  f"<p>Mean stated probability of the predicted class {mean_conf:.3f} against "
-                  f"accuracy {accuracy:.3f}: the model is {words}. Expected calibration error "
-                  f"(10 bins) <b>{ece:.3f}</b>.</p><div class='row'><div class='col'>"
-                  "{{fig:reliability}}</div><div class='col'>"
-                  + _table(["stated probability", "share correct", "documents"], rows,
-                           numeric=(0, 1, 2)) + "</div></div>")
-    return accuracy_html, calib_html, figures, {"accuracy": accuracy, "macro_f1": macro_f1,
-                                                 "ece": ece}
+    rows = [[f"{c:.2f}", f"{a:.2f}", n] for c, a, n in zip(curve.confidence, curve.accuracy,
+                                                             curve.count)]
+    html = (f"<p class='verdict'>{esc(plain_sentence(p, y_index, 'these documents'))}</p>"
+            f"<p>Probabilities: {esc(describe_proba(model))} (docs/guide/probabilities.md, docs/CALIBRATION.md).</p>"
+            f"<p>Mean stated probability of the predicted class {mean_conf:.3f} against "
+            f"accuracy {accuracy:.3f}: the model is {words}. Expected calibration error "
+            f"<b>{f['ece']:.3f}</b> (15 equal-width bins), {f['ece_equal_mass']:.3f} (15 "
+            f"equal-mass bins; bootstrap 90% {f['ece_equal_mass_low']:.3f}-"
+            f"{f['ece_equal_mass_high']:.3f}); Brier score {f['brier']:.3f}, log loss "
+            f"{f['log_loss']:.3f}.</p><div class='row'><div class='col'>"
+            "{{fig:reliability}}</div><div class='col'>"
+            + _table(["stated probability", "share correct", "documents"], rows,
+                     numeric=(0, 1, 2)) + "</div></div>")
+    return html, f["ece"], {"reliability": figure}
+
+
+def _method_name(model):
+    """The calibration in a few words, for the diagram's legend."""
+    rule = getattr(model, "proba", "do")
+    if rule != "calibrated":
+        return f"proba={rule!r}"
+    holdout = getattr(model, "calibration_holdout", None)
+    if holdout == "time":
+        return "calibrated for drift, latest 20%"
+    if holdout:
+        return f"calibrated on the latest {holdout:.0%}, held out"
+    return "calibrated, leave-one-out"
 
 
 def _convergence_html(summary, model):
@@ -264,7 +308,7 @@ def _check_inputs(model, texts, y, ids):
 
 
 def make_report(model, path, texts=None, y=None, X=None, max_documents=200, n_words=10,
-                level=0.95, title=None, ids=None, max_chars=2000):
+                level=0.95, title=None, ids=None, max_chars=2000, reference_proba=None):
     """Write a self-contained, interactive HTML report of a fitted DOLDA model.
 
     Parameters
@@ -292,6 +336,10 @@ def make_report(model, path, texts=None, y=None, X=None, max_documents=200, n_wo
         Ids of ``texts`` shown and searched (default: their positions).
     max_chars : int, default=2000
         Characters of an explained document kept in the report.
+    reference_proba : dict or None
+        ``{name: (D, L) probabilities}`` of other models on ``texts`` (columns in the
+        model's ``classes_`` order), drawn beside the model's reliability curve (e.g.
+        ``{"logistic regression": lr.predict_proba(B)}``).
 
     Notes
     -----
@@ -388,7 +436,8 @@ def make_report(model, path, texts=None, y=None, X=None, max_documents=200, n_wo
         data["docs"], data["explained"] = docs, explained
         if y is not None:
             accuracy_html, calib_html, more, _ = _accuracy_sections(
-                model, y, predicted, proba, ids, explained_rows, classes_data)
+                model, y, predicted, proba, ids, explained_rows, classes_data,
+                reference_proba)
             figures.update(more)
     sections.append(("Classes and topics", class_html))
     if texts is not None:

@@ -138,8 +138,10 @@ def loglik_trace(loglik, burn_in, height=300):
     return fig
 
 
-def reliability_diagram(confidence, accuracy, count, height=340):
-    """Observed accuracy against stated confidence, per confidence bin."""
+def reliability_diagram(confidence, accuracy, count, height=340, name="model", others=None):
+    """Observed accuracy against stated confidence, per confidence bin; ``others`` ``{name:
+    (confidence, accuracy)}``: other models' curves on the same rows, drawn thinner (the
+    legend hides any of them on a click)."""
     from bokeh.models import ColumnDataSource, HoverTool
 
     count = np.asarray(count, dtype=np.float64)
@@ -148,11 +150,19 @@ def reliability_diagram(confidence, accuracy, count, height=340):
     fig = _figure(height=height, title="Reliability: accuracy against stated probability",
                   x_axis_label="probability of the predicted class",
                   y_axis_label="share predicted correctly", x_range=(0, 1), y_range=(0, 1))
-    fig.line([0, 1], [0, 1], line_dash="dashed", color="#7f8c8d")
-    fig.line("conf", "acc", source=source, color=SIGNAL_NEG)
+    fig.line([0, 1], [0, 1], line_dash="dashed", color="#7f8c8d", legend_label="calibrated")
+    palette = ("#7f8c8d", "#2980b9", "#8e44ad", "#16a085")
+    for i, (other, (c, a)) in enumerate((others or {}).items()):
+        fig.line(list(c), list(a), color=palette[(i + 1) % len(palette)], line_width=1,
+                 alpha=0.8, legend_label=str(other))
+    line = fig.line("conf", "acc", source=source, color=SIGNAL_NEG, line_width=2,
+                    legend_label=str(name))
     fig.scatter("conf", "acc", size="size", source=source, color=SIGNAL_NEG, alpha=0.7)
-    fig.add_tools(HoverTool(tooltips=[("stated", "@conf{0.00}"), ("observed", "@acc{0.00}"),
-                                      ("documents", "@n{0}")]))
+    fig.add_tools(HoverTool(renderers=[line], tooltips=[("stated", "@conf{0.00}"),
+                                                        ("observed", "@acc{0.00}"),
+                                                        ("documents", "@n{0}")]))
+    fig.legend.location = "top_left"
+    fig.legend.click_policy = "hide"
     return fig
 
 

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from ...design.inputs import split_documents
 from ...design.word_features import WordFeatures, resolve_n_words
-from ...posterior.holdout import split_latest
+from ...posterior.holdout import holds_out, split_latest
 from ...sampler import chain as dolda_chain
 from ...sampler import probit as probit_blocks
 from ...utils.heap import release_free_heap
@@ -66,7 +66,7 @@ def fit_design(model, X, y, covariates, p) -> FitDesign:
     if y is None:
         encode_labels(None, 0, model)  # scikit-learn's message, before any work
     held = None  # with calibration_holdout, the latest rows: the map's, not the chain's
-    if p["calibration_holdout"] is not None:
+    if holds_out(p["calibration_holdout"]):
         (texts, y, covariates), held = split_latest(texts, y, covariates,
                                                     p["calibration_holdout"], model)
     corpus = make_corpus(model, texts, fit=True)

@@ -15,7 +15,7 @@ import logging
 import numpy as np
 
 from ...posterior import calibration
-from ...posterior.holdout import holdout_stacking
+from ...posterior.holdout import TIME_ORDER, holdout_stacking
 from ...posterior.scores import coefficient_prior_sd, proba_stacking_draws
 from ...sampler.alpha import alpha_value, as_alpha
 from ...utils.draws import BlockDraws
@@ -111,8 +111,9 @@ def report_convergence(model):
 def fit_calibration_map(model, corpus, Xd, y_index, held=None):
     """``stacking_``: the ``proba="calibrated"`` map, fitted on the training documents'
     regressors recomputed as for new documents (unsupervised z, :meth:`dolda.DOLDA.transform`),
-    or, with ``calibration_holdout``, on the held-out latest rows ``held`` (``(texts, y,
-    covariates)``, :mod:`dolda.posterior.holdout`)."""
+    or, with ``calibration_holdout`` a share, on the held-out latest rows ``held`` (``(texts, y,
+    covariates)``, :mod:`dolda.posterior.holdout`); with ``calibration_holdout="time"``, the
+    leave-one-out map rescaled on the latest rows (:mod:`dolda.posterior.drift`)."""
     n_classes = len(model.classes_)
     if held is not None:
         with phase(f"fitting the calibration map on the {len(held[1]):,} held-out rows "
@@ -147,6 +148,13 @@ def fit_calibration_map(model, corpus, Xd, y_index, held=None):
     with phase(f"fitting the calibration map ({kind}, {n_classes} classes x "
                f"{corpus.n_docs:,} documents x {n_draws} draws)", model.progress):
         model.stacking_ = calibration.select_stacking(loo, y_index, n_classes)
+    if getattr(model, "calibration_holdout", None) == TIME_ORDER:
+        from ...posterior import drift
+
+        n_latest = len(drift.latest_rows(len(y_index)))
+        with phase(f"rescaling the calibration map on the latest {n_latest:,} training "
+                   "documents (rows in time order)", model.progress):
+            model.stacking_, _, _ = drift.drift_map(model.stacking_, loo, y_index)
 
 
 def _pooled(chains, key):
