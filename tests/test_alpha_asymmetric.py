@@ -375,7 +375,7 @@ def test_chain_builds_the_word_bucket_tables_of_its_alpha(polya_phi):
     whose implied law is ``alpha_k phi_{k,w} / sum_j alpha_j phi_{j,w}`` and whose mass is
     ``sum_k alpha_k phi_{k,w}``: with a dense Phi (rows of a (V, K) table) and with the
     Pólya-urn Phi (tables over each word's non-zeros)."""
-    from dolda.sampler.chain import topic_globals
+    from dolda.sampler.gibbs_iteration import topic_globals
 
     rng = np.random.default_rng(5)
     K, V = 6, 9

@@ -216,7 +216,7 @@ def test_two_signals_inside_one_long_call_count_as_two():
 
     import numba
 
-    from dolda.models.dolda.chain import _DeferredInterrupt
+    from dolda.models.dolda.chain_stage import _DeferredInterrupt
 
     @numba.njit(cache=False)
     def spin(n):
@@ -242,7 +242,7 @@ def test_two_signals_inside_one_long_call_count_as_two():
 
 
 def test_after_the_first_signal_the_command_line_restores_the_default_action():
-    from dolda.models.dolda.chain import _DeferredInterrupt
+    from dolda.models.dolda.chain_stage import _DeferredInterrupt
 
     old = _DeferredInterrupt.hard_second
     _DeferredInterrupt.hard_second = True

@@ -11,7 +11,7 @@ import pytest
 
 import dolda
 from dolda import DOLDA
-from dolda.models.dolda.inputs import scale_blocks
+from dolda.models.dolda.design_stage import scale_blocks
 from dolda.datasets import simulate
 from dolda.experimental import Experimental
 from _flat import flat_dolda
@@ -55,7 +55,7 @@ def test_resumed_block_chain_ends_where_the_uninterrupted_one_does(sim, tmp_path
     import signal
 
     from dolda.models.dolda.estimator import FitInterrupted
-    from dolda.sampler import chain
+    from dolda.sampler import gibbs_iteration as chain
 
     kw = dict(n_topics=3, n_iter=6, burn_in=2, rare_share=0, progress=False, random_state=0,
               global_scales="block")

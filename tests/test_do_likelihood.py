@@ -363,7 +363,7 @@ def test_too_many_coefficients_are_refused():
 def test_do_step_is_the_mala_kernel_then_the_horseshoe_step():
     """``do_step`` composes the tested Langevin kernel, with the metric of this
     iteration's prior precisions, and the tested Horseshoe step."""
-    from dolda.sampler import probit as gibbs
+    from dolda.sampler import probit_blocks as gibbs
     from dolda.sampler.rng import STEP_ETA, STEP_SHRINK, numpy_generator
 
     U, y, _ = _problem(6)
@@ -403,7 +403,7 @@ def test_do_step_is_the_mala_kernel_then_the_horseshoe_step():
 
 
 def test_horseshoe_chain_moves_and_fits_do_labels():
-    from dolda.models.probit.chain import ChainSettings, run_chain
+    from dolda.models.probit.probit_chain import ChainSettings, run_chain
 
     tr = _simulate.simulate_labelled(800, model="do", scale=1.0, seed=3)
     te = _simulate.simulate_labelled(3000, model="do", seed=103, coef=tr.coef)

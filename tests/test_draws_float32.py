@@ -62,7 +62,7 @@ def _records(monkeypatch, module, name, pick):
 
 # ------------------------------------------------------------------ storage
 def test_probit_draws_are_the_float32_rounding_of_the_chain_state(xy, monkeypatch):
-    from dolda.sampler import probit as gibbs
+    from dolda.sampler import probit_blocks as gibbs
 
     seen = _records(monkeypatch, gibbs, "gibbs_step", lambda s: (s.eta, s.tau2, s.lam2))
     m = DOProbit(n_iter=30, burn_in=10, thin=3, random_state=1, n_jobs=1).fit(*xy)
@@ -123,7 +123,7 @@ def test_chains_pool_in_float32(corpus):
 def test_resuming_an_old_float64_checkpoint_gives_the_float32_chain(corpus, tmp_path,
                                                                    monkeypatch):
     """A checkpoint written when draws were float64 resumes to the uninterrupted chain."""
-    from dolda.sampler import chain
+    from dolda.sampler import gibbs_iteration as chain
 
     kw = dict(n_iter=12, burn_in=4, n_words=12, **KW)
     full = flat_dolda(**kw).fit(corpus.texts, corpus.y)

@@ -14,8 +14,8 @@ import pytest
 from scipy.linalg import LinAlgError, cho_solve, cholesky, solve_triangular
 from threadpoolctl import threadpool_limits
 
-from dolda.sampler import chain
-from dolda.sampler import probit as probit_blocks
+from dolda.sampler import gibbs_iteration as chain
+from dolda.sampler import probit_blocks as probit_blocks
 
 
 def reference_coefficients(gram, rhs, prec, normals, n_jobs=1):

@@ -42,8 +42,8 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from dolda.sampler import chain
-from dolda.sampler import probit as probit_blocks
+from dolda.sampler import gibbs_iteration as chain
+from dolda.sampler import probit_blocks as probit_blocks
 from dolda.sampler.threads import using_threads
 
 D, N_D, V, K, L = 4, 3, 3, 2, 2

@@ -70,7 +70,7 @@ def test_dolda_learns_alpha_and_beta_in_the_burn_in(sim, tmp_path):
 
 
 def test_interrupted_auto_chain_resumes_exactly(sim, tmp_path, monkeypatch):
-    from dolda.models.dolda import chain as chain_module
+    from dolda.models.dolda import chain_stage as chain_module
     from dolda.models.dolda import estimator as model_module
 
     straight = flat_dolda(alpha="auto", beta="auto", **KW).fit(sim.texts, sim.y)

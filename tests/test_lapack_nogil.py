@@ -76,7 +76,7 @@ def test_threads_factor_at_once_and_get_what_one_thread_gets():
 
 
 def test_without_the_c_routines_the_classes_are_drawn_on_one_thread(monkeypatch):
-    from dolda.sampler import probit
+    from dolda.sampler import probit_blocks as probit
 
     monkeypatch.setattr(LN, "_routines", lambda: {}["dpotrf"])
     assert not LN.available()

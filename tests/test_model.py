@@ -149,7 +149,7 @@ def test_same_seed_same_chain_whatever_the_threads(z_sampler):
 @pytest.mark.parametrize("z_sampler", ["auto", "cycle"])
 def test_interrupt_then_resume_gives_the_uninterrupted_chain(tmp_path, monkeypatch, z_sampler):
     from dolda.models.dolda.estimator import FitInterrupted
-    from dolda.sampler import chain
+    from dolda.sampler import gibbs_iteration as chain
 
     sim = simulate(n_docs=120, n_topics=4, n_classes=2, vocab_size=100, doc_length=30,
                    random_state=2)

@@ -215,8 +215,8 @@ def test_polya_dolda_chain_is_the_same_for_any_thread_count_and_shards(z_sampler
     """z, Phi (dense and sparse) and eta agree to the last bit for 1 and 2 threads (3
     shards); with 1 shard instead of 3, z and Phi are the same and eta differs only by the
     rounding of the summed statistics.  The loglik is skipped where loglik_every says."""
-    from dolda.sampler import chain as C
-    from dolda.sampler import probit as P
+    from dolda.sampler import gibbs_iteration as C
+    from dolda.sampler import probit_blocks as P
 
     rng = np.random.default_rng(0)
     D, V, K, L = 50, 40, 8, 3

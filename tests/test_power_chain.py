@@ -1,15 +1,15 @@
-"""The DOLDA iteration (:mod:`dolda.sampler.chain`) assembled from its blocks, checked block by
-block on a tiny corpus: each output is recomputed from the state the step returns and the
-documented streams.  Written for the mutation run of ``chain.py`` (docs/MUTATION.md); fast
+"""The DOLDA iteration (:mod:`dolda.sampler.gibbs_iteration`) assembled from its blocks, checked
+block by block on a tiny corpus: each output is recomputed from the state the step returns and the
+documented streams.  Written for the mutation run of ``gibbs_iteration.py`` (docs/MUTATION.md); fast
 without numba too.
 """
 
 import numpy as np
 import pytest
 
-from dolda.sampler import chain, polya
+from dolda.sampler import gibbs_iteration as chain, polya
 from dolda.sampler import lda as kernels
-from dolda.sampler import probit as probit_blocks
+from dolda.sampler import probit_blocks as probit_blocks
 from dolda.sampler.likelihood import do_log_likelihood
 from dolda.sampler.truncnorm import draw_utilities
 

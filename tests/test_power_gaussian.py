@@ -9,7 +9,7 @@ vector (its draw minus ``m`` is column ``j`` of ``A``).  ``Q^{-1}`` and ``m``
 are computed here with a dense solve.  The Horseshoe step is checked by
 probability integral transforms of its draws under the inverse-gamma
 conditionals written here.  Small and fast: the test selection of the mutation
-runs over ``gaussian.py`` and ``probit.py`` (docs/MUTATION.md).
+runs over ``gaussian.py`` and ``probit_blocks.py`` (docs/MUTATION.md).
 """
 
 import numpy as np
@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from scipy import stats
 
 from dolda.sampler import gaussian, preconditioner
-from dolda.sampler import probit as P
+from dolda.sampler import probit_blocks as P
 
 
 def _problem(n=25, n_levels=39, dense=False, seed=3):

@@ -9,8 +9,8 @@ run over ``hyper.py`` (docs/MUTATION.md).
 import numpy as np
 import pytest
 
-from dolda.sampler import chain, hyper
-from dolda.sampler import probit as probit_blocks
+from dolda.sampler import gibbs_iteration as chain, hyper
+from dolda.sampler import probit_blocks as probit_blocks
 
 
 def _chain(seed=0, D=60, V=25, K=4):

@@ -2,7 +2,7 @@
 
 Each test names the bug it was shown to catch (planted by hand, run, reverted;
 see docs/MUTATION.md).  They go through the stable entry points:
-``dolda.sampler.lda`` (re-exported kernels), ``dolda.sampler.chain.dolda_step``,
+``dolda.sampler.lda`` (re-exported kernels), ``dolda.sampler.gibbs_iteration.dolda_step``,
 ``dolda.sampler.gaussian.draw_pcg``, ``DOProbit`` and ``DOLDA``.
 """
 
@@ -11,9 +11,9 @@ import pytest
 from scipy import stats
 
 from dolda import DOLDA, DOProbit
-from dolda.sampler import chain, gaussian
+from dolda.sampler import gibbs_iteration as chain, gaussian
 from dolda.sampler import lda as kernels
-from dolda.sampler import probit as probit_blocks
+from dolda.sampler import probit_blocks as probit_blocks
 from dolda import Prediction, Text, Words
 
 # ------------------------------------------------------------------ alias tables

@@ -178,8 +178,8 @@ def test_topic_step_sees_the_utilities_net_of_the_covariates(kind, sparse_x):
 
 
 def _chain_problem(sparse_x, seed=11, n_docs=30, K=3, V=9, L=3):
-    from dolda.sampler import chain
-    from dolda.sampler import probit as probit_blocks
+    from dolda.sampler import gibbs_iteration as chain
+    from dolda.sampler import probit_blocks as probit_blocks
 
     g = np.random.default_rng(seed)
     lengths = g.integers(0, 10, n_docs)

@@ -4,7 +4,7 @@
 import numpy as np
 import scipy.sparse as sp
 
-from dolda.sampler import probit as probit_blocks
+from dolda.sampler import probit_blocks as probit_blocks
 from dolda.sampler import sparse_eta
 
 

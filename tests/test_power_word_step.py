@@ -103,7 +103,7 @@ def test_word_columns_refuses_the_intercept_as_a_word():
 
 def test_auto_picks_gibbs_for_many_word_columns_and_cholesky_for_few():
     from dolda import DOLDA
-    from dolda.models.dolda.inputs import SPARSE_CHOLESKY_MAX_COLUMNS, chain_design
+    from dolda.models.dolda.design_stage import SPARSE_CHOLESKY_MAX_COLUMNS, chain_design
 
     class Words:  # what chain_design asks of the model: word covariates present
         word_features_ = object()

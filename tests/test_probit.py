@@ -7,7 +7,7 @@ from scipy import optimize
 from scipy.special import log_ndtr
 
 from dolda import DOProbit
-from dolda.sampler.probit import do_probabilities
+from dolda.sampler.probit_blocks import do_probabilities
 
 
 def simulate_do(n=1000, n_features=50, seed=42):
@@ -183,7 +183,7 @@ def test_predict_before_fit_is_a_clear_error():
 def test_do_log_likelihood_kernel_matches_scipy_reference():
     from scipy.special import logsumexp
 
-    from dolda.sampler.probit import do_log_likelihood, do_log_scores
+    from dolda.sampler.probit_blocks import do_log_likelihood, do_log_scores
 
     rng = np.random.default_rng(3)
     mu = rng.normal(scale=3.0, size=(3000, 5))

@@ -24,7 +24,7 @@ covariance (prior variance where the precision belongs) exceeds 8.
 import numpy as np
 import pytest
 
-from dolda.sampler import probit as gibbs
+from dolda.sampler import probit_blocks as gibbs
 
 from _geweke import N_STEPS, TOL, geweke_z as _geweke_z
 

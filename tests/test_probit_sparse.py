@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 from dolda import DOProbit
 from dolda.sampler import gaussian
-from dolda.sampler import probit as gibbs
+from dolda.sampler import probit_blocks as gibbs
 
 from _geweke import geweke_z as _geweke_z, TOL
 

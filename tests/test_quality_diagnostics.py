@@ -57,7 +57,7 @@ def test_doprobit_loo_and_waic():
     ll = idata.log_likelihood["y"]
     assert ll.dims == ("chain", "draw", "document") and ll.shape == (2, 100, 150)
     # summed over documents it is the DO log-likelihood of the kept draws, exactly ...
-    from dolda.sampler.probit import do_log_likelihood
+    from dolda.sampler.probit_blocks import do_log_likelihood
 
     U = np.column_stack([np.ones(len(X)), X])
     y_index = (y == "b").astype(np.int64)

@@ -12,7 +12,7 @@ from sklearn.pipeline import make_pipeline
 
 import dolda
 from dolda import LDA
-from dolda.design.inputs import count_tokens
+from dolda.design.estimator_input import count_tokens
 from dolda.datasets import simulate
 from dolda.evaluate.heldout import document_completion, split_halves
 

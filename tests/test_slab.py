@@ -13,7 +13,7 @@ from sklearn.base import clone
 
 from dolda import DOLDA
 from dolda.datasets import simulate
-from dolda.sampler import probit as gibbs
+from dolda.sampler import probit_blocks as gibbs
 from dolda import Prior
 from _flat import flat_dolda
 
@@ -44,7 +44,7 @@ def test_a_per_column_slab_adds_its_precision_where_it_is_finite():
 
 
 def test_slab_blocks_name_the_columns_that_get_the_slab():
-    from dolda.models.dolda.inputs import slab_variances
+    from dolda.models.dolda.design_stage import slab_variances
 
     # U = [1, 2 covariates, 3 words, 2 topics]
     assert slab_variances(None, ("words",), 6, 3, 2) is None

@@ -20,8 +20,8 @@ import scipy.sparse as sp
 
 from dolda import DOLDA
 from dolda.datasets import simulate
-from dolda.sampler import chain as dolda_chain
-from dolda.sampler import probit as gibbs
+from dolda.sampler import gibbs_iteration as dolda_chain
+from dolda.sampler import probit_blocks as gibbs
 from dolda.sampler import shard as shard_blocks
 from dolda.sampler import preconditioner, sparse_eta
 

@@ -15,7 +15,7 @@ from sklearn.base import clone
 import dolda
 from dolda import DOLDA
 from dolda.datasets import simulate
-from dolda.sampler import chain as dolda_chain
+from dolda.sampler import gibbs_iteration as dolda_chain
 from dolda.sampler import topic_start
 from _flat import flat_dolda
 

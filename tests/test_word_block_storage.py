@@ -223,7 +223,7 @@ def test_schema_refuses_a_word_block_without_word_features(fitted, tmp_path):
 # ------------------------------------------------------------------ chains
 def test_resumed_and_pooled_chains_keep_the_word_summaries_exactly(corpus, tmp_path,
                                                                    monkeypatch):
-    from dolda.sampler import chain
+    from dolda.sampler import gibbs_iteration as chain
 
     kw = dict(n_iter=12, burn_in=4, n_words="all", phi_draws=5, **KW)
     full = flat_dolda(**kw).fit(corpus.texts, corpus.y)
@@ -266,7 +266,7 @@ def test_resumed_and_pooled_chains_keep_the_word_summaries_exactly(corpus, tmp_p
 
 def test_an_old_layout_checkpoint_resumes_before_the_window_only(corpus, tmp_path,
                                                                  monkeypatch):
-    from dolda.sampler import chain
+    from dolda.sampler import gibbs_iteration as chain
 
     kw = dict(n_iter=12, burn_in=4, n_words=12, phi_draws=3, **KW)
     full = flat_dolda(**kw).fit(corpus.texts, corpus.y)

@@ -140,7 +140,7 @@ def test_the_dense_part_is_scikit_learns_sublinear_tfidf_of_every_word(sim):
 
 def test_both_puts_the_selected_words_under_the_horseshoe_and_every_word_under_the_gaussian(
         sim):
-    from dolda.models.dolda.inputs import fitted_column_kinds
+    from dolda.models.dolda.design_stage import fitted_column_kinds
 
     m = _fit(sim, word_prior="both", word_prior_variance=0.4, n_words=10)
     assert m.scale_blocks_ == ["topics", "words", "dense_words"]
@@ -157,7 +157,7 @@ def test_both_puts_the_selected_words_under_the_horseshoe_and_every_word_under_t
 
 
 def test_both_keeps_the_slab_off_the_dense_part(sim, monkeypatch):
-    from dolda.models.dolda import inputs
+    from dolda.models.dolda import design_stage as inputs
 
     seen = {}
     real = inputs.probit_blocks.ProbitPrior

@@ -23,7 +23,7 @@ from sklearn.base import (
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
 from ..design.corpus import TOKEN_PATTERN, Corpus, Vocabulary
-from ..design.inputs import corpus_from_counts, is_count_matrix, vocabulary_of_columns
+from ..design.estimator_input import corpus_from_counts, is_count_matrix, vocabulary_of_columns
 from ..interpret.topics import (
     DEFAULT_LABEL_WORDS,
     DEFAULT_RELEVANCE,

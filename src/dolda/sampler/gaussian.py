@@ -6,7 +6,7 @@ Every class ``l`` of the DO probit needs one draw
 
 with ``U`` the (D x P) regressors, ``a_l`` the (D,) utilities of class ``l``
 and ``prec_l`` the (P,) prior precisions.  The dense path
-(:func:`dolda.sampler.probit.draw_coefficients`) factors the P x P matrix
+(:func:`dolda.sampler.probit_blocks.draw_coefficients`) factors the P x P matrix
 ``Q_l``: O(P^3) per class, hopeless for tens of thousands of one-hot columns.
 This module holds two exact alternatives that never form ``Q_l``:
 

@@ -1,7 +1,7 @@
 """LAPACK's Cholesky routines callable from several threads at once.
 
 scipy's ``scipy.linalg.lapack`` wrappers (f2py) hold the GIL while LAPACK runs, so
-the per-class Cholesky draws of the eta-step (:func:`dolda.sampler.probit.draw_coefficients`)
+the per-class Cholesky draws of the eta-step (:func:`dolda.sampler.probit_blocks.draw_coefficients`)
 ran one at a time however many threads submitted them: on 2 cores, 20 classes at
 P = 1,001 took 294-331 ms with one thread and with two.  The same routines are exported
 by ``scipy.linalg.cython_lapack`` as C functions; called through :mod:`ctypes`, which

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...sampler import do_posterior, gaussian
-from ...sampler import probit as gibbs
+from ...sampler import probit_blocks as gibbs
 from ...sampler.threads import using_threads
 from ...utils.draws import new_draws
 
@@ -26,7 +26,7 @@ class ChainSettings(NamedTuple):
     n_iter: int
     burn_in: int
     thin: int
-    eta_sampler: str      # "auto" or one of dolda.sampler.probit.ETA_SAMPLERS
+    eta_sampler: str      # "auto" or one of dolda.sampler.probit_blocks.ETA_SAMPLERS
     n_jobs: int
     progress: bool = False
     likelihood: str = "ovr"   # "ovr": the paper's Gibbs sampler; "do": dolda.sampler.do_posterior

@@ -2,7 +2,7 @@
 
 A chain state is a :class:`DOLDAState`; :func:`dolda_step` maps a state to the
 next one and returns an info record.  The blocks are the DO-probit blocks of
-:mod:`dolda.sampler.probit`, the supervised z-sweep of
+:mod:`dolda.sampler.probit_blocks`, the supervised z-sweep of
 :mod:`dolda.sampler.supervised` and the topic kernels of :mod:`dolda.sampler.lda`.
 Every random draw is keyed by ``(seed, iteration, block)``, so a chain resumed
 from a saved state at iteration ``t`` continues exactly as an uninterrupted one.
@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from ..utils.heap import release_in_iteration
 from . import lda as topic_kernels
 from . import polya
-from . import probit as probit_blocks
+from . import probit_blocks as probit_blocks
 from . import shard as shard_blocks
 from . import sparse_eta
 from .alpha import as_alpha
@@ -177,7 +177,7 @@ def eta_step(seed: int, iteration: int, probit: probit_blocks.ProbitState, gram,
     Runs on the driver: it needs only the reduced ``U^T U`` (P x P) and
     ``U^T a`` (L x P), and a Cholesky factorisation per class of a P x P
     matrix is far cheaper than shipping ``U`` anywhere.  The draws are those of
-    :func:`dolda.sampler.probit.gibbs_step` with the dense Cholesky sampler.
+    :func:`dolda.sampler.probit_blocks.gibbs_step` with the dense Cholesky sampler.
     The returned state carries no utilities (``a`` stays on the shards).
     """
     rng_eta = numpy_generator(seed, iteration * 16 + STEP_ETA)

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ...sampler import chain as dolda_chain
+from ...sampler import gibbs_iteration as dolda_chain
 from ...sampler import hyper
 from ...sampler import phi_mean
-from ...sampler import probit as probit_blocks
+from ...sampler import probit_blocks as probit_blocks
 from ...sampler.alpha import alpha_json, alpha_value
 from ...sampler.rng import chain_seed, seed_from
 from ...sampler.threads import using_threads
@@ -53,7 +53,7 @@ def resolved_z_sampler(z_sampler, n_topics):
 
 def run_chains(model, design, p, resume):
     """Stage 3 of ``model.fit``: the ``n_chains`` chains of ``model`` (a DOLDA) on
-    ``design`` (:class:`dolda.models.dolda.inputs.FitDesign`), one after the other, each
+    ``design`` (:class:`dolda.models.dolda.design_stage.FitDesign`), one after the other, each
     with its own seed and, for several chains, its own ``chain<c>`` checkpoint and resume
     directory.  Returns the chains' draws (:func:`run_chain`), in chain order."""
     K = p["n_topics"]

@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ...design.inputs import split_documents
+from ...design.estimator_input import split_documents
 from ...design.word_features import WordFeatures, resolve_n_words
 from ...posterior.holdout import split_latest
-from ...sampler import chain as dolda_chain
-from ...sampler import probit as probit_blocks
+from ...sampler import gibbs_iteration as dolda_chain
+from ...sampler import probit_blocks as probit_blocks
 from ...utils.heap import release_free_heap
 from ...utils.labels import encode_labels
 from ...utils.validation import check_covariate_scale, check_fit_sizes
@@ -46,8 +46,8 @@ class FitDesign(NamedTuple):
     corpus: object  #: the training documents (:class:`dolda.design.corpus.Corpus`)
     Xd: object  #: ``[1, X, words]`` (D, P_x), dense or CSR as the eta-step wants
     y_index: np.ndarray  #: every document's class column (D,)
-    data: object  #: :class:`dolda.sampler.chain.TopicData`: what the chain reads
-    prior: object  #: :class:`dolda.sampler.probit.ProbitPrior`
+    data: object  #: :class:`dolda.sampler.gibbs_iteration.TopicData`: what the chain reads
+    prior: object  #: :class:`dolda.sampler.probit_blocks.ProbitPrior`
     n_word_columns: int  #: the word covariates among the columns of ``Xd``
     held: tuple | None  #: ``calibration_holdout``'s latest rows ``(texts, y, covariates)``
 
@@ -94,7 +94,7 @@ def fit_design(model, X, y, covariates, p) -> FitDesign:
 
 
 def chain_prior(model, p, n_x: int, n_word_columns: int, K: int, n_dense: int = 0):
-    """The chain's :class:`~dolda.sampler.probit.ProbitPrior` over ``U = [1, covariates,
+    """The chain's :class:`~dolda.sampler.probit_blocks.ProbitPrior` over ``U = [1, covariates,
     words, topics]`` (``n_x`` columns before the topics, the last ``n_word_columns`` of them
     words, of which the last ``n_dense`` the dense part) and the scale blocks' names (None:
     one shared scale): the intercept N(0, c), the rest the Horseshoe with the slab on
@@ -126,7 +126,7 @@ def _count_corpus(model, X, fit: bool):
     ``x0, x1, ...``; the vocabulary options (stop words, ``min_df`` ...) do not apply."""
     from sklearn.utils.validation import check_non_negative, validate_data
 
-    from ...design.inputs import corpus_from_counts, vocabulary_of_columns
+    from ...design.estimator_input import corpus_from_counts, vocabulary_of_columns
 
     if fit:
         for name in ("n_features_in_", "feature_names_in_"):  # from an earlier fit
@@ -155,7 +155,7 @@ def _count_corpus(model, X, fit: bool):
 
 
 def make_corpus(model, texts, fit: bool):
-    from ...design.inputs import is_count_matrix
+    from ...design.estimator_input import is_count_matrix
     from ...design.corpus import Corpus, Vocabulary
 
     if is_count_matrix(texts):
@@ -284,13 +284,13 @@ def chain_design(model, Xd, n_topics, p, sparse_input):
     """``[1, X, words]`` as the chain needs it; returns ``(Xd, eta_sampler)``.
 
     Word covariates and a scipy-sparse ``X`` of more than
-    :data:`dolda.sampler.probit.CHOLESKY_MAX_COLUMNS` columns stay CSR
+    :data:`dolda.sampler.probit_blocks.CHOLESKY_MAX_COLUMNS` columns stay CSR
     (:mod:`dolda.sampler.sparse_eta`): ``"auto"`` then
     factors ``U^T U`` (formed sparse) per class up to
     :data:`SPARSE_CHOLESKY_MAX_COLUMNS` columns and beyond uses the blocked Gibbs scan
     ``"gibbs"`` (:mod:`dolda.sampler.word_step`) with word covariates, CG without.  Other
     covariates keep the dense path (reduced statistics and Cholesky) unless
-    :func:`dolda.sampler.probit.choose_eta_sampler` says otherwise.
+    :func:`dolda.sampler.probit_blocks.choose_eta_sampler` says otherwise.
     """
     import warnings
 
