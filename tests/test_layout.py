@@ -157,8 +157,8 @@ def test_the_cli_commands_do_not_import_their_package():
 
 
 #: The stages of ``DOLDA.fit`` (``docs/ARCHITECTURE.md``, the road of one fit).
-FIT_STAGES = ("params", "inputs", "chain", "extend", "two_step", "summary", "proportions",
-              "state")
+FIT_STAGES = ("params", "design_stage", "chain_stage", "extend", "two_step", "summary",
+              "proportions", "state")
 
 
 def _estimator_methods(path: Path, cls: str) -> set[str]:

@@ -9,7 +9,7 @@ releases the GIL for the duration of a foreign call, two threads factor two clas
 once (265 ms -> 151 ms for 20 factorisations of 1,001 columns).
 
 They are the very routines the f2py wrappers call, with the same arguments, so the
-results are the same bits (``tests/test_eta_factor.py``):
+results are the same bits (``tests/sampler/test_eta_factor.py``):
 
 * :func:`potrf_lower` is ``lapack.dpotrf(a, lower=1, overwrite_a=1, clean=0)``;
 * :func:`potrs_lower` is ``lapack.dpotrs(c, b, lower=1)``;

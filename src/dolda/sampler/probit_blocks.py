@@ -228,7 +228,7 @@ def _draw_one_class(gram_f, prec_l, rhs_l, z_l, work, nogil=False):
     copy (and the clearing of the upper triangle) that ``scipy.linalg.cholesky``
     makes of a C-ordered matrix: the same ``dpotrf``, ``dpotrs`` and ``dtrtrs``
     calls on the same numbers as ``cholesky`` + ``cho_solve`` + ``solve_triangular``,
-    hence the same bits (``tests/test_eta_factor.py``).  With ``nogil`` they are called
+    hence the same bits (``tests/sampler/test_eta_factor.py``).  With ``nogil`` they are called
     through :mod:`dolda.sampler.lapack_nogil`, without the GIL, so that the threads of
     :func:`draw_coefficients` factor their classes at the same time (scipy's f2py
     wrappers hold it); without, through those wrappers, whose calls cost less (20 classes
