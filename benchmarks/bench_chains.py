@@ -7,7 +7,7 @@ configurations are interleaved over rounds, each round fitting every one once wi
 round's seed, so that they share the machine's load alike.  The figure is each
 configuration's time over the defaults' (one chain of 500 iterations) in the same round,
 the median over rounds; the accuracy on the test split is recorded beside it.  The chains
-run one after the other on all threads (:func:`dolda.models.dolda.chain.run_chains`).
+run one after the other on all threads (:func:`dolda.models.dolda.chain_stage.run_chains`).
 
 Usage::
 

@@ -102,7 +102,8 @@ class Recorder:
         self.io_start = self.io_end = None
         self._blocks = {}
 
-    # wrap the driver blocks of dolda.sampler.chain (looked up at call time by both backends)
+    # wrap the driver blocks of dolda.sampler.gibbs_iteration (looked up at call time by both
+    # backends)
     def patch_blocks(self, module):
         names = [n for n in ("eta_step", "topic_globals", "phi_step", "polya_phi_step",
                              "reduce_counts")
@@ -164,7 +165,7 @@ class Recorder:
 def _fit(corpus, y, n_iter, recorder, **kw):
     import dolda.backends as backends
     from dolda import DOLDA
-    from dolda.sampler import chain as chain_module
+    from dolda.sampler import gibbs_iteration as chain_module
 
     real = backends.make_chain
 

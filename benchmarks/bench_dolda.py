@@ -85,7 +85,7 @@ class DOLDAContestant:
     ``n_words=0`` is the topics-only model, the default ``n_words="auto"`` the model users
     get: ``[1, words]`` chosen, transformed and laid out by the estimator's own
     input methods (``_add_word_features``, ``_design``) and its prior
-    (:func:`dolda.models.dolda.inputs.chain_prior`: the Horseshoe with the slab on the
+    (:func:`dolda.models.dolda.design_stage.chain_prior`: the Horseshoe with the slab on the
     words, the Gaussian words of ``word_prior``).
     """
 
@@ -93,8 +93,8 @@ class DOLDAContestant:
         from dolda import DOLDA
         from dolda.backends import make_chain
         from dolda.utils.labels import encode_labels
-        from dolda.sampler import chain as dolda_chain
-        from dolda.models.dolda.inputs import chain_prior
+        from dolda.sampler import gibbs_iteration as dolda_chain
+        from dolda.models.dolda.design_stage import chain_prior
         from dolda.sampler.threads import using_threads
 
         params = {"n_words": 0, **params}

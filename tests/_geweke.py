@@ -7,7 +7,7 @@ the former's docstring.
 
 import numpy as np
 
-from dolda.sampler import probit as gibbs
+from dolda.sampler import probit_blocks as gibbs
 
 QUANTILES = np.array([0.1, 0.25, 0.5, 0.75, 0.9])
 N_CHAINS = 8000

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .sampler.probit import do_probabilities
+from .sampler.probit_blocks import do_probabilities
 
 __all__ = ["SimulatedCorpus", "SimulatedLabels", "load_20newsgroups", "load_films",
            "simulate", "simulate_labels", "strip_footer", "strip_header", "strip_message",

@@ -5,7 +5,7 @@
 * ``"dask"`` (:class:`dolda.backends.dask.DaskChain`): the shards live on the
   workers of a user's ``distributed.Client`` for the whole fit.
 
-Both run the same blocks of :mod:`dolda.sampler.chain` and
+Both run the same blocks of :mod:`dolda.sampler.gibbs_iteration` and
 :mod:`dolda.sampler.shard` on the same shard layout, so a seed gives the same
 chain on either backend, for any number of threads or workers.  A chain object
 has ``step(iteration) -> (state, info)``, ``topics() -> (z, ndk)`` and ``close()``.

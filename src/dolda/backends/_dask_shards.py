@@ -50,7 +50,7 @@ def broadcast(client, value, workers):
     ``replicate``, which holds a scheduler-wide lock while it copies.  A replicate caught by
     a worker killed mid-copy never returned, kept the lock, and every later broadcast of the
     fit waited on it, so that the replay after the lost worker timed out six times and the
-    fit failed (distributed 2026.8; CI, and reproduced here with tests/test_dask.py's
+    fit failed (distributed 2026.8; CI, and reproduced here with tests/backends/test_dask.py's
     lost-worker test in a loop).  A bound on the client side cannot free a lock held in the
     scheduler; not taking it can."""
     targets = list(dict.fromkeys(workers))

@@ -12,14 +12,14 @@ input.  One iteration is
 1. on every shard: the a-step and the shard's ``U_s^T U_s`` and ``U_s^T a_s``
    (:func:`dolda.sampler.shard.utility_step`);
 2. on the driver (this process): the sums over shards, ``eta`` and the
-   Horseshoe scales (:func:`dolda.sampler.chain.eta_step`).  They need only
+   Horseshoe scales (:func:`dolda.sampler.gibbs_iteration.eta_step`).  They need only
    the (P x P) and (L x P) sums, and P = P_x + K is small, so a Cholesky per
    class here costs less than one more round of messages;
 3. broadcast of ``(eta, Phi, S = eta_topics^T eta_topics)`` to every worker;
 4. on every shard: the supervised z-sweep, the shard's sparse ``n_{k,w}`` and
    its log-likelihood parts (:func:`dolda.sampler.shard.topic_step`);
 5. on the driver: ``n_{k,w}`` summed (integers: exact in any order) and the
-   log-likelihood completed (:func:`dolda.sampler.chain.topic_step_info`); the
+   log-likelihood completed (:func:`dolda.sampler.gibbs_iteration.topic_step_info`); the
    next Phi is the draw from these counts (K x V gamma variates, parallel over
    topics), made by every worker (below) and by the driver only when Phi
    itself has to travel or for a checkpoint (:meth:`DaskChain.phi`).
@@ -67,7 +67,7 @@ import time
 
 import numpy as np
 
-from ..sampler import chain as dolda_chain
+from ..sampler import gibbs_iteration as dolda_chain
 from ..sampler import lda as topic_kernels
 from ..sampler.alpha import alpha_value
 from ..sampler.phi import PhiRecipe
@@ -153,7 +153,7 @@ class DaskChain(ShardedDaskChain):
     data : TopicData
     config : DOLDAConfig
     n_shards : int or None
-        Shard layout (:func:`dolda.sampler.chain.whole_corpus_shards`).
+        Shard layout (:func:`dolda.sampler.gibbs_iteration.whole_corpus_shards`).
     snapshot_every : int, default=10
         Iterations between the driver's copies of ``z`` (recovery points): a
         lost worker costs at most this many replayed iterations.

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from ..sampler import chain as dolda_chain
+from ..sampler import gibbs_iteration as dolda_chain
 from ..sampler import lda as topic_kernels
 from ..sampler.alpha import alpha_value
 
@@ -27,7 +27,7 @@ class LocalChain:
     data : TopicData
     config : DOLDAConfig
     n_shards : int or None
-        Shard layout (:func:`dolda.sampler.chain.whole_corpus_shards`).
+        Shard layout (:func:`dolda.sampler.gibbs_iteration.whole_corpus_shards`).
     """
 
     def __init__(self, seed, state, data, config, n_shards=None):

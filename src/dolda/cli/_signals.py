@@ -10,11 +10,11 @@ import contextlib
 def _interrupts():
     """Signals during a long command: SIGTERM as Ctrl-C (a ``KeyboardInterrupt`` whose
     ``signum`` says which), and inside the chain a second signal ends the process at
-    once (see ``dolda.models.dolda.chain._DeferredInterrupt``)."""
+    once (see ``dolda.models.dolda.chain_stage._DeferredInterrupt``)."""
     import signal
     import threading
 
-    from ..models.dolda.chain import _DeferredInterrupt
+    from ..models.dolda.chain_stage import _DeferredInterrupt
 
     def terminate(signum, frame):
         exc = KeyboardInterrupt()

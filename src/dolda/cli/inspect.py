@@ -84,7 +84,7 @@ def topic_summary(model, n_words=10, level=0.95, relevance=DEFAULT_RELEVANCE):
              "repeats": float(r["repeats"]), "words": str(r["top_words"]).split()}
             for t, r in table.iterrows()]
     summary["signal_topics"] = signal
-    from ..models.dolda.inputs import fitted_column_kinds
+    from ..models.dolda.design_stage import fitted_column_kinds
 
     kinds = fitted_column_kinds(model)
     names = np.asarray([str(c) for c in model.coef_.columns], dtype=object)

@@ -23,7 +23,7 @@ from sklearn.base import (
 from sklearn.utils.validation import check_is_fitted, check_non_negative, validate_data
 
 from ..design.corpus import TOKEN_PATTERN, Corpus, Vocabulary
-from ..design.inputs import corpus_from_counts, is_count_matrix, vocabulary_of_columns
+from ..design.estimator_input import corpus_from_counts, is_count_matrix, vocabulary_of_columns
 from ..interpret.topics import (
     DEFAULT_LABEL_WORDS,
     DEFAULT_RELEVANCE,
@@ -319,7 +319,7 @@ class LDA(NotFittedAttributes, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         # The main input is text, as for CountVectorizer.  A document-term matrix of
         # non-negative integer counts is accepted too (sparse included), but not the
         # arbitrary float arrays the numeric estimator checks feed, so two_d_array
-        # stays False; tests/test_sklearn_lda.py checks the matrix path itself.
+        # stays False; tests/models/test_sklearn_lda.py checks the matrix path itself.
         tags.input_tags.two_d_array = False
         tags.input_tags.string = True
         tags.input_tags.sparse = True

@@ -1,6 +1,6 @@
 """The DO likelihood itself: an exact eta-step for ``DOProbit(likelihood="do")``.
 
-The Gibbs blocks of :mod:`dolda.sampler.probit` target the product of ``L`` one-vs-rest
+The Gibbs blocks of :mod:`dolda.sampler.probit_blocks` target the product of ``L`` one-vs-rest
 binary probits (DESIGN.md section 2): the DO normaliser
 ``Z(mu) = sum_s F(mu_s) prod_{j != s} F(-mu_j)`` never enters.  This module samples
 the posterior of the Diagonal Orthant model proper,
@@ -100,8 +100,8 @@ class DoTerms(NamedTuple):
 
 def do_row_log_likelihood(mu, y):
     """``log P(y_d | mu_d)`` (..., D) under the DO model, for ``mu`` (..., D, L): the DO
-    class scores (:func:`dolda.sampler.probit.do_log_scores`) normalised."""
-    from .probit import do_log_scores
+    class scores (:func:`dolda.sampler.probit_blocks.do_log_scores`) normalised."""
+    from .probit_blocks import do_log_scores
 
     s = do_log_scores(mu)
     y_index = np.broadcast_to(np.asarray(y)[:, None], s.shape[:-1] + (1,))
@@ -323,11 +323,11 @@ def do_step(seed: int, iteration: int, state, U, y, prior, cache: Cache | None):
     Parameters
     ----------
     seed, iteration : int
-        Fix every draw, as in :func:`dolda.sampler.probit.gibbs_step`.
-    state : dolda.sampler.probit.ProbitState
+        Fix every draw, as in :func:`dolda.sampler.probit_blocks.gibbs_step`.
+    state : dolda.sampler.probit_blocks.ProbitState
         ``a`` is not used (no augmentation) and is passed through.
     U, y, prior
-        As for :func:`dolda.sampler.probit.gibbs_step`.
+        As for :func:`dolda.sampler.probit_blocks.gibbs_step`.
     cache : Cache or None
         None at the first iteration: the reference point is then the posterior mode
         under the state's prior precisions, and the chain starts there.  The metric is
@@ -338,7 +338,7 @@ def do_step(seed: int, iteration: int, state, U, y, prior, cache: Cache | None):
     -------
     (state, cache, accepted)
     """
-    from .probit import ProbitState, draw_shrinkage, prior_precision
+    from .probit_blocks import ProbitState, draw_shrinkage, prior_precision
     from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
 
     prec = prior_precision(prior, state.lam2, state.tau2)

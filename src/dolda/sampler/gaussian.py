@@ -6,7 +6,7 @@ Every class ``l`` of the DO probit needs one draw
 
 with ``U`` the (D x P) regressors, ``a_l`` the (D,) utilities of class ``l``
 and ``prec_l`` the (P,) prior precisions.  The dense path
-(:func:`dolda.sampler.probit.draw_coefficients`) factors the P x P matrix
+(:func:`dolda.sampler.probit_blocks.draw_coefficients`) factors the P x P matrix
 ``Q_l``: O(P^3) per class, hopeless for tens of thousands of one-hot columns.
 This module holds two exact alternatives that never form ``Q_l``:
 
@@ -34,7 +34,7 @@ This module holds two exact alternatives that never form ``Q_l``:
   tolerance :data:`CG_TOL` on the Jacobi-scaled relative residual
   ``||r||_{D^-1} / ||c||_{D^-1}`` (``D = diag(Q_l)``), checked on the true
   residual ``c - Q_l x`` before a solution is returned; the Geweke tests in
-  ``tests/test_probit_sparse.py`` and ``tests/test_sparse_eta.py`` show the
+  ``tests/sampler/test_probit_sparse.py`` and ``tests/sampler/test_sparse_eta.py`` show the
   remaining error is invisible.  Jacobi scaling also tames huge precisions
   (1e100): in scaled coordinates such a column is an identity row.
 

@@ -177,7 +177,7 @@ def learn(config, z, ndk, data, learn_alpha, learn_beta: bool):
     """The chain's config with alpha and/or beta re-estimated from the current topics.
 
     ``z`` (N,) and ``ndk`` (D, K) are the chain's topic indicators and counts
-    (:meth:`runner.topics`), ``data`` its :class:`dolda.sampler.chain.TopicData`.
+    (:meth:`runner.topics`), ``data`` its :class:`dolda.sampler.gibbs_iteration.TopicData`.
     ``learn_alpha``: ``"asymmetric"`` (a vector, :func:`update_alpha_asymmetric`),
     ``"symmetric"`` or True (:func:`update_alpha`), or False.
     """

@@ -1,7 +1,7 @@
 """LAPACK's Cholesky routines callable from several threads at once.
 
 scipy's ``scipy.linalg.lapack`` wrappers (f2py) hold the GIL while LAPACK runs, so
-the per-class Cholesky draws of the eta-step (:func:`dolda.sampler.probit.draw_coefficients`)
+the per-class Cholesky draws of the eta-step (:func:`dolda.sampler.probit_blocks.draw_coefficients`)
 ran one at a time however many threads submitted them: on 2 cores, 20 classes at
 P = 1,001 took 294-331 ms with one thread and with two.  The same routines are exported
 by ``scipy.linalg.cython_lapack`` as C functions; called through :mod:`ctypes`, which
@@ -9,7 +9,7 @@ releases the GIL for the duration of a foreign call, two threads factor two clas
 once (265 ms -> 151 ms for 20 factorisations of 1,001 columns).
 
 They are the very routines the f2py wrappers call, with the same arguments, so the
-results are the same bits (``tests/test_eta_factor.py``):
+results are the same bits (``tests/sampler/test_eta_factor.py``):
 
 * :func:`potrf_lower` is ``lapack.dpotrf(a, lower=1, overwrite_a=1, clean=0)``;
 * :func:`potrs_lower` is ``lapack.dpotrs(c, b, lower=1)``;

@@ -9,9 +9,9 @@ shard owns its tokens, covariate rows, labels and its part of the chain state
 block                  where                         what leaves the shard
 =====================  ============================  =================================
 a-step + statistics    every shard (:func:`utility_step`)   ``U_s^T U_s`` (P x P), ``U_s^T a_s`` (L x P)
-eta, tau, lambda       driver (:mod:`.chain`)        --
+eta, tau, lambda       driver (:mod:`.gibbs_iteration`) --
 z-sweep + counts       every shard (:func:`topic_step`)     ``n_{k,w}`` of the shard (sparse), log-likelihood parts
-Phi                    driver (:mod:`.chain`)        --
+Phi                    driver (:mod:`.gibbs_iteration`) --
 =====================  ============================  =================================
 
 Every random draw of a shard is keyed by the global document index
@@ -100,7 +100,7 @@ class TopicGlobals(NamedTuple):
                                  the word-bucket alias tables of ``alpha_k phi_{k,w}``, with
                                  ``mass[w] = sum_k alpha_k phi_{k,w}``, for the alpha the
                                  shards are given (``z_sampler="mh"`` or ``"cycle"`` only;
-                                 :func:`dolda.sampler.chain.topic_globals`).
+                                 :func:`dolda.sampler.gibbs_iteration.topic_globals`).
     """
 
     eta: np.ndarray

@@ -1,14 +1,14 @@
 """DOLDA's eta-step with sparse, high-dimensional covariates (CG or BCM instead of Cholesky).
 
-The default eta-step (:func:`dolda.sampler.chain.eta_step`) reduces every
+The default eta-step (:func:`dolda.sampler.gibbs_iteration.eta_step`) reduces every
 shard's ``U_s^T U_s`` to a dense P x P matrix and factors ``Q_l`` per class:
 O(D P_x^2) statistics and O(P^3) per class, fine for tens or hundreds of
 covariates, hopeless for thousands of word or one-hot columns.
 
 When the chain's covariates ``X`` are a scipy CSR matrix
-(:class:`dolda.sampler.chain.TopicData`; DOLDA does so for ``eta_sampler="cg"``
+(:class:`dolda.sampler.gibbs_iteration.TopicData`; DOLDA does so for ``eta_sampler="cg"``
 or ``"bcm"``) they stay sparse end to end and the eta-step is
-DOProbit's own exact sampler (:func:`dolda.sampler.probit.draw_eta`) on
+DOProbit's own exact sampler (:func:`dolda.sampler.probit_blocks.draw_eta`) on
 
     U = [X, zbar]  (D x (P_x + K), CSR),
 
@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from . import gaussian
-from . import probit as probit_blocks
+from . import probit_blocks as probit_blocks
 from .linear_predictors import as_csr_arrays, csr_draw_products
 from .rng import STEP_ETA, STEP_SHRINK, numpy_generator
 
@@ -153,14 +153,14 @@ def eta_step(seed: int, iteration: int, probit: probit_blocks.ProbitState, X, zb
         ``"gibbs"``: one blocked-Gibbs scan from the current eta, the dense block then the
         last ``n_word_columns`` columns of ``X`` one by one
         (:mod:`dolda.sampler.word_step`); the others: an independent draw by
-        :func:`dolda.sampler.probit.draw_eta` ("cholesky" factors ``U^T U`` formed from
+        :func:`dolda.sampler.probit_blocks.draw_eta` ("cholesky" factors ``U^T U`` formed from
         sparse ``U``).
     preconditioner : {"block", "jacobi"}
         For ``"cg"``: the exact intercept-and-topics block and row-singleton blocks
         (default), or Jacobi only (the sampler before; kept as the benchmark's peer).  The draw is the same to the solver
         tolerance either way.
     info : dict or None
-        Receives :func:`dolda.sampler.probit.draw_eta`'s ``info`` (CG iterations per class).
+        Receives :func:`dolda.sampler.probit_blocks.draw_eta`'s ``info`` (CG iterations per class).
 
     Returns
     -------

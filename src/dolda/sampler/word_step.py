@@ -6,7 +6,7 @@ dense covariates, ``W`` the thousands of sparse word columns
 in at most :data:`SWEEP_MAX_DENSITY` of the rows: a reporter, a director), ``zbar`` the
 K topic proportions.  The eta-step's
 conditional is ``eta_l ~ N(Q_l^{-1} U^T a_l, Q_l^{-1})``, ``Q_l = U^T U + diag(prec_l)``
-(:mod:`dolda.sampler.probit`).  Drawing it jointly costs a CG solve (tens to hundreds
+(:mod:`dolda.sampler.probit_blocks`).  Drawing it jointly costs a CG solve (tens to hundreds
 of passes over ``U``, :mod:`dolda.sampler.gaussian`).  Here the eta-step is instead
 one scan of a blocked Gibbs sampler of that same Gaussian, starting from the
 chain's current eta:
@@ -14,7 +14,7 @@ chain's current eta:
 1. the dense block ``A`` (intercept, dense covariates, topics) from its exact
    conditional given the swept coefficients: with ``r_l = a_l - W eta_{W,l}``,
    ``eta_{A,l} ~ N(Q_A^{-1} U_A^T r_l, Q_A^{-1})``, ``Q_A = U_A^T U_A + diag(prec_{A,l})``
-   (one dense Cholesky per class, :func:`dolda.sampler.probit.draw_coefficients`);
+   (one dense Cholesky per class, :func:`dolda.sampler.probit_blocks.draw_coefficients`);
 2. every swept coefficient (sparse covariates, then words) in turn from its exact
    conditional given all the others,
    with the residual ``r_l = a_l - U eta_l`` kept up to date: for word ``j`` with
@@ -53,7 +53,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-from . import probit as probit_blocks
+from . import probit_blocks as probit_blocks
 from .linear_predictors import as_csr_arrays, csr_draw_products
 from .rng import STEP_ETA, STEP_WORDS, normal, numpy_generator, stream
 

@@ -21,24 +21,24 @@ from sklearn.base import (
 from sklearn.metrics import accuracy_score
 from sklearn.utils.validation import check_is_fitted
 
-from ...design.inputs import legacy_covariates_keyword, split_documents
+from ...design.estimator_input import legacy_covariates_keyword, split_documents
 from ...posterior import calibration
 from ...posterior.scores import log_odds_scores
 from ...sampler.rng import chain_seed, seed_from  # noqa: F401 (re-exported)
 from ...sampler.threads import obeys_n_jobs
 from ...utils.validation import check_choice
-from . import inputs as _dolda_inputs
+from . import design_stage as _dolda_inputs
 from . import proportions as _proportions
 from . import state as _state
 from . import summary as _summary
-from .chain import (  # noqa: F401 (MH_MIN_TOPICS, FitInterrupted re-exported)
+from .chain_stage import (  # noqa: F401 (MH_MIN_TOPICS, FitInterrupted re-exported)
     MH_MIN_TOPICS,
     FitInterrupted,
     resolved_z_sampler,
     run_chain,
     run_chains,
 )
-from .inputs import INTERCEPT, SPARSE_CHOLESKY_MAX_COLUMNS, fit_design  # noqa: F401
+from .design_stage import INTERCEPT, SPARSE_CHOLESKY_MAX_COLUMNS, fit_design  # noqa: F401
 from .interpret import DOLDAInterpretation, topic_name  # noqa: F401
 from .params import (  # noqa: F401 (the parameters' choices, re-exported)
     ALPHA_AUTO,
@@ -288,8 +288,8 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         return resolved_z_sampler(self.z_sampler, n_topics)
 
     # ------------------------------------------------------------ inputs
-    # (:mod:`dolda.models.dolda.inputs`: the texts, covariates and word covariates as the chain
-    # and prediction need them)
+    # (:mod:`dolda.models.dolda.design_stage`: the texts, covariates and word covariates as the
+    # chain and prediction need them)
     def _make_corpus(self, texts, fit: bool):
         return _dolda_inputs.make_corpus(self, texts, fit)
 
@@ -376,7 +376,7 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         combine_chains(self, chains, n_iter)
 
     def _run_chain(self, data, config, p, seed, resume, checkpoint, chain):
-        """Run (or resume) one chain (:func:`dolda.models.dolda.chain.run_chain`)."""
+        """Run (or resume) one chain (:func:`dolda.models.dolda.chain_stage.run_chain`)."""
         return run_chain(self, data, config, p, seed, resume, checkpoint, chain)
 
     def _set_loglik(self, loglik):

@@ -20,7 +20,7 @@ from ...interpret.topics import (
 from ...sampler.threads import obeys_n_jobs
 from ...utils.draws import draw_quantiles
 from ...utils.validation import check_positive_int
-from .inputs import INTERCEPT, topic_name  # noqa: F401 (topic_name re-exported)
+from .design_stage import INTERCEPT, topic_name  # noqa: F401 (topic_name re-exported)
 
 
 def check_level(level) -> float:

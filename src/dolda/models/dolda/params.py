@@ -4,12 +4,12 @@ it, before any work (:func:`check_params`).
 
 from __future__ import annotations
 
-from ...design.inputs import check_covariate_columns
+from ...design.estimator_input import check_covariate_columns
 from ...design.word_features import WORD_FEATURES, WORD_SELECTIONS, check_n_words
 from ...posterior.calibration import PROBA_RULES
 from ...posterior.holdout import check_holdout
-from ...sampler import chain as dolda_chain
-from ...sampler import probit as probit_blocks
+from ...sampler import gibbs_iteration as dolda_chain
+from ...sampler import probit_blocks as probit_blocks
 from ...sampler.topic_start import TOPIC_INITS
 from ...utils.validation import (
     check_alpha,
@@ -27,8 +27,8 @@ PHI_SAMPLERS = ("exact", "polya")
 #: The Horseshoe global-scale layouts (``global_scales``).
 GLOBAL_SCALES = ("shared", "block")
 #: The priors of the word coefficients (``word_prior``): the Horseshoe, the fixed Gaussian
-#: ``N(0, word_prior_variance)`` (:attr:`dolda.sampler.probit.ProbitPrior.gaussian`), or both:
-#: the selected words under the Horseshoe plus every word's tf-idf under the Gaussian.
+#: ``N(0, word_prior_variance)`` (:attr:`dolda.sampler.probit_blocks.ProbitPrior.gaussian`),
+#: or both: the selected words under the Horseshoe plus every word's tf-idf under the Gaussian.
 WORD_PRIORS = ("horseshoe", "normal", "both")
 #: The strings ``alpha`` takes: learned asymmetric (one ``alpha_k`` per topic) or symmetric.
 ALPHA_AUTO = ("auto", "auto_symmetric")

@@ -10,13 +10,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from ...design.inputs import split_documents
+from ...design.estimator_input import split_documents
 from ...design.regressors import SparseDenseDesign
 from ...sampler.alpha import as_alpha
 from ...sampler.threads import using_threads
 from ...utils.heap import release_free_heap
 from ...utils.validation import check_n_jobs
-from . import inputs as _inputs
+from . import design_stage as _inputs
 from .state import fitted_alpha
 
 

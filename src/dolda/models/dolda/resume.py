@@ -54,7 +54,7 @@ def _text_digest(values) -> str:
 
 
 def data_fingerprint(model, data) -> dict:
-    """The digests of the chain's data: ``data`` (:class:`dolda.sampler.chain.TopicData`)
+    """The digests of the chain's data: ``data`` (:class:`dolda.sampler.gibbs_iteration.TopicData`)
     and the fitted vocabulary and classes of ``model``."""
     from ...io import encode_labels
 

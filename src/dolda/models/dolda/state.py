@@ -170,7 +170,7 @@ class DOLDAState(NotFittedAttributes):
         model.phi_ = arrays["phi"]
         model.scale_blocks_ = None  # one global scale per class unless tau_draws (S, L, G)
         if model.tau_draws_ is not None and np.ndim(model.tau_draws_) == 3:
-            from .inputs import SCALE_BLOCKS, fitted_scale_blocks
+            from .design_stage import SCALE_BLOCKS, fitted_scale_blocks
 
             blocks = fitted_scale_blocks(model, all_blocks=True)
             model.scale_blocks_ = [b for b in SCALE_BLOCKS if b in blocks]

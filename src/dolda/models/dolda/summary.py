@@ -22,7 +22,7 @@ from ...utils.draws import BlockDraws
 from ...utils.heap import release_free_heap
 from ...utils.phases import phase
 from ...utils.validation import check_positive_float
-from .inputs import fitted_scale_blocks
+from .design_stage import fitted_scale_blocks
 from .kept import word_stats
 from .proportions import document_regressors, regressor_matrix
 from .state import alpha_mode, set_coef, set_loglik
@@ -33,7 +33,7 @@ logger = logging.getLogger("dolda.models.dolda.estimator")
 def summarize(model, chains, design, p):
     """Stage 4 of ``model.fit``: pool ``chains`` (the list is emptied, so that the chains'
     arrays are freed), then the training pointwise log-likelihood, the calibration map and
-    the convergence verdict (``design``: :class:`dolda.models.dolda.inputs.FitDesign`)."""
+    the convergence verdict (``design``: :class:`dolda.models.dolda.design_stage.FitDesign`)."""
     with phase(f"stacking weights of the {len(chains)} chain(s) (PSIS-LOO of the training "
                "labels)", model.progress):
         stack_chains(model, chains, design.Xd, design.y_index)

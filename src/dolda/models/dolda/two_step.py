@@ -17,7 +17,7 @@ from .options import flat_value
 
 def fit_two_step(model, design, p):
     """LDA on ``design.corpus``, then DOProbit on ``[X, zbar]`` (``design``:
-    :class:`dolda.models.dolda.inputs.FitDesign`, ``p`` the checked parameters)."""
+    :class:`dolda.models.dolda.design_stage.FitDesign`, ``p`` the checked parameters)."""
     from ..lda import LDA
 
     corpus, data = design.corpus, design.data

@@ -1,2 +1,2 @@
-"""DOProbit (``estimator.py``) and its Gibbs chain (``chain.py``).
+"""DOProbit (``estimator.py``) and its Gibbs chain (``probit_chain.py``).
 """

@@ -19,7 +19,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 
 from ...posterior import calibration
 from ...posterior.crossfit import check_fold_rows, check_folds, crossfit_stacking
-from ...sampler import probit as gibbs
+from ...sampler import probit_blocks as gibbs
 from ...sampler.rng import chain_seed, seed_from
 from ...utils.fitted import NotFittedAttributes
 from ...sampler.threads import obeys_n_jobs
@@ -34,7 +34,7 @@ from ...utils.validation import (
     check_positive_int,
     one_line_errors,
 )
-from .chain import ChainSettings, run_chain
+from .probit_chain import ChainSettings, run_chain
 from ...utils.labels import encode_labels
 from ...posterior.scores import (  # noqa: F401 (their old home)
     average_do_probabilities,
@@ -102,7 +102,7 @@ class DOProbit(NotFittedAttributes, ClassifierMixin, BaseEstimator):
         ``"auto"`` keeps Cholesky up to 500 columns of a sparse X (CG beyond)
         and, for a dense X, up to 1000 columns, then BCM when there are at most
         2000 rows and twice as many columns as rows, Cholesky up to 8000
-        columns, CG beyond (see :func:`dolda.sampler.probit.choose_eta_sampler`
+        columns, CG beyond (see :func:`dolda.sampler.probit_blocks.choose_eta_sampler`
         and ``benchmarks/results/eta_scaling.md``).  All are exact.
     proba : {"calibrated", "ovr", "do"}, default="calibrated"
         How :meth:`predict_proba` turns the L one-vs-rest linear predictors
