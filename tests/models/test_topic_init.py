@@ -1,10 +1,12 @@
-"""``DOLDA(topic_init="nmf")``: one deterministic, data-determined topic start (issue 32).
+"""``DOLDA(topic_init="nmf")``, the default: one deterministic, data-determined topic start.
 
-The start is a function of the corpus and K: the same z for every seed, chain and n_jobs,
-valid (n_{d,k} counts z, every z in range), wired into the chain (and into the ``init_iter``
-LDA warm start, which continues from it), refused with a one-line error where it cannot be
-built, kept by get_params / clone / save-load, and a resumed chain ends where the
-uninterrupted one does.  The posterior sampled is unchanged (only the start moves), so the
+The start is what its docstring says: every token in its most probable topic under PLSA,
+whose EM step is checked against a case computed by hand and shown to raise the PLSA
+likelihood.  It is a function of the corpus and K: the same z for every seed, chain and
+n_jobs, valid (n_{d,k} counts z, every z in range), also with more topics than documents,
+wired into the chain (and into the ``init_iter`` LDA warm start, which continues from it),
+kept by get_params / clone / save-load, and a resumed chain ends where the uninterrupted one
+does.  The posterior sampled is unchanged (only the start moves), so the
 exactness tests of the kernels stand as they are.
 """
 
@@ -47,7 +49,7 @@ def test_the_start_is_the_same_for_every_seed_and_valid(sim, monkeypatch):
     starts = _record_starts(monkeypatch)
     for seed in (0, 1):
         flat_dolda(topic_init="nmf", random_state=seed, **KW).fit(sim.texts, sim.y)
-    flat_dolda(random_state=0, **KW).fit(sim.texts, sim.y)
+    flat_dolda(topic_init="random", random_state=0, **KW).fit(sim.texts, sim.y)
     (s0, z0, n0, data), (s1, z1, n1, _), (_, zr, _, _) = starts
     assert s0 != s1
     np.testing.assert_array_equal(z0, z1)
@@ -100,7 +102,7 @@ def test_the_warm_start_continues_from_the_nmf_start(sim, monkeypatch):
     monkeypatch.setattr(local.LocalLDAChain, "__init__", init)
     starts = _record_starts(monkeypatch)
     flat_dolda(topic_init="nmf", init_iter=2, random_state=0, **KW).fit(sim.texts, sim.y)
-    flat_dolda(init_iter=2, random_state=0, **KW).fit(sim.texts, sim.y)
+    flat_dolda(topic_init="random", init_iter=2, random_state=0, **KW).fit(sim.texts, sim.y)
     nmf_z = starts[0][1]
     np.testing.assert_array_equal(seen[0], nmf_z)  # handed to the LDA chain ...
     np.testing.assert_array_equal(seen[1], nmf_z)  # ... which starts from it
@@ -111,13 +113,46 @@ def test_bad_values_are_one_line_errors(sim):
     with pytest.raises(ValueError, match="topic_init") as err:
         flat_dolda(topic_init="kmeans", **KW).fit(sim.texts, sim.y)
     assert "\n" not in str(err.value)
-    with pytest.raises(ValueError, match='topic_init="nmf" needs n_topics') as err:
-        flat_dolda(topic_init="nmf", **{**KW, "n_topics": 500}).fit(sim.texts[:30], sim.y[:30])
-    assert "\n" not in str(err.value)
+
+
+def test_more_topics_than_documents_still_start_deterministically(sim, monkeypatch):
+    # PLSA needs no SVD: K > D (and > V) is a valid start, the same for every seed
+    starts = _record_starts(monkeypatch)
+    kw = {**KW, "n_topics": 40}
+    for seed in (0, 1):
+        flat_dolda(topic_init="nmf", random_state=seed, **kw).fit(sim.texts[:30], sim.y[:30])
+    np.testing.assert_array_equal(starts[0][1], starts[1][1])
+    assert starts[0][1].max() < 40
+
+
+def test_one_em_step_is_the_plsa_update_computed_by_hand():
+    # counts n = [[2, 1], [0, 3]]; p(k|d) = W, p(w|k) = H; every nonzero n_dw is shared among
+    # the topics as W[d, k] H[k, w] / sum_k W[d, k] H[k, w]
+    W = np.array([[0.5, 0.5], [0.25, 0.75]])
+    H = np.array([[0.8, 0.2], [0.4, 0.6]])
+    ptr, words, counts = np.array([0, 2, 3]), np.array([0, 1, 1]), np.array([2.0, 1.0, 3.0])
+    W_new, Ht_new = np.zeros((2, 2)), np.zeros((2, 2))
+    topic_start._em_sweep(ptr, words, counts, W, np.ascontiguousarray(H.T), W_new, Ht_new)
+    # d0 w0: 0.4, 0.2 -> shares 2/3, 1/3 of 2; d0 w1: 0.1, 0.3 -> 1/4, 3/4 of 1;
+    # d1 w1: 0.05, 0.45 -> 1/10, 9/10 of 3
+    np.testing.assert_allclose(W_new, [[4 / 3 + 1 / 4, 2 / 3 + 3 / 4], [0.3, 2.7]])
+    np.testing.assert_allclose(Ht_new, [[4 / 3, 2 / 3], [1 / 4 + 0.3, 3 / 4 + 2.7]])
+
+
+def test_the_em_steps_raise_the_plsa_likelihood():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(5, 30, size=40)
+    doc_ptr = np.r_[0, np.cumsum(lengths)]
+    tokens = rng.integers(0, 25, size=doc_ptr[-1]).astype(np.int32)
+    n = topic_start.count_matrix(tokens, doc_ptr, 25).toarray()
+    lik = [(n * np.log(np.maximum(W @ H, 1e-300))).sum()
+           for W, H in (topic_start.nmf_factors(tokens, doc_ptr, 25, 4, it)
+                        for it in (0, 1, 2, 5, 20))]
+    assert np.all(np.diff(lik) > 0), lik  # EM never lowers the likelihood
 
 
 def test_params_clone_and_save_load_keep_it(sim, tmp_path):
-    assert DOLDA().topic_init == "random"
+    assert DOLDA().topic_init == "nmf"
     m = flat_dolda(topic_init="nmf", random_state=0, **KW)
     assert m.get_params()["topic_init"] == "nmf"
     assert clone(m).topic_init == "nmf"

@@ -235,9 +235,9 @@ def _model_options(func):
                           "words, topics (comma-separated)."),
         click.option("--topic-init", "topic_init", type=click.Choice(["random", "nmf"]),
                      default=_DEF["topic_init"], show_default=True,
-                     help="Start of the topics: uniform at random on the seed, or one "
-                          "deterministic start from an NMF of the training tf-idf (the same "
-                          "for every seed)."),
+                     help="Start of the topics: 'nmf', every token in its most probable "
+                          "topic under PLSA (a KL factorisation of the training counts; the "
+                          "same for every seed), or 'random', uniform on the seed."),
         click.option("--init-iter", "init_iter", type=click.IntRange(min=0),
                      default=_DEF["init_iter"],
                      hidden=True, metavar="N",

@@ -305,7 +305,7 @@ def _resume_command(data, text_column, label_column, covariates, encoding, opts,
                  else repr(opts["slab_scale"])]
         if opts["slab_scale"] is not None:
             args += ["--slab-blocks", opts["slab_blocks"]]  # set with --slab-scale
-    if opts.get("topic_init", "random") != "random":
+    if "topic_init" in opts:  # always: the start of the chain to resume
         args += ["--topic-init", opts["topic_init"]]
     if opts.get("init_iter", 0):
         args += ["--init-iter", str(opts["init_iter"])]

@@ -2,17 +2,27 @@
 
 Issue 32: LDA topics land in a different mode for every seed, and a Gibbs chain does not leave
 its mode within any budget we can afford, so two seeds explain a class with different topics.
-This start removes the seed from where the chain begins: non-negative matrix factorisation of
-the training corpus's tf-idf matrix (scikit-learn's :class:`~sklearn.decomposition.NMF`,
-``init="nndsvda"``, an SVD-based start with a fixed ``random_state``, coordinate descent,
-at most :data:`NMF_MAX_ITER` iterations, on one BLAS thread) gives ``tfidf ~ W H``, and every
-token of word ``w`` in document ``d`` starts in topic ``argmax_k W[d, k] H[k, w]`` (ties to the
-lowest ``k``; a pair whose scores are all zero takes the word's largest ``H[k, w]``, then the
-document's largest ``W[d, k]``, then topic 0).  ``n_{d,k}`` is counted from that ``z``.
+This start removes the seed from where the chain begins: probabilistic LSA (Hofmann 1999)
+fitted to the training corpus's document-word counts ``n_{d,w}`` by :data:`NMF_MAX_ITER` EM
+steps from a start on a fixed stream, which is non-negative matrix factorisation under the
+Kullback-Leibler divergence (Gaussier & Goutte 2005; Ding, Li & Peng 2008) -- hence the
+option's name -- gives ``n ~ W H`` with ``W[d, k] = p(k | d)`` and ``H[k, w] = p(w | k)``.
+PLSA's likelihood is LDA's multinomial one without the Dirichlet priors, so the start lies
+near a mode of the LDA part of the posterior.  Every token of word ``w`` in document ``d``
+starts in topic ``argmax_k W[d, k] H[k, w]``, its most probable topic under PLSA (ties to
+the lowest ``k``; a pair whose scores are all zero takes the word's largest ``H[k, w]``, then
+the document's largest ``W[d, k]``, then topic 0).  ``n_{d,k}`` is counted from that ``z``.
+The EM steps are one serial compiled sweep each, so the start is the same for any thread
+count.
+
+Why the counts and not tf-idf (the first version of this start, scikit-learn's least-squares
+NMF of the tf-idf matrix): tf-idf weighs rare, distinctive words up, and its topics lead to
+another mode than LDA's.  On the storm tracker with metadata that mode lost 0.046 accuracy
+against the random start (mean of 4 seeds: 0.649 against 0.695); this start loses 0.004
+(0.691), and 50 EM steps instead of 100 lose 0.023 (``docs/decisions/chains-and-start.md``).
 
 What this promises, and what not: the start is a function of the corpus (tokens, vocabulary)
-and ``K`` only -- the same for every seed, chain and ``n_jobs`` on one installation (BLAS and
-scikit-learn versions may round differently elsewhere) -- so chains of different seeds differ
+and ``K`` only -- the same for every seed, chain and ``n_jobs`` -- so chains of different seeds differ
 only by Monte Carlo noise *within the mode this start leads to*.  It does not make that mode
 the posterior's best one or its only one, and identical starts weaken a cross-chain R-hat
 (Gelman and Rubin want over-dispersed starts): chains that agree may agree because they
@@ -21,19 +31,19 @@ started together.  The sampler's stationary distribution is unchanged; only the 
 
 from __future__ import annotations
 
-import warnings
+import threading
+from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 #: The values of ``DOLDA(topic_init=...)``.
 TOPIC_INITS = ("random", "nmf")
-#: Iterations of the NMF (coordinate descent) before the assignment is read off.  On 20
-#: Newsgroups train (11,314 documents, one BLAS thread, a loaded machine) 50 take 6 s at
-#: K = 20 and 71 s at K = 100, against 27 s and 420-510 s for 200 (45x and 520-920x one
-#: topics-only chain iteration), with the same seed-to-seed agreement on 20NG-5
-#: (``benchmarks/results/topic_start*.md``, ``experiments/results/interpret_stability_*``).
-NMF_MAX_ITER = 50
+#: EM steps of PLSA before the assignment is read off (each costs O(nnz K) on the sparse
+#: counts, about one z-sweep of the chain; they are not run to convergence: the start only has
+#: to lead the chain into a mode, and the chain's own iterations take it from there).
+NMF_MAX_ITER = 100
 #: Tokens scored at once when z is read off (bounds the (chunk, K) scratch array).
 _CHUNK = 1 << 16
 
@@ -46,33 +56,55 @@ def count_matrix(tokens, doc_ptr, n_words) -> sp.csr_matrix:
                          shape=(n_docs, int(n_words))).tocsr()
 
 
-def check_nmf_start(n_docs: int, n_words: int, n_topics: int):
-    """One-line error where the SVD-based start cannot give ``n_topics`` components."""
-    if n_topics > min(n_docs, n_words):
-        raise ValueError(f'topic_init="nmf" needs n_topics <= min(documents, vocabulary '
-                         f'words) = {min(n_docs, n_words)}, got n_topics={n_topics}; use '
-                         'topic_init="random"')
+@njit(cache=True)
+def _em_sweep(doc_ptr, words, counts, W, Ht, W_new, Ht_new):
+    """One EM step of probabilistic LSA (= a KL-NMF step) over the sparse counts, serially
+    (so the sums, and the start, do not depend on a thread count): every nonzero
+    ``n_{d,w}`` shares itself among the topics in proportion to ``W[d, k] Ht[w, k]``, and the
+    shares, summed, are the unnormalised new ``W`` and ``Ht``."""
+    K = W.shape[1]
+    q = np.empty(K)
+    for d in range(W.shape[0]):
+        for j in range(doc_ptr[d], doc_ptr[d + 1]):
+            w = words[j]
+            s = 0.0
+            for k in range(K):
+                q[k] = W[d, k] * Ht[w, k]
+                s += q[k]
+            if s <= 0.0:
+                continue
+            f = counts[j] / s
+            for k in range(K):
+                r = q[k] * f
+                W_new[d, k] += r
+                Ht_new[w, k] += r
+
+
+def _normalised(A, axis):
+    total = A.sum(axis=axis, keepdims=True)
+    return np.divide(A, total, out=np.zeros_like(A), where=total > 0)
 
 
 def nmf_factors(tokens, doc_ptr, n_words, n_topics, max_iter=None):
-    """``(W, H)``: the NMF of the corpus's tf-idf matrix, (D, K) and (K, V), deterministic
-    (``max_iter`` None: :data:`NMF_MAX_ITER`, read at the call)."""
-    from sklearn.decomposition import NMF
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.feature_extraction.text import TfidfTransformer
-    from threadpoolctl import threadpool_limits
-
-    check_nmf_start(len(doc_ptr) - 1, int(n_words), int(n_topics))
-    tfidf = TfidfTransformer().fit_transform(count_matrix(tokens, doc_ptr, n_words))
-    max_iter = NMF_MAX_ITER if max_iter is None else max_iter
-    nmf = NMF(n_components=int(n_topics), init="nndsvda", solver="cd", max_iter=int(max_iter),
-              random_state=0)
-    # one BLAS thread: a product split over threads may round differently, and the start
-    # must not depend on n_jobs; the iteration cap is deliberate (no convergence warning)
-    with threadpool_limits(limits=1), warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        W = nmf.fit_transform(tfidf)
-    return W, nmf.components_
+    """``(W, H)``: probabilistic LSA's fit of the corpus's counts, ``p(k | d)`` (D, K) and
+    ``p(w | k)`` (K, V), by :data:`NMF_MAX_ITER` EM steps (``max_iter`` None: read at the
+    call) from a start on the fixed stream ``default_rng(0)``: ``p(k | d)`` uniform times
+    noise in [0.5, 1.5), ``p(w | k)`` the corpus's word frequencies times such noise.  The
+    result is a function of the corpus and ``K`` only."""
+    counts = count_matrix(tokens, doc_ptr, n_words)
+    D, V, K = counts.shape[0], counts.shape[1], int(n_topics)
+    rng = np.random.default_rng(0)
+    W = _normalised(rng.uniform(0.5, 1.5, size=(D, K)), 1)
+    freq = np.asarray(counts.sum(axis=0), dtype=np.float64).ravel() + 1e-12
+    Ht = _normalised(freq[:, None] * rng.uniform(0.5, 1.5, size=(V, K)), 0)
+    ptr = counts.indptr.astype(np.int64)
+    words = counts.indices.astype(np.int64)
+    values = counts.data.astype(np.float64)
+    for _ in range(NMF_MAX_ITER if max_iter is None else int(max_iter)):
+        W_new, Ht_new = np.zeros_like(W), np.zeros_like(Ht)
+        _em_sweep(ptr, words, values, W, Ht, W_new, Ht_new)
+        W, Ht = _normalised(W_new, 1), _normalised(Ht_new, 0)
+    return W, np.ascontiguousarray(Ht.T)
 
 
 def assign_topics(tokens, doc_ptr, W, H):
@@ -102,8 +134,32 @@ def nmf_topics(tokens, doc_ptr, n_words, n_topics, max_iter=None):
     return assign_topics(tokens, doc_ptr, W, H)
 
 
+_SHARED = threading.local()
+
+
+@contextmanager
+def one_start_per_fit():
+    """Within this block :func:`start_topics` computes the start once per corpus and hands
+    every chain a copy (the start is the same for every chain: computing it C times would
+    only cost time)."""
+    _SHARED.starts = []
+    try:
+        yield
+    finally:
+        _SHARED.starts = None
+
+
 def start_topics(topic_init: str, tokens, doc_ptr, n_words, n_topics):
     """``(z, ndk)`` of ``topic_init`` (None for "random": the chain's own random start)."""
     if topic_init == "random":
         return None
-    return nmf_topics(tokens, doc_ptr, n_words, n_topics)
+    starts = getattr(_SHARED, "starts", None)
+    key = (int(n_words), int(n_topics), NMF_MAX_ITER)
+    for tok, ptr, k, z, ndk in starts or ():
+        if tok is tokens and ptr is doc_ptr and k == key:
+            return z.copy(), ndk.copy()
+    z, ndk = nmf_topics(tokens, doc_ptr, n_words, n_topics)
+    if starts is not None:
+        starts.append((tokens, doc_ptr, key, z, ndk))
+        return z.copy(), ndk.copy()
+    return z, ndk

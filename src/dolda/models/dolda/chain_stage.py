@@ -90,8 +90,11 @@ def run_chains(model, design, p, resume):
             io.save_checkpoint_manifest(flat_value(model, "checkpoint"), _resume.manifest_meta(
                 model, n_chains, done, p["n_iter"], fingerprint))
     chains = []
+    from ...sampler.topic_start import one_start_per_fit
+
     # the progress bar shows the chain: its phase is logged, not echoed
-    with phase(f"sampling {p['n_iter']} iterations x {p['n_chains']} chain(s)", show=False):
+    with phase(f"sampling {p['n_iter']} iterations x {p['n_chains']} chain(s)", show=False), \
+            one_start_per_fit():
         for c in range(p["n_chains"]):
             ckpt = flat_value(model, "checkpoint")
             if ckpt is not None and p["n_chains"] > 1:

@@ -79,10 +79,6 @@ def fit_design(model, X, y, covariates, p) -> FitDesign:
     K = p["n_topics"]
     check_fit_sizes(model.classes_, y_index, K, corpus, Xd.shape[1] + K, p, n_word_columns)
     check_inputs(model, names, K)  # names and fitted inputs a model file could not hold
-    if p["topic_init"] == "nmf" and not model.two_step:
-        from ...sampler.topic_start import check_nmf_start
-
-        check_nmf_start(corpus.n_docs, corpus.n_words, K)
     Xd, model.eta_sampler_ = chain_design(model, Xd, K, p, sp.issparse(covariates))
     model.feature_names_ = names + [topic_name(k) for k in range(K)]
     n_dense = 0 if model.word_features_ is None else model.word_features_.n_dense_

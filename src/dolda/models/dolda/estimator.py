@@ -108,11 +108,13 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         Independent chains; their topics are matched to chain 0's by their top words
         (Hungarian assignment) and their draws pooled; ``convergence_`` and
         :meth:`to_inference_data` compare them.
-    topic_init : {"random", "nmf"}, default="random"
-        Where the topic indicators start: uniformly at random on the chain's seed, or one
-        deterministic start from a non-negative factorisation of the document-term matrix,
-        the same for every seed, chain and ``n_jobs`` (:mod:`dolda.sampler.topic_start`), so
-        that the topics a reader sees come back across seeds.
+    topic_init : {"nmf", "random"}, default="nmf"
+        Where the topic indicators start.  ``"nmf"``: one deterministic start, every token
+        in its most probable topic under probabilistic LSA fitted to the document-word counts
+        (a Kullback-Leibler non-negative factorisation), the same for every seed, chain and
+        ``n_jobs`` (:mod:`dolda.sampler.topic_start`), so that the topics a reader sees come
+        back across seeds.  ``"random"``: uniformly at random on the chain's seed (each seed
+        finds its own mode; several such chains show other modes).
     sampler : Sampler or None, default=None
         The Gibbs blocks (z, eta and Phi steps, the log-likelihood trace, document shards).
         :class:`dolda.Sampler`.

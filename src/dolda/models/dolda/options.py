@@ -328,7 +328,7 @@ FLAT = {
 #: The parameters read as they are (their flat name is their own), with their defaults: the
 #: estimator's signature reads them from here.
 PLAIN_DEFAULTS = {"n_topics": 20, "alpha": 0.01, "beta": 0.01, "n_iter": 500, "burn_in": None,
-                  "thin": 1, "n_chains": 1, "topic_init": "random", "proba": "calibrated",
+                  "thin": 1, "n_chains": 1, "topic_init": "nmf", "proba": "calibrated",
                   "calibration_holdout": None, "random_state": None, "n_jobs": None,
                   "progress": True}
 PLAIN = tuple(PLAIN_DEFAULTS)
