@@ -364,7 +364,9 @@ def test_advice_flags_an_extrapolation_far_beyond_the_fit_as_a_rate(seed):
     assert s["verdict"] == "not converged"
     assert s["more_iterations"] > MAX_EXTENSION * n_iter
     assert "a rate rather than a remedy" in s["message"]
-    assert any("--chains 4" in a and "times this fit" in a for a in s["advice"])
+    assert "--chains 2 --iterations 200" in s["message"]  # measured advice, same cost
+    assert any("times this fit" in a for a in s["advice"])
+    assert any("Measured to help" in a and "n_chains=2, n_iter=200" in a for a in s["advice"])
     mixing = 3.0 + rng.normal(size=(S, 2, 6))
     s = chain_convergence(model(mixing))
     assert s["verdict"] == "not converged"  # the log-likelihood drifts

@@ -304,14 +304,19 @@ def _word_list(obj, where, n_words, vocabulary=None):
 
 def _convergence(value, where="meta.convergence"):
     """``convergence_`` (:func:`dolda.evaluate.convergence.to_json`): an object of numbers, booleans,
-    nulls, strings and lists of strings, none longer than a few thousand characters."""
+    nulls, strings, lists of strings (none longer than a few thousand characters) and the
+    chains' stacking weights (finite numbers in [0, 1], one per chain)."""
     _dict(value, where)
     if len(value) > 100:
         _fail(f"{where} has {len(value)} fields, at most 100")
     for key, v in value.items():
         if isinstance(v, str):
             v = [v]
-        if isinstance(v, list):
+        if key == "chain_weights" and isinstance(v, list):
+            if len(v) > 2**10 or not all(isinstance(x, numbers.Real) and not isinstance(x, bool)
+                                         and math.isfinite(x) and 0 <= x <= 1 for x in v):
+                _fail(f"{where}.chain_weights must be at most 1024 numbers in [0, 1]")
+        elif isinstance(v, list):
             _str_list(v, f"{where}.{key}", unique=False)
             if len(v) > 20 or any(len(x) > 2000 for x in v):
                 _fail(f"{where}.{key} is too long")
