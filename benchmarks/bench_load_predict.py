@@ -149,6 +149,8 @@ def main(argv=None):
     parser.add_argument("--workdir", type=Path, default=None,
                         help="worktree, model files, texts (default a temporary folder; "
                              "/tmp/dolda_load_predict keeps the worktree between runs)")
+    parser.add_argument("--reuse-model", action="store_true",
+                        help="keep the model files already in --workdir (no fit)")
     args = parser.parse_args(argv)
     run = harness.start("load_predict", args, argv)
     reps = 2 if args.quick else args.reps
@@ -170,8 +172,12 @@ def main(argv=None):
     train, test, sizes = corpus_files(args, workdir)
     spec = {"train": str(train), "topics": topics, "n_iter": n_iter, "threads": args.threads}
 
-    fits = {"after": _python(FIT_CODE, {**spec, "path": str(workdir / "model_after")},
-                             after_src, args.threads, workdir)}
+    if args.reuse_model and (workdir / "model_after").is_dir():
+        fits = {"after": "reused"}
+        run.note(f"the model files in {workdir} were reused (--reuse-model)")
+    else:
+        fits = {"after": _python(FIT_CODE, {**spec, "path": str(workdir / "model_after")},
+                                 after_src, args.threads, workdir)}
     paths = {"after": workdir / "model_after", "before": workdir / "model_after"}
     probe = {"test": str(test), "docs": args.docs, "path": str(paths["before"])}
     try:
@@ -182,8 +188,9 @@ def main(argv=None):
         run.note(f"the before version cannot load the after version's file "
                  f"({str(err).strip().splitlines()[-1][:200]}): each version fits and saves "
                  "its own model with the same settings and seed")
-        fits["before"] = _python(FIT_CODE, {**spec, "path": str(workdir / "model_before")},
-                                 before_src, args.threads, workdir)
+        if not (args.reuse_model and (workdir / "model_before").is_dir()):
+            fits["before"] = _python(FIT_CODE, {**spec, "path": str(workdir / "model_before")},
+                                     before_src, args.threads, workdir)
         paths["before"] = workdir / "model_before"
     probes = {side: {"test": str(test), "docs": args.docs, "path": str(paths[side])}
               for side in srcs}
