@@ -5,8 +5,8 @@ disjoint topics over ``--vocab`` words, ``--doc-length`` tokens per document on 
 ``--classes`` classes.  A corpus of D documents is drawn in chunks of 10,000 documents
 (chunk ``c`` with seed ``c``: the topics keep their blocks of words and the classes their
 signal topics, so the chunks come from one model up to the word weights inside a block) and
-cached under ``--cache``; the corpus of a smaller D is the first documents of a larger one.
-A further ``--predict-docs`` documents are the test set.  The same corpus serves every K.
+cached under ``--cache``.  The first chunk, the same for every D, begins with the
+``--predict-docs`` test documents.  The same corpus serves every K.
 
 Each cell (D, K) runs in a fresh process (its memory its own) and measures, in order
 (after a fit of 300 documents that compiles or loads the kernels):
@@ -22,7 +22,9 @@ Each cell (D, K) runs in a fresh process (its memory its own) and measures, in o
    A B A B ...; tomotopy's memory (set-up and two iterations, less the corpus) is measured
    in a second process of its own;
 3. prediction throughput, interleaved: ``predict_proba`` of the fitted model (its defaults:
-   50 sweeps) on the test documents, and tomotopy's ``infer`` with ``--sweeps`` sweeps.
+   50 sweeps) on the test documents, its ``transform`` (the topic proportions alone: the
+   rest of ``predict_proba`` is the word covariates, the regressors and the calibration
+   map), and tomotopy's ``infer`` with ``--sweeps`` sweeps.
 
 Cells whose memory, estimated beforehand (:func:`estimate_bytes`, checked against the
 measured cells in the result), exceeds ``--memory-limit`` GB are not run but listed with
@@ -141,7 +143,7 @@ def corpus_arrays(D, args):
     if all(f.is_file() for f in files):
         return tuple(np.load(f, allow_pickle=False) for f in files)
     tokens, lengths, labels = [], [], []
-    # test documents first: the same test set for every D
+    # the test documents first: the same test set for every D (chunk 0 is the same)
     for c, start in enumerate(range(0, total, CHUNK)):
         t, n, y = _chunk(c, min(CHUNK, total - start), args)
         tokens.append(t), lengths.append(n), labels.append(y)
@@ -248,7 +250,8 @@ def run_cell(D, K, args):
     gc.collect()
 
     # 3. prediction throughput, interleaved with tomotopy's infer
-    pred = {"DOLDA predict_proba": lambda: (model.predict_proba(test), None)[1]}
+    pred = {"DOLDA predict_proba": lambda: (model.predict_proba(test), None)[1],
+            "DOLDA transform": lambda: (model.transform(test), None)[1]}  # the topics alone
     if tomo is not None:
         tdocs = [tomo.model.make_doc(d) for d in word_lists(test, words)]
         pred["tomotopy infer"] = lambda: (tomo.model.infer(tdocs, iterations=args.sweeps,
@@ -334,7 +337,7 @@ def run_subprocess_cell(D, K, args, argv, tomotopy_memory=False):
         return json.loads(target.read_text())
 
 
-def plot(cells, path):
+def plot(cells, path, args):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -345,6 +348,8 @@ def plot(cells, path):
     for i, K in enumerate(sorted({c["K"] for c in cells})):
         color = f"C{i}"
         mine = sorted((c for c in done if c["K"] == K), key=lambda c: c["D"])
+        if not all("tomotopy_peak_bytes" in c for c in mine):
+            pass  # tomotopy's memory line is drawn only where every cell has it
         if mine:
             D = [c["D"] for c in mine]
             ax1.plot(D, [c["iteration"]["DOLDA defaults"]["median_seconds"] for c in mine],
@@ -357,9 +362,11 @@ def plot(cells, path):
             if all("tomotopy_peak_bytes" in c for c in mine):
                 ax2.plot(D, [c["tomotopy_peak_bytes"] / GB for c in mine], "s--",
                          color=color, label=f"tomotopy (its increment), K = {K}")
-        est = sorted((c for c in cells if c["K"] == K), key=lambda c: c["D"])
-        ax2.plot([c["D"] for c in est], [c["estimate_bytes"] / GB for c in est], ":",
-                 color=color, label=f"DOLDA estimate, K = {K}")
+        grid = np.logspace(np.log10(min(c["D"] for c in cells)),
+                           max(6.0, np.log10(max(c["D"] for c in cells))), 20)
+        ax2.plot(grid, [estimate_bytes(d, K, d * args.doc_length, args.vocab, args.classes)
+                        / GB for d in grid], ":", color=color,
+                 label=f"DOLDA estimate, K = {K}")
     ax2.axhline(24, color="grey", lw=0.8)
     ax2.text(ax2.get_xlim()[0], 25, "24 GB", color="grey", fontsize=8)
     for ax, title in ((ax1, "seconds per iteration (2 threads)"),
@@ -435,6 +442,10 @@ def main(argv=None):
             tic = time.perf_counter()
             cell = run_subprocess_cell(D, K, args, passed)
             cell["cell_seconds"] = time.perf_counter() - tic
+            cell.setdefault("N", N)
+            cell.setdefault("estimate_bytes", est)
+            cell.setdefault("tomotopy_estimate_bytes", estimate_tomotopy_bytes(D, K, N,
+                                                                               args.vocab))
             if "error" not in cell and "tomotopy LDAModel" in cell["iteration"]:
                 cell.update(run_subprocess_cell(D, K, args, passed, tomotopy_memory=True))
             cells.append(cell)
@@ -448,9 +459,9 @@ def main(argv=None):
             run.note(f"the Dask cell is skipped: {err}")
         except Exception as err:  # noqa: BLE001 - the grid's figures are kept all the same
             run.note(f"the Dask cell failed: {type(err).__name__}: {err}")
+    path = None
     if not args.quick or args.plot is not None:
         path = args.plot or ROOT / "docs" / "img" / "scaling.png"
-        plot(cells, path)
         run.note(f"figure: {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
     lines = [f"Simulated corpora (`dolda.datasets.simulate`, {args.true_topics} true topics, "
              f"V = {args.vocab}, ~{args.doc_length} tokens per document, {args.classes} "
@@ -498,6 +509,8 @@ def main(argv=None):
     run.finish({"settings": {k: (str(v) if isinstance(v, Path) else v)
                              for k, v in vars(args).items() if k not in ("cell", "cell_out")},
                 "cells": cells, "dask": dask}, lines, "How cost grows with D and K")
+    if path is not None:  # after the results are written: a failed plot loses no figure
+        plot(cells, path, args)
     return cells
 
 
