@@ -45,9 +45,9 @@ def train_topics(docs, words, K, threads, iters):
             model.add_doc(doc)
     model.train(iters, workers=threads)
     column = {w: j for j, w in enumerate(model.used_vocabs)}
-    order = np.array([column[w] for w in words])
+    order = np.array([column.get(w, -1) for w in words])  # -1: a word no training doc has
     phi = np.stack([np.asarray(model.get_topic_word_dist(k), np.float64) for k in range(K)])
-    phi = phi[:, order]
+    phi = np.where(order >= 0, phi[:, np.maximum(order, 0)], 1e-12)
     return phi / phi.sum(axis=1, keepdims=True), model
 
 

@@ -154,6 +154,40 @@ def throughput_table(root: Path = ROOT) -> str:
     return "\n".join(lines)
 
 
+def scaling_table(root: Path = ROOT) -> str:
+    """Time per iteration, memory, model size and prediction throughput against D and K
+    (``benchmarks/bench_scaling.py``; cells not run show the memory estimate)."""
+    data = _load(BENCHMARKS, "scaling.json", root)
+    lines = ["| documents | K | DOLDA s / iteration | tomotopy s / iteration | speed vs "
+             "tomotopy | DOLDA peak memory | model file | predict_proba docs/s | vs tomotopy "
+             "infer | result file |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for c in data["result"]["cells"]:
+        if "iteration" not in c:
+            lines.append(f"| {_n(c['D'])} | {c['K']} | not run | | "
+                         f"| ~{c['estimate_bytes'] / 1e9:.0f} GB (estimate) | | | "
+                         f"| `scaling` |")
+            continue
+        it, pr = c["iteration"], c["predict"]
+        tomo, infer = it.get("tomotopy LDAModel"), pr.get("tomotopy infer")
+        dolda, pred = it["DOLDA defaults"], pr["DOLDA predict_proba"]
+        tomo_s = f"{tomo['median_seconds']:.3g}" if tomo else ""
+        speed = f"{1 / dolda['median_ratio']:.2f}x" if tomo else ""
+        pspeed = f"{pred['speed_ratio']:.1f}x" if infer else ""
+        lines.append(f"| {_n(c['D'])} | {c['K']} | {dolda['median_seconds']:.3g} | {tomo_s} "
+                     f"| {speed} | {c['fit']['peak_bytes'] / 1e9:.2f} GB "
+                     f"| {c['fit']['model_bytes'] / 1e6:.1f} MB | {pred['docs_per_s']:,.0f} "
+                     f"| {pspeed} | `scaling` |")
+    s = data["result"]["settings"]
+    lines.append("")
+    lines.append(f"Simulated corpora (`dolda.datasets.simulate`, ~{s['doc_length']} tokens per "
+                 f"document, V = {_n(s['vocab'])}), {s['threads']} threads, "
+                 f"{_machine(data['machine'])}, load average "
+                 f"{data['machine']['load_average'][0]:.1f} at the start; per cell a fresh "
+                 f"process, DOLDA and tomotopy interleaved in it. Source: "
+                 f"`{BENCHMARKS}/scaling.json`.")
+    return "\n".join(lines)
+
+
 def _brief(table):
     """A table for README: no result-file column and no source line (README links the
     results page once; the page names every file)."""
@@ -176,7 +210,8 @@ def _brief(table):
 
 
 TABLES = {"accuracy": accuracy_table, "throughput": throughput_table,
-          "accuracy_brief": _brief(accuracy_table), "throughput_brief": _brief(throughput_table)}
+          "scaling": scaling_table, "accuracy_brief": _brief(accuracy_table),
+          "throughput_brief": _brief(throughput_table), "scaling_brief": _brief(scaling_table)}
 _BLOCK = re.compile(r"(<!-- generated:(\w+) -->\n)(?:.*?\n)?(<!-- /generated:\2 -->)", re.S)
 
 

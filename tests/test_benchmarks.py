@@ -189,3 +189,31 @@ def test_bench_dask_quick_runs_the_same_chain(tmp_path):
     r = data["result"]
     assert r["same_chain"] is True and r["model"]["n_topics"] == 4
     assert r["dask"]["bytes_sent_per_iter"] > 0 and len(r["rounds"]) == 1
+
+
+def test_bench_scaling_quick_measures_every_cell(tmp_path):
+    data = quick("bench_scaling", tmp_path, "--cache", str(tmp_path / "corpora"),
+                 "--plot", str(tmp_path / "scaling.png"), name="scaling")
+    cells = data["result"]["cells"]
+    assert [(c["D"], c["K"]) for c in cells] == [(200, 4), (400, 4)]
+    for c in cells:
+        assert "error" not in c, c.get("error")
+        assert c["fit"]["peak_bytes"] > 0 and c["fit"]["model_bytes"] > 0
+        assert c["iteration"]["DOLDA defaults"]["median_seconds"] > 0
+        assert c["predict"]["DOLDA predict_proba"]["docs_per_s"] > 0
+        assert c["estimate_bytes"] > 0
+        if harness.optional("tomotopy") is not None:
+            assert "tomotopy LDAModel" in c["iteration"] and "tomotopy infer" in c["predict"]
+    assert (tmp_path / "scaling.png").stat().st_size > 0
+    assert len(list((tmp_path / "corpora").glob("*_tokens.npy"))) == 2  # one cached per D
+
+
+def test_bench_load_predict_quick_alternates_the_versions(tmp_path):
+    data = quick("bench_load_predict", tmp_path, name="load_predict")
+    r = data["result"]
+    assert r["same_model_file"] is True and r["probabilities_sum_equal"] is True
+    assert len(r["rounds"]) == 2
+    for step in ("load", "predict", "load + predict"):
+        s = r["summary"][step]
+        assert s["before_median_s"] > 0 and s["after_median_s"] > 0
+        assert s["ratio_after_over_before"] > 0
