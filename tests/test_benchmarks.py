@@ -207,13 +207,3 @@ def test_bench_scaling_quick_measures_every_cell(tmp_path):
     assert (tmp_path / "scaling.png").stat().st_size > 0
     assert len(list((tmp_path / "corpora").glob("*_tokens.npy"))) == 2  # one cached per D
 
-
-def test_bench_load_predict_quick_alternates_the_versions(tmp_path):
-    data = quick("bench_load_predict", tmp_path, name="load_predict")
-    r = data["result"]
-    assert r["same_model_file"] is True and r["probabilities_sum_equal"] is True
-    assert len(r["rounds"]) == 2
-    for step in ("load", "predict", "load + predict"):
-        s = r["summary"][step]
-        assert s["before_median_s"] > 0 and s["after_median_s"] > 0
-        assert s["ratio_after_over_before"] > 0
