@@ -498,9 +498,11 @@ def _dolda_manifest(cls, meta, manifest):
     _stacking_shape(shapes, n_classes)
     shapes.need("training_loglik", [S, None if counts is None else counts[0]], kinds="f*",
                 optional=True)
+    shapes.need("chain_phi", [n_chains, K, n_words], kinds="f", optional=True)
+    shapes.need("chain_weights", [n_chains], kinds="f", optional=True)
     shapes.only(["eta_draws", "eta_word_draws", "tau_draws", "lambda_draws",
                  "lambda_word_stats", *WORD_ROWS, "phi", "doc_topic_counts", "loglik",
-                 "stacking", "training_loglik"])
+                 "stacking", "training_loglik", "chain_phi", "chain_weights"])
     del n_tokens
     return {"n_topics": K, "n_docs": None if counts is None else counts[0]}
 

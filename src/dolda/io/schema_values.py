@@ -104,6 +104,14 @@ def check_values(tag: str, facts: dict, arrays: dict, checkpoint=False) -> None:
             if arrays["phi"].size and arrays["phi"].min() <= 0:  # a reduction, no temporary
                 _fail("array 'phi' has values <= 0, and a fitted model's phi is positive "
                       "everywhere (the posterior mean of every topic's word distribution)")
+    if "chain_phi" in arrays:  # several chains' own Phi: each as a fitted model's phi
+        _simplex_rows(arrays, "chain_phi", axis=2)
+        if arrays["chain_phi"].size and arrays["chain_phi"].min() <= 0:
+            _fail("array 'chain_phi' has values <= 0, and a fitted model's phi is positive "
+                  "everywhere")
+    weights = arrays.get("chain_weights")
+    if weights is not None:
+        _simplex_rows({"chain_weights": weights[None, :]}, "chain_weights", axis=1)
     z = arrays.get("z")
     K = facts.get("n_topics")
     if z is not None and K is not None and z.size and (z.min() < 0 or z.max() >= K):

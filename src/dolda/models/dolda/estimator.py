@@ -29,6 +29,7 @@ from ...sampler.threads import obeys_n_jobs
 from ...utils.validation import check_choice
 from . import design_stage as _dolda_inputs
 from . import proportions as _proportions
+from . import modes as _modes
 from . import state as _state
 from . import summary as _summary
 from .chain_stage import (  # noqa: F401 (MH_MIN_TOPICS, FitInterrupted re-exported)
@@ -172,6 +173,17 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
         are matched by these counts; a topic recurs in a chain from 7 on).
     topic_hellinger_ : ndarray (C, K)
         The matched topics' Hellinger distance to chain 0's (a secondary figure).
+    chain_weights_ : ndarray (C,)
+        The chains' stacking weights: on the simplex, maximising the summed PSIS-LOO log
+        predictive density of the training labels (``[1.0]`` for one chain).
+    effective_chains_ : float
+        ``1 / sum(chain_weights_ ** 2)``.
+    chain_loo_ : dict or None
+        Per chain ``elpd_loo`` and Pareto-k counts, and the stacked elpd (not kept in model
+        files).
+    chain_phi_ : ndarray (C, K, V) or None
+        Each chain's Phi (topics matched to chain 0's), for the mixture prediction; None
+        with one chain.
     tau_draws_ : float32 ndarray (S, L), (S, L, G) with ``global_scales="block"``, or None
     lambda_draws_ : float32 ndarray (S, L, P) or None
         With word covariates (and the joint sampler): (S, L, P - n_words), the columns that
@@ -449,10 +461,17 @@ class DOLDA(DOLDAInterpretation, DOLDAState, ClassNamePrefixFeaturesOutMixin, Cl
     def predict_proba(self, X, covariates=None):
         """Class probabilities by the rule ``proba`` (default calibrated), shape (D, L).
 
+        With several chains: the mixture of the chains' predictive distributions, each under
+        its own Phi and draws, with the chains' stacking weights ``chain_weights_``
+        (:mod:`dolda.models.dolda.modes`).
+
         ``X`` and ``covariates`` are as in :meth:`fit`.  See
         :mod:`dolda.posterior.calibration` and docs/CALIBRATION.md for the rules.
         """
         check_is_fitted(self, "eta_draws_")
+        if _modes.is_mixture(self):  # several chains: the mixture of their predictions
+            check_choice(self.proba, "proba", PROBA_RULES)
+            return _modes.mixture_probabilities(self, X, covariates)
         return self._class_probabilities(self._regressors(X, covariates))
 
     @legacy_covariates_keyword

@@ -135,7 +135,11 @@ class DOLDAState(NotFittedAttributes):
                   "loglik": self.loglik_[["do", "lda"]].to_numpy().reshape(
                       self.n_chains_, -1, 2),
                   "stacking": getattr(self, "stacking_", None),
-                  "training_loglik": getattr(self, "training_loglik_", None)}
+                  "training_loglik": getattr(self, "training_loglik_", None),
+                  # several chains: each one's Phi and stacking weight (the mixture)
+                  "chain_phi": getattr(self, "chain_phi_", None),
+                  "chain_weights": (None if getattr(self, "chain_phi_", None) is None
+                                    else np.asarray(self.chain_weights_, np.float64))}
         return meta, arrays
 
     @classmethod
@@ -176,6 +180,12 @@ class DOLDAState(NotFittedAttributes):
             model.scale_blocks_ = [b for b in SCALE_BLOCKS if b in blocks]
         model.doc_topic_counts_ = arrays.get("doc_topic_counts")
         model.training_loglik_ = arrays.get("training_loglik")
+        model.chain_phi_ = arrays.get("chain_phi")
+        weights = arrays.get("chain_weights")
+        model.chain_weights_ = (np.full(model.n_chains_, 1.0 / model.n_chains_)
+                                if weights is None else weights)
+        model.effective_chains_ = float(1.0 / np.sum(np.square(model.chain_weights_)))
+        model.chain_loo_ = None
         if meta.get("n_features_in") is not None:
             model.n_features_in_ = int(meta["n_features_in"])
         set_loglik(model, arrays["loglik"])

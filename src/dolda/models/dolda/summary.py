@@ -227,6 +227,12 @@ def combine_chains(model, chains, n_iter):
     model.lambda_word_row_ids_ = chains[0]["lambda_word_row_ids"]
     # the mean of the chains' Phi, renormalised: summed into chain 0's array in place (the
     # chains' draws are not used after this), no stacked or K x V temporary copies
+    # every chain's own Phi, for the mixture of the chains' predictions (chains are modes:
+    # dolda.models.dolda.modes); the pooled mean below is what topics and explanations show
+    model.chain_phi_ = (None if len(chains) == 1 else
+                        np.stack([np.asarray(ch["phi"], np.float64) for ch in chains]))
+    if model.chain_phi_ is not None:
+        model.chain_phi_ /= model.chain_phi_.sum(axis=2, keepdims=True)
     phi = chains[0]["phi"]
     for ch in chains[1:]:
         phi += ch["phi"]
