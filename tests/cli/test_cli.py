@@ -190,7 +190,8 @@ def test_topics_lists_words_and_signal_topics(model_dir):
 def _signal_words_of(model, label, level=0.95):
     """The word covariates among the library's signal covariates of ``label``."""
     table = model.signal_covariates(label, level=level)
-    return table[[str(c).startswith("word=") for c in table.index]]
+    # a boolean row mask (an empty list would select no columns instead of no rows)
+    return table.loc[np.array([str(c).startswith("word=") for c in table.index], dtype=bool)]
 
 
 def test_topics_shows_the_signal_words_not_every_word(model_dir):

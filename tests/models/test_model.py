@@ -179,14 +179,14 @@ def test_interrupt_then_resume_gives_the_uninterrupted_chain(tmp_path, monkeypat
 JOINT_SEEDS = (11, 12, 13, 14, 15, 16)
 
 
-def _joint_and_two_step_accuracy(seed):
+def _joint_and_two_step_accuracy(seed, topic_init="random"):
     sim = simulate(n_docs=800, n_topics=6, n_classes=3, vocab_size=300, doc_length=60,
                    n_signal=1, rare_topic=True, random_state=seed)
     train, test = slice(0, 500), slice(500, 800)
     texts = np.asarray(sim.texts, dtype=object)
     kw = dict(n_topics=4, alpha=0.1, n_iter=200, random_state=0, progress=False,
               rare_share=0.0, n_words=0)  # the paper's claim is about topics
-    joint = flat_dolda(**kw).fit(list(texts[train]), sim.y[train])
+    joint = flat_dolda(topic_init=topic_init, **kw).fit(list(texts[train]), sim.y[train])
     two = flat_dolda(two_step=True, **kw).fit(list(texts[train]), sim.y[train])
     return (joint.score(list(texts[test]), sim.y[test]),
             two.score(list(texts[test]), sim.y[test]))
@@ -217,6 +217,19 @@ def test_joint_beats_two_step_when_the_class_topic_is_rare():
     margins = np.array(margins)
     assert margins.mean() >= 0.02, margins
     assert margins.min() >= -0.02, margins
+
+
+def test_the_default_start_keeps_the_rare_class_topic():
+    """The same six corpora from the default, data-determined start (PLSA from its SVD start):
+    the joint sampler still wins where LDA loses the rare topic (margins +0.013, +0.273,
+    +0.344 at seeds 12, 14, 15) and is behind by at most 0.034 elsewhere (seeds 11 and 16:
+    the start's mode, which the random start does not share).  Required: a mean margin of at
+    least 0.02 and none below -0.05.  A PLSA start from a random point instead of the SVD one
+    fell into a mode 0.26 behind at seed 16 and fails this."""
+    margins = np.array([np.subtract(*_joint_and_two_step_accuracy(seed, topic_init="nmf"))
+                        for seed in JOINT_SEEDS])
+    assert margins.mean() >= 0.02, margins
+    assert margins.min() >= -0.05, margins
 
 
 @pytest.mark.bad_input

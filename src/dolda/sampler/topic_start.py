@@ -4,7 +4,7 @@ Issue 32: LDA topics land in a different mode for every seed, and a Gibbs chain 
 its mode within any budget we can afford, so two seeds explain a class with different topics.
 This start removes the seed from where the chain begins: probabilistic LSA (Hofmann 1999)
 fitted to the training corpus's document-word counts ``n_{d,w}`` by :data:`NMF_MAX_ITER` EM
-steps from a start on a fixed stream, which is non-negative matrix factorisation under the
+steps from the SVD-based NNDSVDa start (Boutsidis & Gallopoulos 2008), which is non-negative matrix factorisation under the
 Kullback-Leibler divergence (Gaussier & Goutte 2005; Ding, Li & Peng 2008) -- hence the
 option's name -- gives ``n ~ W H`` with ``W[d, k] = p(k | d)`` and ``H[k, w] = p(w | k)``.
 PLSA's likelihood is LDA's multinomial one without the Dirichlet priors, so the start lies
@@ -85,18 +85,46 @@ def _normalised(A, axis):
     return np.divide(A, total, out=np.zeros_like(A), where=total > 0)
 
 
+def _svd_start(counts, K):
+    """``(W, Ht)`` from the SVD-based NNDSVDa start of the counts (scikit-learn's
+    :class:`~sklearn.decomposition.NMF`, ``init="nndsvda"``, one multiplicative KL update, on
+    one BLAS thread so that it does not depend on ``n_jobs``), normalised as PLSA's
+    ``p(k | d)`` and ``p(w | k)``; None where the SVD has fewer than K components."""
+    import warnings
+
+    from sklearn.decomposition import NMF
+    from sklearn.exceptions import ConvergenceWarning
+    from threadpoolctl import threadpool_limits
+
+    if K > min(counts.shape):
+        return None
+    nmf = NMF(n_components=K, init="nndsvda", solver="mu", beta_loss="kullback-leibler",
+              max_iter=1, random_state=0)
+    with threadpool_limits(limits=1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        W = nmf.fit_transform(counts)
+    tiny = 1e-12  # NNDSVD leaves exact zeros, which EM could never leave
+    return _normalised(W + tiny, 1), _normalised(nmf.components_.T + tiny, 0)
+
+
 def nmf_factors(tokens, doc_ptr, n_words, n_topics, max_iter=None):
     """``(W, H)``: probabilistic LSA's fit of the corpus's counts, ``p(k | d)`` (D, K) and
     ``p(w | k)`` (K, V), by :data:`NMF_MAX_ITER` EM steps (``max_iter`` None: read at the
-    call) from a start on the fixed stream ``default_rng(0)``: ``p(k | d)`` uniform times
-    noise in [0.5, 1.5), ``p(w | k)`` the corpus's word frequencies times such noise.  The
-    result is a function of the corpus and ``K`` only."""
+    call) from the SVD-based start of :func:`_svd_start`, or, where K exceeds the documents
+    or the words, from the fixed stream ``default_rng(0)``: ``p(k | d)`` uniform times noise
+    in [0.5, 1.5), ``p(w | k)`` the corpus's word frequencies times such noise.  The result
+    is a function of the corpus and ``K`` only."""
     counts = count_matrix(tokens, doc_ptr, n_words)
     D, V, K = counts.shape[0], counts.shape[1], int(n_topics)
-    rng = np.random.default_rng(0)
-    W = _normalised(rng.uniform(0.5, 1.5, size=(D, K)), 1)
-    freq = np.asarray(counts.sum(axis=0), dtype=np.float64).ravel() + 1e-12
-    Ht = _normalised(freq[:, None] * rng.uniform(0.5, 1.5, size=(V, K)), 0)
+    start = _svd_start(counts, K)
+    if start is None:
+        rng = np.random.default_rng(0)
+        W = _normalised(rng.uniform(0.5, 1.5, size=(D, K)), 1)
+        freq = np.asarray(counts.sum(axis=0), dtype=np.float64).ravel() + 1e-12
+        Ht = _normalised(freq[:, None] * rng.uniform(0.5, 1.5, size=(V, K)), 0)
+    else:
+        W, Ht = start
+    W, Ht = np.ascontiguousarray(W), np.ascontiguousarray(Ht)
     ptr = counts.indptr.astype(np.int64)
     words = counts.indices.astype(np.int64)
     values = counts.data.astype(np.float64)
