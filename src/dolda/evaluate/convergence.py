@@ -306,7 +306,8 @@ def heldin_score(model, n_chains, S):
 
 
 #: What was measured to make the reported signals agree across seeds, at the defaults (K = 20,
-#: 500 iterations in all, the PLSA start, two seeds; ``docs/decisions/chains-and-start.md``).
+#: 500 iterations in all, the PLSA start from a random point, two seeds;
+#: ``docs/decisions/chains-and-start.md``).
 MEASURED_TWO_CHAINS = ("on three corpora (20 Newsgroups-5, storm, activemq), two chains of "
                        "half the iterations each, at the same cost, made the signal topics "
                        "agree more between seeds (per-class Jaccard 0.25-0.69 to 0.67-0.78) "

@@ -18,8 +18,10 @@ count.
 Why the counts and not tf-idf (the first version of this start, scikit-learn's least-squares
 NMF of the tf-idf matrix): tf-idf weighs rare, distinctive words up, and its topics lead to
 another mode than LDA's.  On the storm tracker with metadata that mode lost 0.046 accuracy
-against the random start (mean of 4 seeds: 0.649 against 0.695); this start loses 0.004
-(0.691), and 50 EM steps instead of 100 lose 0.023 (``docs/decisions/chains-and-start.md``).
+against the random start (mean of 4 seeds: 0.649 against 0.695); this start is level with it
+(0.695).  Why the SVD point and not a random one: from a fixed random point the EM fell, on
+the paper's rare-topic simulation, into a mode 0.26 behind the two-step model at one seed
+(``docs/decisions/chains-and-start.md``).
 
 What this promises, and what not: the start is a function of the corpus (tokens, vocabulary)
 and ``K`` only -- the same for every seed, chain and ``n_jobs`` -- so chains of different seeds differ
