@@ -57,3 +57,12 @@ def test_several_chains_name_their_modes():
     assert out["effective_chains"] == pytest.approx(1 / (0.64 + 0.04))
     assert out["verdict"] == "not converged"  # the chains' scores disagree
     assert "stacking weights 0.80/0.20 (1.5 effective chains)" in out["summary"]
+
+
+def test_a_chain_too_short_to_judge_is_told_to_run_longer_not_to_split():
+    rng = np.random.default_rng(4)
+    S = 2
+    out = chain_convergence(_model(1, S, rng.normal(size=(S, 2, 4)),
+                                   rng.normal(size=(1, 4)), None))
+    assert out["verdict"] == "too short to judge"
+    assert "--chains" not in out["message"] and "--iterations" in out["message"]

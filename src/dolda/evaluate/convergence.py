@@ -269,7 +269,8 @@ def chain_convergence(model, level=0.95) -> dict:
         out["chain_weights"] = [float(v) for v in w]
         out["effective_chains"] = float(1.0 / np.sum(w ** 2))
     tail, steps = advice(out["converged"], n_iter, out["more_iterations"], checkpoint)
-    if not out["converged"] and out["more_iterations"] > MAX_EXTENSION * n_iter:
+    if (out["verdict"] == "not converged"  # a chain too short to judge needs iterations
+            and out["more_iterations"] > MAX_EXTENSION * n_iter):
         ratio = (n_iter + out["more_iterations"]) / max(n_iter, 1)
         tail, steps = measured_advice(n_chains, n_iter, ratio)
     figures = _figures(out)
