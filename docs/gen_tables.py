@@ -110,22 +110,20 @@ def throughput_table(root: Path = ROOT) -> str:
     lines = ["| what | dolda | reference | ratio | result file |",
              "|---|---|---|---|---|"]
     machines = set()
-    for name, k, rows in (("dolda_throughput_word_priors.json", 100,
-                           ("DOLDA defaults", "DOLDA topics only")),
-                          ("dolda_throughput_defaults.json", 1000, ("DOLDA defaults",))):
-        data = _load(BENCHMARKS, name, root)
-        machines.add(_machine(data["machine"]))
-        contestants = _contestants(data, k)
-        tomotopy = contestants["tomotopy LDAModel"]
-        tomo_s = statistics.median(tomotopy["seconds_per_iter_rounds"])
-        for row in rows:
+    name = "dolda_throughput.json"  # benchmarks.bench_dolda: K = 100 and 1000 in one run
+    data = _load(BENCHMARKS, name, root)
+    machines.add(_machine(data["machine"]))
+    for k in (100, 1000):
+        contestants = _contestants(data["result"], k)
+        tomo_s = contestants["tomotopy LDAModel"]["median_seconds"]
+        for row in ("DOLDA defaults", "DOLDA topics only"):
             c = contestants[row]
             what = "defaults (words as covariates)" if row == "DOLDA defaults" else \
                 "topics only (`Words(n=0)`)"
             lines.append(f"| one DOLDA Gibbs iteration on 20 Newsgroups, K = {k}, {what} "
-                         f"| {_ms(statistics.median(c['seconds_per_iter_rounds']))} "
+                         f"| {_ms(c['median_seconds'])} "
                          f"| tomotopy LDAModel {_ms(tomo_s)} "
-                         f"| {c['median_over_tomotopy_lda']:.2f}x | `{name[:-5]}` |")
+                         f"| {c['speed_ratio']:.2f}x | `{name[:-5]}` |")
     lda = _load(BENCHMARKS, "lda_throughput.json", root)
     latest = lda[sorted(k for k in lda if k.startswith("latest"))[-1]]
     machines.add(_machine(latest["machine"]))

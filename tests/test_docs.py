@@ -56,8 +56,7 @@ def _copy_results(gen, tmp_path: Path) -> None:
         (tmp_path / gen.EXPERIMENTS).mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / gen.EXPERIMENTS / name, tmp_path / gen.EXPERIMENTS / name)
     (tmp_path / gen.BENCHMARKS).mkdir(parents=True)
-    for name in ("dolda_throughput_word_priors", "dolda_throughput_defaults", "lda_throughput",
-                 "startup", "serve"):
+    for name in ("dolda_throughput", "lda_throughput", "startup", "serve", "scaling"):
         shutil.copy(ROOT / gen.BENCHMARKS / f"{name}.json", tmp_path / gen.BENCHMARKS)
 
 
