@@ -209,9 +209,11 @@ def chain_convergence(model, level=0.95) -> dict:
         ll_rhat = float(split_rhat(ll[:, :, None])[0])
         ll_ess = float(bulk_ess(ll[:, :, None])[0])
         score = heldin_score(model, n_chains, S)
-        judged_ll = ll if score is None else score
-        score_rhat = float(split_rhat(judged_ll[:, :, None])[0])
-        score_ess = float(bulk_ess(judged_ll[:, :, None])[0])
+        score_rhat = score_ess = nan  # no pointwise log-likelihood: the joint one is judged
+        if score is not None:
+            score_rhat = float(split_rhat(score[:, :, None])[0])
+            score_ess = float(bulk_ess(score[:, :, None])[0])
+        judged_rhat = ll_rhat if score is None else score_rhat
         if eta.shape[2] > MAX_COEFFICIENTS:  # the coefficients that matter for predictions
             top = np.argsort(-np.abs(eta.mean(axis=(0, 1), dtype=np.float64)))
             eta = eta[:, :, np.sort(top[:MAX_COEFFICIENTS])]
@@ -223,10 +225,10 @@ def chain_convergence(model, level=0.95) -> dict:
         share_rhat = float(np.mean(sig_rhat > RHAT_MAX)) if judged.any() else 0.0
         share_ess = float(np.mean(~(sig_ess >= ESS_MIN))) if judged.any() else 0.0
         problems = []
-        if not np.isnan(score_rhat) and score_rhat > RHAT_MAX:
-            problems.append(f"the log-likelihood still drifts (R-hat {score_rhat:.3f})"
+        if not np.isnan(judged_rhat) and judged_rhat > RHAT_MAX:
+            problems.append(f"the log-likelihood still drifts (R-hat {judged_rhat:.3f})"
                             if score is None else "the training labels' predictive score "
-                            f"still drifts (R-hat {score_rhat:.3f})")
+                            f"still drifts (R-hat {judged_rhat:.3f})")
         what = "signal coefficients" if signal.any() else "largest coefficients"
         if share_rhat > SHARE_MAX:
             problems.append(f"{share_rhat:.0%} of the {int(judged.sum())} {what} have R-hat > "
@@ -343,8 +345,7 @@ def _figures(out):
     """The verdict's figures in one clause."""
     if np.isnan(out["loglik_rhat"]):
         return ""
-    score = ("" if np.isnan(out.get("score_rhat", np.nan)) or
-             out.get("score_rhat") == out["loglik_rhat"] else
+    score = ("" if np.isnan(out.get("score_rhat", np.nan)) else
              f"predictive score split R-hat {out['score_rhat']:.3f}; ")
     return (f"{score}log-likelihood split R-hat {out['loglik_rhat']:.3f}, ESS "
             f"{out['loglik_ess']:.0f}; {out['n_signal']} signal coefficients, "

@@ -367,15 +367,21 @@ def training_pointwise_loglik(model, Xd, y_index):
     ``log_likelihood`` group ``az.loo`` needs; ``u_d = [1, x_d, words_d, zbar_d]`` from the
     chain's design ``Xd`` and the final topic counts, as :func:`dolda_inference_data` builds
     it from ``y``.  None when draws x documents exceeds :data:`MAX_POINTWISE`."""
-    counts = np.asarray(model.doc_topic_counts_, dtype=np.float64)
+    counts = model.doc_topic_counts_
     if len(model.eta_draws_) * counts.shape[0] > MAX_POINTWISE:
         return None
+    return pointwise_do_loglik(count_regressors(Xd, counts), model.eta_draws_,
+                               y_index).astype(np.float32)
+
+
+def count_regressors(Xd, counts):
+    """``U = [Xd, zbar]`` of the training documents with ``zbar`` from their topic counts
+    ``counts`` (D, K) (a document with no tokens: zeros); CSR beside a sparse ``Xd``."""
+    counts = np.asarray(counts, dtype=np.float64)
     zbar = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
     if sp.issparse(Xd):
-        U = sp.hstack([Xd, zbar], format="csr")
-    else:
-        U = np.hstack([np.asarray(Xd, dtype=np.float64), zbar])
-    return pointwise_do_loglik(U, model.eta_draws_, y_index).astype(np.float32)
+        return sp.hstack([Xd, zbar], format="csr")
+    return np.hstack([np.asarray(Xd, dtype=np.float64), zbar])
 
 
 def probit_inference_data(model, feature_names=None, X=None, y=None):

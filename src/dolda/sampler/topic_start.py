@@ -33,9 +33,6 @@ started together.  The sampler's stationary distribution is unchanged; only the 
 
 from __future__ import annotations
 
-import threading
-from contextlib import contextmanager
-
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
@@ -164,32 +161,8 @@ def nmf_topics(tokens, doc_ptr, n_words, n_topics, max_iter=None):
     return assign_topics(tokens, doc_ptr, W, H)
 
 
-_SHARED = threading.local()
-
-
-@contextmanager
-def one_start_per_fit():
-    """Within this block :func:`start_topics` computes the start once per corpus and hands
-    every chain a copy (the start is the same for every chain: computing it C times would
-    only cost time)."""
-    _SHARED.starts = []
-    try:
-        yield
-    finally:
-        _SHARED.starts = None
-
-
 def start_topics(topic_init: str, tokens, doc_ptr, n_words, n_topics):
     """``(z, ndk)`` of ``topic_init`` (None for "random": the chain's own random start)."""
     if topic_init == "random":
         return None
-    starts = getattr(_SHARED, "starts", None)
-    key = (int(n_words), int(n_topics), NMF_MAX_ITER)
-    for tok, ptr, k, z, ndk in starts or ():
-        if tok is tokens and ptr is doc_ptr and k == key:
-            return z.copy(), ndk.copy()
-    z, ndk = nmf_topics(tokens, doc_ptr, n_words, n_topics)
-    if starts is not None:
-        starts.append((tokens, doc_ptr, key, z, ndk))
-        return z.copy(), ndk.copy()
-    return z, ndk
+    return nmf_topics(tokens, doc_ptr, n_words, n_topics)

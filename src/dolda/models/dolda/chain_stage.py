@@ -90,11 +90,9 @@ def run_chains(model, design, p, resume):
             io.save_checkpoint_manifest(flat_value(model, "checkpoint"), _resume.manifest_meta(
                 model, n_chains, done, p["n_iter"], fingerprint))
     chains = []
-    from ...sampler.topic_start import one_start_per_fit
-
+    first_state = shared_start(design.data, p.get("topic_init", "random"), K)
     # the progress bar shows the chain: its phase is logged, not echoed
-    with phase(f"sampling {p['n_iter']} iterations x {p['n_chains']} chain(s)", show=False), \
-            one_start_per_fit():
+    with phase(f"sampling {p['n_iter']} iterations x {p['n_chains']} chain(s)", show=False):
         for c in range(p["n_chains"]):
             ckpt = flat_value(model, "checkpoint")
             if ckpt is not None and p["n_chains"] > 1:
@@ -107,8 +105,26 @@ def run_chains(model, design, p, resume):
             chains.append(run_chain(model, design.data, config, p, chain_seed(base_seed, c),
                                     chain_resume, ckpt, c,
                                     None if manifest is None else
-                                    (lambda it, c=c: manifest(c, it))))
+                                    (lambda it, c=c: manifest(c, it)), first_state))
     return chains
+
+
+def shared_start(data, topic_init, n_topics):
+    """``start()``: the fit's topic start ``(z, ndk)`` (None: each chain's own random one),
+    computed when the first chain that starts afresh asks for it, and a copy for each chain
+    (the start is the same for every chain: :mod:`dolda.sampler.topic_start`)."""
+    from ...sampler.topic_start import start_topics
+
+    made = []
+
+    def start():
+        if not made:
+            made.append(start_topics(topic_init, data.tokens, data.doc_ptr, data.n_words,
+                                     n_topics))
+        topics = made[0]
+        return None if topics is None else (topics[0].copy(), topics[1].copy())
+
+    return start
 
 
 def _chain_dir(resume, c):
@@ -225,12 +241,14 @@ class _DeferredInterrupt:
         return False
 
 
-def run_chain(model, data, config, p, seed, resume, checkpoint, chain, saved_hook=None):
+def run_chain(model, data, config, p, seed, resume, checkpoint, chain, saved_hook=None,
+              first_state=None):
     """Run (or resume) chain number ``chain`` of ``model`` (a DOLDA) on ``data``.
 
     ``p`` are the checked parameters, ``checkpoint`` where to write checkpoints (or
     None), ``resume`` a checkpoint to continue or extend, ``saved_hook(next_iteration)``
-    is called after each checkpoint (the several-chain manifest).  Returns the chain's
+    is called after each checkpoint (the several-chain manifest), ``first_state`` gives the
+    fit's topic start (:func:`shared_start`; None: computed here).  Returns the chain's
     draws as a dict (eta, tau and lambda draws, the posterior-mean Phi, n_dk,
     the log-likelihood trace, iteration seconds, alpha and beta).
     """
@@ -285,11 +303,11 @@ def run_chain(model, data, config, p, seed, resume, checkpoint, chain, saved_hoo
     else:
         start = 0
         with using_threads(config.n_jobs):
-            from ...sampler.topic_start import start_topics
-
             # topic_init="nmf": one deterministic start (the same z for every seed and chain)
-            topics = start_topics(p.get("topic_init", "random"), data.tokens, data.doc_ptr,
-                                  data.n_words, config.n_topics)
+            if first_state is None:
+                first_state = shared_start(data, p.get("topic_init", "random"),
+                                           config.n_topics)
+            topics = first_state()
             state = dolda_chain.init_state(seed, data, config, topics)
             if p.get("init_iter", 0) > 0:
                 state = warm_start(state, seed, data, config, p["init_iter"],

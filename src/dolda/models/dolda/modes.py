@@ -43,8 +43,8 @@ def mixture_probabilities(model, X, covariates=None):
     corpus, Xd = document_design(model, X, covariates)
     phis = model.chain_phi_
     C = len(phis)
-    weights = np.asarray(getattr(model, "chain_weights_", None) if getattr(
-        model, "chain_weights_", None) is not None else np.full(C, 1.0 / C), dtype=np.float64)
+    weights = getattr(model, "chain_weights_", None)
+    weights = np.full(C, 1.0 / C) if weights is None else np.asarray(weights, np.float64)
     proba = None
     for c in range(C):
         if weights[c] <= 0:

@@ -46,6 +46,7 @@ def summarize(model, chains, design, p):
         from ...evaluate.diagnostics import training_pointwise_loglik
 
         model.training_loglik_ = training_pointwise_loglik(model, design.Xd, design.y_index)
+        one_chain_loo(model)
     fit_calibration_map(model, design.corpus, design.Xd, design.y_index, design.held)
     report_convergence(model)
 
@@ -64,32 +65,44 @@ def stack_chains(model, chains, Xd, y_index):
     elpd_loo and Pareto k counts): each chain scored by the PSIS-LOO log predictive density
     of the training labels under its own topic counts and draws, and the chains stacked
     (:mod:`dolda.posterior.chain_stacking`).  A chain's draws are thinned evenly so that
-    draws x documents stays within :data:`dolda.evaluate.diagnostics.MAX_POINTWISE`."""
-    import scipy.sparse as sp
+    draws x documents stays within :data:`dolda.evaluate.diagnostics.MAX_POINTWISE`.  One
+    chain weighs 1; its ``chain_loo_`` is read off ``training_loglik_`` (:func:`one_chain_loo`)
+    rather than computed twice."""
+    from ...evaluate.diagnostics import MAX_POINTWISE, count_regressors, pointwise_do_loglik
 
-    from ...evaluate.diagnostics import MAX_POINTWISE, pointwise_do_loglik
-    from ...posterior.chain_stacking import chain_stacking
-
+    model.chain_weights_, model.effective_chains_, model.chain_loo_ = np.ones(1), 1.0, None
+    if len(chains) == 1:
+        return
     n_docs = len(y_index)
     logliks = []
     for ch in chains:
-        counts = np.asarray(ch["ndk"], dtype=np.float64)
-        zbar = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
-        U = (sp.hstack([Xd, zbar], format="csr") if sp.issparse(Xd)
-             else np.hstack([np.asarray(Xd, dtype=np.float64), zbar]))
         draws = ch["eta_draws"]
         step = max(1, int(np.ceil(len(draws) * n_docs * len(chains) / MAX_POINTWISE)))
-        logliks.append(pointwise_do_loglik(U, _every(draws, step), y_index))
+        logliks.append(pointwise_do_loglik(count_regressors(Xd, ch["ndk"]),
+                                           _every(draws, step), y_index))
     if min(len(ll) for ll in logliks) < 2:  # a chain of one kept draw: nothing to stack on
         model.chain_weights_ = np.full(len(chains), 1.0 / len(chains))
         model.effective_chains_ = float(len(chains))
-        model.chain_loo_ = None
         return
+    model.chain_loo_ = _loo_summary(model, logliks)
+
+
+def one_chain_loo(model):
+    """``chain_loo_`` of a one-chain fit, from its ``training_loglik_`` (the same pointwise
+    log-likelihood :func:`stack_chains` would compute)."""
+    pointwise = model.training_loglik_
+    if int(model.n_chains_) == 1 and pointwise is not None and len(pointwise) >= 2:
+        model.chain_loo_ = _loo_summary(model, [pointwise])
+
+
+def _loo_summary(model, logliks):
+    from ...posterior.chain_stacking import chain_stacking
+
     out = chain_stacking(logliks)
     model.chain_weights_ = out["weights"]
     model.effective_chains_ = out["effective_chains"]
-    model.chain_loo_ = {"elpd_loo": out["elpd_loo"], "stacked_elpd_loo": out["stacked_elpd_loo"],
-                        "pareto_k": out["pareto_k"]}
+    return {"elpd_loo": out["elpd_loo"], "stacked_elpd_loo": out["stacked_elpd_loo"],
+            "pareto_k": out["pareto_k"]}
 
 
 def report_convergence(model):
