@@ -382,13 +382,10 @@ def describe_proba(model):
             return (f"calibrated map on {_MAP_INPUTS[kind]} ({kind}), fitted and chosen on "
                     f"cross-fitted predictors ({folds} folds of the training rows, each "
                     "predicted by a chain on the others)")
-        if holdout == "time":
-            from .drift import DRIFT_SHARE
-
+        if holdout == "time":  # the share is dolda.posterior.drift.DRIFT_SHARE
             return (f"{scope}calibrated map on {_MAP_INPUTS[kind]} ({kind}), chosen by "
                     "leave-one-out log score, then rescaled (a temperature and per-class "
-                    f"biases) on the latest {DRIFT_SHARE:.0%} of the training rows, given "
-                    "in time order")
+                    "biases) on the latest 20% of the training rows, given in time order")
         if holdout:
             return (f"calibrated map on {_MAP_INPUTS[kind]} ({kind}), fitted and chosen on "
                     f"the latest {holdout:.0%} of the training rows, held out of the chain")
